@@ -1,0 +1,3 @@
+from npu_tui.cli import main
+
+raise SystemExit(main())

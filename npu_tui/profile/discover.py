@@ -1,0 +1,208 @@
+"""Finding the ranks and source files under a path, by content (design.md §3)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Dict, List, Optional, Tuple
+
+from .errors import ProfileError
+from .sources import source_modules
+from .sources.base import read_head
+
+RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
+OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
+INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
+MAX_SEARCH_DEPTH = 4
+
+
+@dataclass
+class RankSource:
+    """One rank's files. ``rank`` is None until the profile assigns it by folder order."""
+
+    root: Path
+    source_format: str
+    files: Dict[str, List[Path]] = field(default_factory=dict)
+    rank: Optional[int] = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Discovery:
+    path: Path
+    layout: str
+    ranks: List[RankSource]
+    # Files that were recognised by name but not by content, and folders that could not be read.
+    problems: List[Tuple[Path, str]] = field(default_factory=list)
+
+
+def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
+    """The source kind of one file: by its content, else by the profiler's name for it."""
+    head = read_head(path)
+    if head.strip():
+        for m in modules:
+            if m.sniff(head):
+                return m.KIND
+    for m in modules:
+        if path.name in m.FILE_NAMES or any(
+            path.name.startswith(p) for p in getattr(m, "NAME_PREFIXES", ())
+        ):
+            return m.KIND
+    return None
+
+
+def _files(folder: Path) -> List[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return []
+
+
+def _dirs(folder: Path) -> List[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+
+
+def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]]:
+    out: Dict[str, List[Path]] = {}
+    for f in files:
+        kind = classify(f, modules)
+        if kind:
+            out.setdefault(kind, []).append(f)
+    return out
+
+
+def _profiler_info(folder: Path) -> Tuple[Optional[int], dict]:
+    """Rank and settings from ``profiler_info[_N].json``: the file name's N, then its rank_id."""
+    for f in _files(folder):
+        m = INFO_RE.match(f.name)
+        if not m:
+            continue
+        try:
+            info = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+        if not isinstance(info, dict):
+            info = {}
+        rank = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
+        if not isinstance(rank, int) or rank < 0:
+            rank = None
+        return rank, info
+    return None, {}
+
+
+def _is_rank_dir(folder: Path) -> bool:
+    return (
+        folder.name.endswith(RANK_DIR_SUFFIXES)
+        or (folder / OUTPUT_DIR).is_dir()
+        or any(INFO_RE.match(f.name) for f in _files(folder))
+    )
+
+
+def _msprof_output_dirs(folder: Path) -> List[Path]:
+    """Where an msprof PROF_* folder keeps its exported files, newest layout first."""
+    out = [folder / "mindstudio_profiler_output"] if (folder / "mindstudio_profiler_output").is_dir() else []
+    for dev in _dirs(folder):
+        if dev.name.startswith("device_"):
+            for sub in ("timeline", "summary"):
+                if (dev / sub).is_dir():
+                    out.append(dev / sub)
+    return out
+
+
+def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
+    rank, info = _profiler_info(folder)
+    out_dir = folder / OUTPUT_DIR
+    files = _group(_files(out_dir), modules) if out_dir.is_dir() else {}
+    if not files:
+        # No text/db export yet: fall back to the msprof export inside PROF_* (same data).
+        for prof in _dirs(folder):
+            if prof.name.startswith("PROF_"):
+                for d in _msprof_output_dirs(prof):
+                    for k, v in _group(_files(d), modules).items():
+                        files.setdefault(k, []).extend(v)
+    return RankSource(root=folder, source_format="torch_npu", files=files, rank=rank, info=info)
+
+
+def _msprof_sources(prof: Path, modules: List[ModuleType]) -> List[RankSource]:
+    """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output."""
+    out = []
+    merged = prof / "mindstudio_profiler_output"
+    if merged.is_dir():
+        out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules)))
+    else:
+        for dev in _dirs(prof):
+            if dev.name.startswith("device_"):
+                files: Dict[str, List[Path]] = {}
+                for sub in ("timeline", "summary"):
+                    for k, v in _group(_files(dev / sub), modules).items():
+                        files.setdefault(k, []).extend(v)
+                if files:
+                    out.append(RankSource(root=dev, source_format="msprof", files=files))
+    return out
+
+
+def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
+    """An output folder, or a folder of traces: Kineto traces are one rank per file."""
+    files = _group(_files(folder), modules)
+    out = [RankSource(root=folder, source_format="kineto", files={"kineto": [f]})
+           for f in files.pop("kineto", [])]
+    if files:
+        fmt = "trace_view" if set(files) == {"trace_view"} else "torch_npu"
+        out.insert(0, RankSource(root=folder, source_format=fmt, files=files))
+    return out
+
+
+def _candidates(folder: Path, depth: int = 0) -> List[Path]:
+    """Sub-folders that would load, to suggest when the given folder holds no profile itself."""
+    found = []
+    for d in _dirs(folder):
+        if _is_rank_dir(d) or d.name.startswith("PROF_"):
+            found.append(folder)
+            break
+    if not found and depth < MAX_SEARCH_DEPTH:
+        for d in _dirs(folder):
+            found.extend(_candidates(d, depth + 1))
+    return found
+
+
+def discover(path: Path) -> Discovery:
+    path = Path(path)
+    modules = source_modules()
+    if not path.exists():
+        raise ProfileError(f"{path}: no such file or folder")
+    if path.is_file():
+        kind = classify(path, modules)
+        if kind is None:
+            raise ProfileError(f"{path}: not a profiler file npu-tui knows")
+        fmt = "kineto" if kind == "kineto" else ("db" if kind == "sqlite_export" else "trace_view")
+        return Discovery(path, "file", [RankSource(root=path.parent, source_format=fmt, files={kind: [path]})])
+
+    if _is_rank_dir(path):
+        return Discovery(path, "rank", [_rank_source(path, modules)])
+    if path.name.startswith("PROF_"):
+        return Discovery(path, "msprof", _msprof_sources(path, modules))
+
+    subdirs = _dirs(path)
+    rank_dirs = [d for d in subdirs if _is_rank_dir(d)]
+    if rank_dirs:
+        return Discovery(path, "cluster", [_rank_source(d, modules) for d in rank_dirs])
+    profs = [d for d in subdirs if d.name.startswith("PROF_")]
+    if profs:
+        return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)])
+    if path.name.startswith("device_") and path.parent.name.startswith("PROF_"):
+        return Discovery(path, "msprof", [s for s in _msprof_sources(path.parent, modules) if s.root == path])
+    loose = _loose_sources(path, modules)
+    if loose:
+        return Discovery(path, "output", loose)
+
+    hint = _candidates(path)
+    if hint:
+        names = ", ".join(str(h) for h in hint[:5])
+        raise ProfileError(f"{path}: no profile here; profiles were found under {names}")
+    raise ProfileError(f"{path}: no profiler output found (no *_ascend_pt, PROF_*, CSV, trace or db files)")

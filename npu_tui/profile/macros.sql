@@ -1,0 +1,30 @@
+-- Parsing helpers shared by every loader. Profiler text is messy: trailing TABs after timestamps,
+-- msprof's quotes inside values, `N/A` for missing, Excel-mangled numbers (`1.69512E+15`).
+
+-- Text cell -> NULL when empty or N/A, else trimmed of blanks and stray quotes.
+CREATE OR REPLACE MACRO clean_text(x) AS
+    CASE WHEN trim(x, E' \t\r\n"') IN ('', 'N/A', 'NA', 'None') THEN NULL
+         ELSE trim(x, E' \t\r\n"') END;
+
+-- Plain decimal text (no exponent, which would mean a rounded, hand-edited value) -> DECIMAL.
+CREATE OR REPLACE MACRO us_decimal(x) AS
+    CASE WHEN regexp_full_match(trim(CAST(x AS VARCHAR), E' \t\r\n"'), '-?[0-9]+(\.[0-9]*)?')
+         THEN CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DECIMAL(20, 3)) END;
+
+-- Microseconds as text or number -> integer nanoseconds, exact to the profiler's 3 decimals.
+CREATE OR REPLACE MACRO us_to_ns(x) AS CAST(round(us_decimal(x) * 1000) AS BIGINT);
+
+-- Numeric cell -> DOUBLE, NULL for N/A and anything unparsable.
+CREATE OR REPLACE MACRO num(x) AS TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS DOUBLE);
+
+-- Integer cell -> BIGINT, NULL for N/A and anything unparsable.
+CREATE OR REPLACE MACRO int_or_null(x) AS TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS BIGINT);
+
+-- Level0 profiles write N/A for every Type: recover it from the kernel name, as the profiler names
+-- it at Level1 (checked on the real samples): `aclnnMm_MatMulCommon_MatMulV2` -> MatMulV2,
+-- `trans_TransData_17` -> TransData, `Conv2D1` -> Conv2D, `hcom_allReduce__586_0_1` -> hcom_allReduce_.
+CREATE OR REPLACE MACRO type_from_name(n) AS
+    CASE WHEN regexp_matches(n, '^hcom_[A-Za-z]+') THEN regexp_extract(n, '^(hcom_[A-Za-z]+_?)', 1)
+         WHEN regexp_matches(regexp_replace(n, '(_[0-9]*)+$', ''), '_')
+         THEN regexp_extract(regexp_replace(n, '(_[0-9]*)+$', ''), '([^_]+)$', 1)
+         ELSE regexp_replace(n, '[0-9]+$', '') END;

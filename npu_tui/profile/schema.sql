@@ -1,0 +1,148 @@
+-- Canonical tables (design.md §4). Every loader writes into these; times are integer ns unless the
+-- column name says otherwise, and every row carries its rank. Columns a source lacks stay NULL.
+
+CREATE TABLE IF NOT EXISTS ranks (
+    rank               INTEGER NOT NULL,
+    device_id          INTEGER,
+    path               VARCHAR,
+    source_format      VARCHAR,   -- torch_npu | msprof | db | kineto | trace_view
+    torch_npu_version  VARCHAR,
+    cann_version       VARCHAR,
+    profiler_level     VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS kernels (
+    rank           INTEGER NOT NULL,
+    device_id      INTEGER,
+    step           INTEGER,
+    name           VARCHAR,
+    type           VARCHAR,
+    core           VARCHAR,
+    start_ns       BIGINT NOT NULL,
+    dur_ns         BIGINT NOT NULL,
+    wait_ns        BIGINT,
+    block_dim      INTEGER,
+    stream_id      BIGINT,
+    task_id        BIGINT,
+    input_shapes   VARCHAR,
+    input_dtypes   VARCHAR,
+    input_formats  VARCHAR,
+    output_shapes  VARCHAR,
+    output_dtypes  VARCHAR,
+    source         VARCHAR     -- the source kind that produced the row (kernel_details, trace_view, ...)
+);
+
+CREATE TABLE IF NOT EXISTS overlap_lanes (
+    rank      INTEGER NOT NULL,
+    lane      VARCHAR NOT NULL,  -- Computing | Communication | Communication(Not Overlapped) | Free
+    start_ns  BIGINT NOT NULL,
+    dur_ns    BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS host_events (
+    rank      INTEGER NOT NULL,
+    name      VARCHAR,
+    cat       VARCHAR,
+    start_ns  BIGINT NOT NULL,
+    dur_ns    BIGINT,
+    tid       VARCHAR,
+    args      JSON
+);
+
+CREATE TABLE IF NOT EXISTS flows (
+    rank          INTEGER NOT NULL,
+    flow_id       VARCHAR,
+    cat           VARCHAR,
+    host_ts_ns    BIGINT,
+    device_ts_ns  BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS step_trace (
+    rank                               INTEGER NOT NULL,
+    device_id                          INTEGER,
+    step                               INTEGER,
+    computing_us                       DOUBLE,
+    comm_not_overlapped_us             DOUBLE,
+    overlapped_us                      DOUBLE,
+    comm_us                            DOUBLE,
+    free_us                            DOUBLE,
+    stage_us                           DOUBLE,
+    bubble_us                          DOUBLE,
+    comm_not_overlapped_excl_recv_us   DOUBLE,
+    preparing_us                       DOUBLE,
+    source                             VARCHAR   -- file the values were read from
+);
+
+-- `group` is an SQL keyword; the column is group_name so console users need no quoting.
+CREATE TABLE IF NOT EXISTS comm_ops (
+    rank        INTEGER NOT NULL,
+    step        INTEGER,
+    kind        VARCHAR,          -- collective | p2p
+    op_name     VARCHAR,
+    group_name  VARCHAR,
+    start_us    DECIMAL(20, 3),
+    elapse_ms   DOUBLE,
+    transit_ms  DOUBLE,
+    wait_ms     DOUBLE,
+    sync_ms     DOUBLE,
+    idle_ms     DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS comm_bandwidth (
+    rank             INTEGER NOT NULL,
+    step             INTEGER,
+    kind             VARCHAR,
+    op_name          VARCHAR,
+    transport        VARCHAR,
+    transit_size_mb  DOUBLE,
+    transit_time_ms  DOUBLE,
+    bandwidth_gbps   DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS comm_matrix (
+    rank             INTEGER NOT NULL,
+    step             INTEGER,
+    kind             VARCHAR,
+    op_key           VARCHAR,
+    src_rank         INTEGER,
+    dst_rank         INTEGER,
+    transport        VARCHAR,
+    transit_size_mb  DOUBLE,
+    transit_time_ms  DOUBLE,
+    bandwidth_gbps   DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS op_statistic (
+    rank       INTEGER NOT NULL,
+    op_type    VARCHAR,
+    core_type  VARCHAR,
+    count      BIGINT,
+    total_us   DOUBLE,
+    min_us     DOUBLE,
+    avg_us     DOUBLE,
+    max_us     DOUBLE,
+    ratio      DOUBLE
+);
+
+-- operator_details.csv: host-side operators with their device time (not in design.md §4, which
+-- lists no home for this file; kept so shapes and call stacks can be joined to kernels).
+CREATE TABLE IF NOT EXISTS operators (
+    rank             INTEGER NOT NULL,
+    name             VARCHAR,
+    input_shapes     VARCHAR,
+    call_stack       VARCHAR,
+    host_self_us     DOUBLE,
+    host_total_us    DOUBLE,
+    device_self_us   DOUBLE,
+    device_total_us  DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS load_log (
+    rank          INTEGER,
+    file          VARCHAR,
+    kind          VARCHAR,
+    rows          BIGINT,
+    skipped_rows  BIGINT,
+    seconds       DOUBLE,
+    note          VARCHAR
+);

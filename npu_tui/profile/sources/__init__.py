@@ -1,0 +1,35 @@
+"""One loader module per source format. Each module defines:
+
+- ``KIND``: the name used in ``load_log.kind`` and in ``RankContext.files``;
+- ``FILE_NAMES``: names the profiler gives the file (a fallback when the content is unrecognisable,
+  so an empty or broken kernel_details.csv is still reported rather than silently ignored);
+- ``sniff(head: bytes) -> bool``: recognise the file by its first bytes (decompressed);
+- ``load(con, path, ctx) -> LoadResult``: write canonical rows for ``ctx.rank``; raise
+  ``SourceError`` with a one-line reason when the file cannot be used.
+
+``SOURCE_ORDER`` is the order loaders run within a rank: better sources of kernels first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import List
+
+SOURCE_ORDER = (
+    "kernel_details",
+    "op_summary",
+    "sqlite_export",
+    "trace_view",
+    "msprof_timeline",
+    "kineto",
+    "step_trace_time",
+    "communication",
+    "communication_matrix",
+    "op_statistic",
+    "operator_details",
+)
+
+
+def source_modules() -> List[ModuleType]:
+    return [importlib.import_module(f"{__name__}.{name}") for name in SOURCE_ORDER]

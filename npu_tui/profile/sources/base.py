@@ -1,0 +1,58 @@
+"""What every source loader shares: the rank context it loads into, its result, and file sniffing."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Set
+
+HEAD_BYTES = 64 * 1024
+
+
+@dataclass
+class RankContext:
+    """One rank being loaded. Loaders may fill in device_id and the version fields they find."""
+
+    rank: int
+    root: Path
+    files: Dict[str, List[Path]] = field(default_factory=dict)
+    device_id: Optional[int] = None
+    source_format: Optional[str] = None
+    torch_npu_version: Optional[str] = None
+    cann_version: Optional[str] = None
+    profiler_level: Optional[str] = None
+    # Kinds that have already put rows in, so a later source can defer to a better one
+    # (trace_view kernels are only used when kernel_details.csv gave none).
+    loaded: Set[str] = field(default_factory=set)
+
+
+@dataclass
+class LoadResult:
+    rows: int
+    skipped: int = 0
+    note: str = ""
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The first bytes of a file, decompressed when it is gzip; b'' when unreadable or cut short."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(size)
+        if raw[:2] == b"\x1f\x8b":
+            # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, size)
+        return raw
+    except (OSError, zlib.error, gzip.BadGzipFile):
+        return b""
+
+
+def first_line(head: bytes) -> str:
+    line = head.split(b"\n", 1)[0].rstrip(b"\r")
+    return line.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def csv_header(head: bytes) -> List[str]:
+    """Column names of a CSV head (the profiler never quotes header cells)."""
+    return [c.strip().strip('"') for c in first_line(head).split(",")]
