@@ -1,0 +1,130 @@
+"""Command line: `npu-tui [PATH]` opens the TUI; `report`, `sql`, `diff`, `collect` work headless.
+
+Exit codes: 0 ok, 1 a `--fail-on` finding fired, 2 the input could not be read (reason on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from . import __version__
+
+SUBCOMMANDS = ("report", "sql", "diff", "collect")
+EXIT_FINDING = 1
+EXIT_INPUT = 2
+
+
+def _open_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="npu-tui",
+        description="Explore Ascend NPU / PyTorch profiler output in the terminal.",
+        epilog="Headless commands: npu-tui {report,sql,diff,collect} --help",
+    )
+    p.add_argument("path", nargs="?", help="profile folder or file (default: the bundled demo)")
+    p.add_argument("--demo", action="store_true", help="open the bundled demo profile")
+    p.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    p.add_argument("--version", action="version", version=f"npu-tui {__version__}")
+    return p
+
+
+def _sub_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="npu-tui")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("report", help="findings as text, Markdown or JSON")
+    r.add_argument("path", help="profile folder or file")
+    r.add_argument("--format", choices=("text", "md", "json"), default="text")
+    r.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    r.add_argument("--fail-on", metavar="RULE|any",
+                   help="exit 1 when this rule (or any rule) fires; a CI gate")
+
+    s = sub.add_parser("sql", help="run SQL over the loaded profile and print the result")
+    s.add_argument("path", help="profile folder or file")
+    s.add_argument("query", help="SQL; the canonical tables and analysis views are available")
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+
+    d = sub.add_parser("diff", help="compare two profiles (before / after)")
+    d.add_argument("base", help="the earlier profile")
+    d.add_argument("new", help="the later profile")
+    d.add_argument("--format", choices=("text", "md", "json"), default="text")
+    d.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+
+    c = sub.add_parser("collect", help="run a workload under the profiler into a new folder")
+    c.add_argument("workload", nargs="?", help="Python file defining build(), or omit with --demo")
+    c.add_argument("--demo", action="store_true", help="profile the built-in demo DiT + VAE workload")
+    c.add_argument("--out", metavar="DIR", default="./prof_out", help="profile root (default ./prof_out)")
+    c.add_argument("--steps", type=int, default=5, help="profiled steps (at least 5)")
+    return p
+
+
+def _fail(msg: str) -> int:
+    print(f"npu-tui: {msg}", file=sys.stderr)
+    return EXIT_INPUT
+
+
+def _load(path: str):
+    from .profile import load_profile
+
+    return load_profile(Path(path))
+
+
+def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout) -> None:
+    if fmt == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(columns)
+        w.writerows(rows)
+    elif fmt == "json":
+        json.dump([dict(zip(columns, r)) for r in rows], out, default=str, indent=1)
+        out.write("\n")
+    else:
+        cells = [[("" if v is None else str(v)) for v in r] for r in rows]
+        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+        out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip() + "\n")
+        out.write("  ".join("-" * w for w in widths) + "\n")
+        for r in cells:
+            out.write("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + "\n")
+        out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
+
+
+def cmd_sql(args) -> int:
+    import duckdb
+
+    profile = _load(args.path)
+    try:
+        cur = profile.con.execute(args.query)
+    except duckdb.Error as e:
+        return _fail(f"query failed: {str(e).splitlines()[0]}")
+    if cur.description is None:
+        return 0
+    _print_rows([d[0] for d in cur.description], cur.fetchall(), args.format)
+    return 0
+
+
+def cmd_open(args) -> int:
+    raise NotImplementedError
+
+
+COMMANDS = {"sql": cmd_sql}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from .profile.errors import ProfileError
+
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = _sub_parser().parse_args(argv)
+            return COMMANDS[args.command](args)
+        return cmd_open(_open_parser().parse_args(argv))
+    except ProfileError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
