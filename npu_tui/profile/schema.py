@@ -22,6 +22,23 @@ CANONICAL_TABLES = (
 )
 
 
+# One line each, shown by the SQL console's schema browser.
+TABLE_DESCRIPTIONS = {
+    "ranks": "one row per rank: device id, folder, source format, versions, profiler level",
+    "kernels": "device tasks (kernels, comm ops) with type, core, start/duration in ns, shapes",
+    "overlap_lanes": "the profiler's overlap analysis: Computing / Communication / Not Overlapped / Free",
+    "host_events": "host-side ranges: cpu ops, python functions, module and step ranges, markers",
+    "flows": "host launch -> device task links (host and device timestamps in ns)",
+    "step_trace": "per-step breakdown in us exactly as the profiler reported it",
+    "comm_ops": "collective / p2p communication ops with elapse, transit, wait, sync, idle (ms)",
+    "comm_bandwidth": "per comm op and transport: transit size (MB), time (ms), bandwidth (GB/s)",
+    "comm_matrix": "per comm op and src->dst link: transport, size, time, bandwidth",
+    "op_statistic": "the profiler's own per-op-type totals (us)",
+    "operators": "operator_details.csv: host operators with call stacks and device time (us)",
+    "load_log": "what each source file gave: rows, skipped rows, seconds, and why",
+}
+
+
 def _sql(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
