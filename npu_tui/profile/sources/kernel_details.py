@@ -16,14 +16,15 @@ STAGE = "stg_kernel_details"
 
 INSERT = """
 INSERT INTO kernels
-SELECT $rank, COALESCE(int_or_null({device_id}), $device_id), int_or_null({step}), name,
-       COALESCE(clean_text({type}), type_from_name(name)), clean_text({core}),
-       start_ns, dur_ns, us_to_ns({wait}), int_or_null({block_dim}), int_or_null({stream_id}),
+SELECT $rank, COALESCE(int_or_null({device_id}), $device_id), int_or_null({step}), k_name,
+       COALESCE(clean_text({type}), type_from_name(k_name)), clean_text({core}),
+       k_start, k_dur, us_to_ns({wait}), int_or_null({block_dim}), int_or_null({stream_id}),
        int_or_null({task_id}), clean_text({in_shapes}), clean_text({in_dtypes}),
        clean_text({in_formats}), clean_text({out_shapes}), clean_text({out_dtypes}), 'kernel_details'
-FROM (SELECT *, clean_text({name}) AS name, us_to_ns({start}) AS start_ns, us_to_ns({dur}) AS dur_ns
+-- k_ prefixes: DuckDB identifiers are case-insensitive, so `name` would collide with `Name`.
+FROM (SELECT *, clean_text({name}) AS k_name, us_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur
       FROM {stage})
-WHERE name IS NOT NULL AND start_ns IS NOT NULL AND dur_ns IS NOT NULL AND dur_ns >= 0
+WHERE k_name IS NOT NULL AND k_start IS NOT NULL AND k_dur IS NOT NULL AND k_dur >= 0
 """
 
 

@@ -1,0 +1,151 @@
+"""Discovery and the kernel_details loader on real samples, bad input and read-only folders."""
+
+import csv
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from npu_tui.profile import ProfileError, load_profile
+from npu_tui.profile.sources import missing_sources
+
+LEVEL1 = "msinsight-pt-2rank-levels/text/level1"
+KD = "ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+
+
+def csv_rows(path: Path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_every_source_loader_ships():
+    assert missing_sources() == []
+
+
+@pytest.mark.parametrize("level", ["level0", "level1", "level2"])
+def test_cluster_folder_loads_every_kernel_row(real, level):
+    root = real / "msinsight-pt-2rank-levels/text" / level
+    p = load_profile(root)
+    assert p.layout == "cluster" and p.ranks == [0, 1]
+    for rank in (0, 1):
+        rows = csv_rows(root / f"rank{rank}_ascend_pt" / KD)
+        got = p.con.execute(
+            "SELECT count(*), sum(dur_ns) FROM kernels WHERE rank = ? AND source = 'kernel_details'",
+            [rank]).fetchone()
+        want_ns = sum(round(float(r["Duration(us)"]) * 1000) for r in rows)
+        assert got == (len(rows), want_ns)
+
+
+def test_timestamps_are_exact_integer_ns(real):
+    path = real / LEVEL1 / "rank0_ascend_pt" / KD
+    first = csv_rows(path)[0]["Start Time(us)"]  # "1736408883704643.212\t"
+    us, frac = first.strip().split(".")
+    p = load_profile(path.parent)
+    start = p.con.execute("SELECT min(start_ns) FROM kernels").fetchone()[0]
+    assert start == int(us) * 1000 + int(frac.ljust(3, "0"))
+
+
+def test_level0_types_come_from_kernel_names(real):
+    """Level0 writes N/A for Type; the name-derived type must equal what Level1 reports."""
+    p0 = load_profile(real / "msinsight-pt-2rank-levels/text/level0/rank0_ascend_pt")
+    p1 = load_profile(real / LEVEL1 / "rank0_ascend_pt")
+    q = "SELECT name, type FROM kernels"
+    level1_types = dict(p1.con.execute(q).fetchall())
+    level0 = p0.con.execute(q).fetchall()
+    assert all(t is not None for _, t in level0)
+    shared = [(n, t) for n, t in level0 if n in level1_types]
+    assert len(shared) > 100
+    assert all(level1_types[n] == t for n, t in shared)
+    # Level0 leaves Accelerator Core N/A except on the comm ops (HCCL).
+    cores = p0.con.execute("SELECT DISTINCT name LIKE 'hcom%', core FROM kernels").fetchall()
+    assert sorted(cores, key=str) == [(False, None), (True, "HCCL")]
+
+
+def test_older_columns_and_hccl_core(real):
+    path = real / "mstt-advisor-fixtures/ut/advisor/advisor_backend/compute_advice/kernel_details.csv"
+    rows = csv_rows(path)
+    p = load_profile(path)
+    assert p.layout == "file"
+    got = dict(p.con.execute("SELECT core, count(*) FROM kernels GROUP BY core").fetchall())
+    want = {}
+    for r in rows:
+        want[r["Accelerator Core"]] = want.get(r["Accelerator Core"], 0) + 1
+    assert got == want and "HCCL" in got
+    # `Block Dim` (older name) lands in block_dim like `Block Num` would.
+    assert p.con.execute("SELECT max(block_dim) FROM kernels").fetchone()[0] == max(
+        int(r["Block Dim"]) for r in rows)
+
+
+def tree_digest(root: Path):
+    return {str(f.relative_to(root)): (f.stat().st_size, f.stat().st_mtime_ns,
+                                       hashlib.sha256(f.read_bytes()).hexdigest())
+            for f in sorted(root.rglob("*")) if f.is_file()}
+
+
+def test_loading_never_writes_into_the_profile(real, tmp_path):
+    src = tmp_path / "level1"
+    shutil.copytree(real / LEVEL1, src)
+    for f in src.rglob("*"):
+        f.chmod(0o555 if f.is_dir() else 0o444)
+    before = tree_digest(src)
+    load_profile(src)
+    assert tree_digest(src) == before
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+HEADER = ("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim\r\n")
+GOOD = ["1,aclnnAdd_AddAiCore_Add,Add,AI_VECTOR_CORE,\"1000.500\t\",2.5,0,8\r\n",
+        "1,aclnnMm_MatMulCommon_MatMulV2,MatMulV2,AI_CORE,\"1003.000\t\",10.25,0.5,20\r\n"]
+
+
+def write_rank(tmp_path: Path, body: bytes) -> Path:
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "kernel_details.csv").write_bytes(body)
+    (out / "step_trace_time.csv").write_bytes(b"")
+    return out.parent
+
+
+def log_row(p):
+    return p.con.execute(
+        "SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchone()
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b"", "empty file"),
+    (HEADER.encode(), "header only"),
+])
+def test_nothing_loadable_is_one_clear_error(tmp_path, body, reason):
+    with pytest.raises(ProfileError) as e:
+        load_profile(write_rank(tmp_path, body))
+    assert reason in str(e.value) and "\n" not in str(e.value)
+
+
+def test_bad_rows_are_skipped_and_counted(tmp_path):
+    bad = [
+        "1,ragged_row,Add,AI_CORE\r\n",                                     # too few cells
+        "1,too,many,cells,\"1.0\t\",1,0,1,extra,extra\r\n",                 # too many cells
+        "1,excel_mangled,Add,AI_CORE,1.69512E+15,3,0,1\r\n",                # rounded timestamp
+        "1,\xff\xfebinary,Add,AI_CORE,\"1010.0\t\",1,0,1\r\n",              # not UTF-8
+        "1,N/A,Add,AI_CORE,\"1011.0\t\",1,0,1\r\n",                         # no name
+        "1,negative,Add,AI_CORE,\"1012.0\t\",-4,0,1\r\n",                   # negative duration
+    ]
+    body = HEADER.encode() + "".join(GOOD).encode() + "".join(bad).encode("latin-1")
+    p = load_profile(write_rank(tmp_path, body))
+    assert log_row(p)[:2] == (2, len(bad))
+    names = [n for (n,) in p.con.execute("SELECT name FROM kernels ORDER BY start_ns").fetchall()]
+    assert names == ["aclnnAdd_AddAiCore_Add", "aclnnMm_MatMulCommon_MatMulV2"]
+    assert p.con.execute("SELECT sum(dur_ns), sum(wait_ns) FROM kernels").fetchone() == (12750, 500)
+
+
+def test_folder_with_no_profile(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ProfileError, match="no profiler output"):
+        load_profile(tmp_path)
+
+
+def test_parent_folder_points_at_the_profiles_inside(real):
+    with pytest.raises(ProfileError, match="level1"):
+        load_profile(real / "msinsight-pt-2rank-levels/text")
