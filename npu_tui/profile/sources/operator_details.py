@@ -1,0 +1,60 @@
+"""operator_details.csv: host-side operators with their host and device times (µs).
+
+``Call Stack`` and ``Input Shapes`` cells span several lines inside quotes. Shapes lose their line
+breaks (``32,4096;\\n;\\n`` -> ``32,4096;;``) so they read like kernel_details.csv's and can be joined;
+call stacks keep one frame per line. Without ``with_stack`` the Call Stack column is absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from ..errors import SourceError
+from .base import LoadResult, RankContext, csv_header
+from .csvfile import col, drop_staged, stage_csv
+
+KIND = "operator_details"
+FILE_NAMES = ("operator_details.csv",)
+STAGE = "stg_operator_details"
+# kernel_details.csv also has Name and Input Shapes, but never host durations or a call stack.
+HOST_COLUMNS = {"Host Self Duration(us)", "Call Stack"}
+
+INSERT = """
+INSERT INTO operators
+SELECT $rank, name, clean_text(regexp_replace({shapes}, '[\\r\\n]', '', 'g')),
+       clean_text(replace({stack}, chr(13), '')), num({host_self}), num({host_total}),
+       num({device_self}), num({device_total})
+FROM (SELECT *, clean_text({name}) AS name FROM {table})
+WHERE name IS NOT NULL
+"""
+
+
+def sniff(head: bytes) -> bool:
+    cols = set(csv_header(head))
+    return "Name" in cols and bool(HOST_COLUMNS & cols) and "Start Time(us)" not in cols
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    columns, rejected = stage_csv(con, path, STAGE)
+    try:
+        if "Name" not in columns or not HOST_COLUMNS & set(columns):
+            raise SourceError("not an operator_details table: no Name / Host Self Duration(us)")
+        total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
+        if total == 0 and rejected == 0:
+            raise SourceError("header only, no operators")
+        sql = INSERT.format(
+            table=STAGE,
+            name=col(columns, "Name"),
+            shapes=col(columns, "Input Shapes"),
+            stack=col(columns, "Call Stack"),
+            host_self=col(columns, "Host Self Duration(us)"),
+            host_total=col(columns, "Host Total Duration(us)"),
+            device_self=col(columns, "Device Self Duration(us)"),
+            device_total=col(columns, "Device Total Duration(us)"),
+        )
+        rows = con.execute(sql, {"rank": ctx.rank}).fetchone()[0]
+        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+    finally:
+        drop_staged(con, STAGE)

@@ -1,0 +1,71 @@
+"""step_trace_time.csv: the profiler's own per-step breakdown, kept in µs as it reported them.
+
+Newer versions put a ``Device_id`` column in front and some leave ``Step`` empty (no schedule) or
+write it as text; every column is addressed by name. The peer analyser's cluster_step_trace_time.csv
+(``Type``/``Index`` columns, one row per rank and per stage of a whole job) is not claimed: its rows
+are other ranks' values, which the ranks' own files already give.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from ..errors import SourceError
+from .base import LoadResult, RankContext, csv_header
+from .csvfile import col, drop_staged, stage_csv
+
+KIND = "step_trace_time"
+FILE_NAMES = ("step_trace_time.csv",)
+STAGE = "stg_step_trace_time"
+REQUIRED = {"Computing", "Communication(Not Overlapped)"}
+# Columns of the cluster-wide summary the peer analyser writes, never of a rank's own file.
+CLUSTER_COLUMNS = {"Type", "Index"}
+
+# A step written as "50", "50.0" or "step50"; NULL when the profile had no steps.
+INSERT = """
+INSERT INTO step_trace
+SELECT $rank, COALESCE(int_or_null({device_id}), $device_id),
+       int_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')),
+       computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
+       num({stage}), num({bubble}), num({comm_excl_recv}), num({preparing}), $source
+FROM (SELECT *, num({computing}) AS computing FROM {table})
+WHERE computing IS NOT NULL
+"""
+
+
+def sniff(head: bytes) -> bool:
+    cols = set(csv_header(head))
+    return REQUIRED <= cols and not CLUSTER_COLUMNS <= cols
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    columns, rejected = stage_csv(con, path, STAGE)
+    try:
+        if not REQUIRED <= set(columns):
+            raise SourceError("not a step_trace_time table: no Computing / Communication(Not Overlapped)")
+        if CLUSTER_COLUMNS <= set(columns):
+            raise SourceError("cluster summary of all ranks, not one rank's steps")
+        total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
+        if total == 0 and rejected == 0:
+            raise SourceError("header only, no step rows")
+        sql = INSERT.format(
+            table=STAGE,
+            device_id=col(columns, "Device_id", "Device ID"),
+            step=col(columns, "Step"),
+            computing=col(columns, "Computing"),
+            comm_not_overlapped=col(columns, "Communication(Not Overlapped)"),
+            overlapped=col(columns, "Overlapped"),
+            comm=col(columns, "Communication"),
+            free=col(columns, "Free"),
+            stage=col(columns, "Stage"),
+            bubble=col(columns, "Bubble"),
+            comm_excl_recv=col(columns, "Communication(Not Overlapped and Exclude Receive)"),
+            preparing=col(columns, "Preparing"),
+        )
+        params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name}
+        rows = con.execute(sql, params).fetchone()[0]
+        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+    finally:
+        drop_staged(con, STAGE)
