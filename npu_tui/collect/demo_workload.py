@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .markers import stage
+from npu_tui import stage  # the public helper, as a user workload would use it
 
 LATENT_CHANNELS = 4
 LATENT_SIZE = 32
