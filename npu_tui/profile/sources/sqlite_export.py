@@ -1,0 +1,335 @@
+"""SQLite exports: ``ascend_pytorch_profiler[_N].db`` / ``msprof_*.db`` (device tasks, host APIs,
+overlap lanes, steps; every string behind a STRING_IDS id, every time in integer ns) and
+``analysis.db`` (step trace and communication analysis).
+
+DuckDB's sqlite extension is a download, which Ascend servers often cannot make, so the file is
+read with Python's sqlite3, opened read-only and immutable (no -wal/-shm/journal file is created
+beside it). Needed tables are streamed through a temporary CSV outside the profile folder into
+DuckDB staging tables as text, and mapped to the canonical tables by SQL.
+"""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Dict, List
+
+import duckdb
+
+from ..errors import SourceError
+from .base import LoadResult, RankContext
+from .csvfile import col
+
+KIND = "sqlite_export"
+# By name only these two: a prefix would also take the -wal/-shm files sqlite leaves beside a db.
+FILE_NAMES = ("analysis.db", "ascend_pytorch_profiler.db")
+MAGIC = b"SQLite format 3\x00"
+BATCH = 50_000
+STAGE_PREFIX = "stg_db_"
+
+# Tables read from the file, when present.
+TABLES = (
+    "STRING_IDS", "TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "OVERLAP_ANALYSIS",
+    "PYTORCH_API", "CANN_API", "CONNECTION_IDS", "STEP_TIME", "RANK_DEVICE_MAP", "META_DATA",
+    "ENUM_API_TYPE", "StepTraceTime", "CommAnalyzerTime", "CommAnalyzerBandwidth",
+    "CommAnalyzerMatrix",
+)
+
+READ_STAGE = """
+CREATE OR REPLACE TEMP TABLE {table} AS
+SELECT * FROM read_csv($path, header = false, auto_detect = false, columns = $columns,
+                       delim = ',', quote = '"', escape = '"', new_line = '\\n')
+"""
+
+STEPS = """
+CREATE OR REPLACE TEMP TABLE stg_db_steps AS
+SELECT int_or_null(id) AS step, int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
+FROM stg_db_STEP_TIME
+"""
+NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIGINT, end_ns BIGINT)"
+
+# Compute tasks and communication ops as kernel rows, keyed by connectionId for the flows.
+# Comm ops carry core HCCL, as the paired text export (kernel_details.csv) of the same version does.
+COMPUTE_TASKS = """
+CREATE OR REPLACE TEMP TABLE stg_db_device AS
+SELECT t.connectionId AS connection_id, int_or_null(t.deviceId) AS device_id,
+       s_name.value AS name, clean_text(s_type.value) AS type, clean_text(s_core.value) AS core,
+       int_or_null(t.startNs) AS start_ns, int_or_null(t.endNs) - int_or_null(t.startNs) AS dur_ns,
+       int_or_null({wait}) AS wait_ns, int_or_null(c.blockDim) AS block_dim,
+       int_or_null(t.streamId) AS stream_id, int_or_null(t.taskId) AS task_id,
+       clean_text(s_ish.value) AS input_shapes, clean_text(s_idt.value) AS input_dtypes,
+       clean_text(s_ifm.value) AS input_formats, clean_text(s_osh.value) AS output_shapes,
+       clean_text(s_odt.value) AS output_dtypes
+FROM stg_db_TASK t
+JOIN stg_db_COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
+LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
+LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = c.opType
+LEFT JOIN stg_db_STRING_IDS s_core ON s_core.id = c.taskType
+LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = c.inputShapes
+LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = c.inputDataTypes
+LEFT JOIN stg_db_STRING_IDS s_ifm ON s_ifm.id = c.inputFormats
+LEFT JOIN stg_db_STRING_IDS s_osh ON s_osh.id = c.outputShapes
+LEFT JOIN stg_db_STRING_IDS s_odt ON s_odt.id = c.outputDataTypes
+"""
+NO_COMPUTE = """
+CREATE OR REPLACE TEMP TABLE stg_db_device (
+    connection_id VARCHAR, device_id BIGINT, name VARCHAR, type VARCHAR, core VARCHAR,
+    start_ns BIGINT, dur_ns BIGINT, wait_ns BIGINT, block_dim BIGINT, stream_id BIGINT,
+    task_id BIGINT, input_shapes VARCHAR, input_dtypes VARCHAR, input_formats VARCHAR,
+    output_shapes VARCHAR, output_dtypes VARCHAR)
+"""
+COMM_OPS = """
+INSERT INTO stg_db_device
+SELECT o.connectionId, $device_id, s_name.value, clean_text(s_type.value), 'HCCL',
+       int_or_null(o.startNs), int_or_null(o.endNs) - int_or_null(o.startNs), int_or_null({wait}),
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM stg_db_COMMUNICATION_OP o
+LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = o.opName
+LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = o.opType
+"""
+KERNELS = """
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, wait_ns, block_dim,
+                     stream_id, task_id, input_shapes, input_dtypes, input_formats,
+                     output_shapes, output_dtypes, source)
+SELECT $rank, COALESCE(d.device_id, $device_id),
+       (SELECT max(s.step) FROM stg_db_steps s WHERE d.start_ns >= s.start_ns AND d.start_ns < s.end_ns),
+       d.name, COALESCE(d.type, type_from_name(d.name)), d.core, d.start_ns, d.dur_ns, d.wait_ns,
+       d.block_dim, d.stream_id, d.task_id, d.input_shapes, d.input_dtypes, d.input_formats,
+       d.output_shapes, d.output_dtypes, 'db'
+FROM stg_db_device d
+WHERE d.name IS NOT NULL AND d.start_ns IS NOT NULL AND d.dur_ns >= 0
+"""
+
+# OVERLAP_ANALYSIS.type codes; checked on the samples: the per-type sums equal analysis.db's
+# StepTraceTime computing / communication / communication_not_overlapped / free.
+OVERLAP = """
+INSERT INTO overlap_lanes (rank, lane, start_ns, dur_ns)
+SELECT $rank, lane, start_ns, end_ns - start_ns
+FROM (SELECT CASE int_or_null(type) WHEN 0 THEN 'Computing' WHEN 1 THEN 'Communication'
+                 WHEN 2 THEN 'Communication(Not Overlapped)' WHEN 3 THEN 'Free' END AS lane,
+             int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
+      FROM stg_db_OVERLAP_ANALYSIS)
+WHERE lane IS NOT NULL AND start_ns IS NOT NULL AND end_ns >= start_ns
+"""
+
+# globalTid is (pid << 32) | tid. The categories are named as trace_view.json names them.
+PYTORCH_API = """
+INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
+SELECT $rank, name, cat, start_ns, end_ns - start_ns, tid, args
+FROM (SELECT s_name.value AS name,
+             CASE e.name WHEN 'op' THEN 'cpu_op' WHEN 'trace' THEN 'python_function'
+                         WHEN 'queue' THEN lower(split_part(s_name.value, '@', 1))
+                         ELSE e.name END AS cat,
+             int_or_null(p.startNs) AS start_ns, int_or_null(p.endNs) AS end_ns,
+             CAST(int_or_null(p.globalTid) % 4294967296 AS VARCHAR) AS tid,
+             CASE WHEN COALESCE({seq}, {fwd}, s_ish.value, s_idt.value) IS NOT NULL
+                  THEN json_object('Sequence number', int_or_null({seq}),
+                                   'Fwd thread id', int_or_null({fwd}),
+                                   'Input Dims', s_ish.value, 'Input type', s_idt.value) END AS args
+      FROM stg_db_PYTORCH_API p
+      LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = p.name
+      LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = p.type
+      LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = {shapes}
+      LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = {dtypes})
+WHERE start_ns IS NOT NULL
+"""
+CANN_API = """
+INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
+SELECT $rank, name, 'cann', start_ns, end_ns - start_ns, tid, args
+FROM (SELECT s_name.value AS name, int_or_null(c.startNs) AS start_ns, int_or_null(c.endNs) AS end_ns,
+             CAST(int_or_null(c.globalTid) % 4294967296 AS VARCHAR) AS tid,
+             json_object('level', e.name, 'connection_id', int_or_null(c.connectionId)) AS args
+      FROM stg_db_CANN_API c
+      LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
+      LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = c.type)
+WHERE start_ns IS NOT NULL
+"""
+NO_API_TYPES = "CREATE OR REPLACE TEMP TABLE stg_db_ENUM_API_TYPE (id VARCHAR, name VARCHAR)"
+
+# A torch op's connectionId maps (CONNECTION_IDS) to the connectionIds of the tasks it launched.
+FLOWS = """
+INSERT INTO flows (rank, flow_id, cat, host_ts_ns, device_ts_ns)
+SELECT $rank, ci.connectionId, 'async_npu', int_or_null(p.startNs), d.start_ns
+FROM stg_db_PYTORCH_API p
+JOIN stg_db_CONNECTION_IDS ci ON ci.id = p.connectionId
+JOIN stg_db_device d ON d.connection_id = ci.connectionId
+WHERE d.name IS NOT NULL AND d.start_ns IS NOT NULL
+"""
+
+# The values are µs, not ms: in the samples computing / communication_not_overlapped / free equal
+# the OVERLAP_ANALYSIS lane sums in µs, and stage fits inside the STEP_TIME window only as µs.
+STEP_TRACE = """
+INSERT INTO step_trace (rank, device_id, step, computing_us, comm_not_overlapped_us, overlapped_us,
+                        comm_us, free_us, stage_us, bubble_us, comm_not_overlapped_excl_recv_us,
+                        preparing_us, source)
+SELECT $rank, $device_id, int_or_null(regexp_extract(step, '[0-9]+$')),
+       num(computing), num(communication_not_overlapped), num({overlapped}), num({communication}),
+       num(free), num(stage), num({bubble}), num({excl_recv}), num({preparing}), $source
+FROM stg_db_StepTraceTime
+"""
+COMM_TIME = """
+INSERT INTO comm_ops (rank, step, kind, op_name, group_name, start_us, elapse_ms, transit_ms, wait_ms,
+                      sync_ms, idle_ms)
+SELECT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type), hccl_op_name,
+       group_name, us_decimal(start_timestamp), num(elapse_time), num(transit_time),
+       num(wait_time), num(synchronization_time), num(idle_time)
+FROM stg_db_CommAnalyzerTime
+"""
+# One row per op and transport; the file repeats it for every packet-size bucket.
+COMM_BANDWIDTH = """
+INSERT INTO comm_bandwidth (rank, step, kind, op_name, transport, transit_size_mb, transit_time_ms,
+                            bandwidth_gbps)
+SELECT DISTINCT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type), hccl_op_name,
+       transport_type, num(transit_size), num(transit_time), num(bandwidth)
+FROM stg_db_CommAnalyzerBandwidth
+"""
+# op_key as communication_matrix.json writes it: "{hccl_op_name}@{group_name}".
+COMM_MATRIX = """
+INSERT INTO comm_matrix (rank, step, kind, op_key, op_name, src_rank, dst_rank, transport,
+                         transit_size_mb, transit_time_ms, bandwidth_gbps)
+SELECT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type),
+       hccl_op_name || '@' || group_name, {op_name}, int_or_null(src_rank), int_or_null(dst_rank),
+       transport_type, num(transit_size), num(transit_time), num(bandwidth)
+FROM stg_db_CommAnalyzerMatrix
+"""
+
+RANK_HAS_ROWS = "SELECT count(*) FROM {table} WHERE rank = ?"
+FILL_DEVICE = "UPDATE step_trace SET device_id = ? WHERE rank = ? AND device_id IS NULL"
+
+
+def sniff(head: bytes) -> bool:
+    return head.startswith(MAGIC)
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
+    uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
+    sq = sqlite3.connect(uri, uri=True)
+    sq.text_factory = lambda b: b.decode("utf-8", errors="replace")
+    return sq
+
+
+def _stage(sq: sqlite3.Connection, con: duckdb.DuckDBPyConnection, table: str, tmp: Path) -> List[str]:
+    """Copy one SQLite table into DuckDB temp table stg_db_{table}, every column as text."""
+    columns = [r[1] for r in sq.execute(f'PRAGMA table_info("{table}")')]
+    out = tmp / f"{table}.csv"
+    with open(out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        cur = sq.execute(f'SELECT * FROM "{table}"')
+        while True:
+            rows = cur.fetchmany(BATCH)
+            if not rows:
+                break
+            writer.writerows(rows)
+    con.execute(READ_STAGE.format(table=STAGE_PREFIX + table),
+                {"path": str(out), "columns": {c: "VARCHAR" for c in columns}})
+    out.unlink()
+    return columns
+
+
+def _rank_has(con: duckdb.DuckDBPyConnection, table: str, rank: int) -> bool:
+    return con.execute(RANK_HAS_ROWS.format(table=table), [rank]).fetchone()[0] > 0
+
+
+def _insert(con, sql: str, params: dict) -> int:
+    return con.execute(sql, params).fetchone()[0]
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    try:
+        sq = _open(path)
+        try:
+            present = {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            wanted = [t for t in TABLES if t in present]
+            if not wanted:
+                raise SourceError("SQLite file without profiler tables")
+            with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
+                cols = {t: _stage(sq, con, t, Path(tmp)) for t in wanted}
+        finally:
+            sq.close()
+    except sqlite3.Error as e:
+        raise SourceError(f"unreadable SQLite file: {e}") from None
+    try:
+        return _map(con, path, ctx, cols)
+    finally:
+        for t in list(cols) + ["steps", "device"]:
+            con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
+
+
+def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadResult:
+    """Canonical rows from the staged tables; a table some earlier source already filled for this
+    rank (the text export of the same run) is left as it is."""
+    _context(con, ctx, cols)
+    rank = {"rank": ctx.rank}
+    dev = {"rank": ctx.rank, "device_id": ctx.device_id}
+    rows = skipped = 0
+
+    if "TASK" in cols and "STRING_IDS" in cols:
+        con.execute(STEPS if "STEP_TIME" in cols else NO_STEPS)
+        if "COMPUTE_TASK_INFO" in cols:
+            con.execute(COMPUTE_TASKS.format(wait=col(cols["COMPUTE_TASK_INFO"], "waitNs")))
+        else:
+            con.execute(NO_COMPUTE)
+        if "COMMUNICATION_OP" in cols:
+            con.execute(COMM_OPS.format(wait=col(cols["COMMUNICATION_OP"], "waitNs")),
+                        {"device_id": ctx.device_id})
+        if not _rank_has(con, "kernels", ctx.rank):
+            total = con.execute("SELECT count(*) FROM stg_db_device").fetchone()[0]
+            n = _insert(con, KERNELS, dev)
+            rows, skipped = rows + n, skipped + total - n
+            if ctx.device_id is None:
+                ctx.device_id = con.execute(
+                    "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
+                ).fetchone()[0]
+        if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and not _rank_has(con, "flows", ctx.rank):
+            rows += _insert(con, FLOWS, rank)
+
+    if ctx.device_id is not None:
+        # analysis.db sorts before the profiler db, so its step rows came in without the device.
+        con.execute(FILL_DEVICE, [ctx.device_id, ctx.rank])
+
+    if "OVERLAP_ANALYSIS" in cols and not _rank_has(con, "overlap_lanes", ctx.rank):
+        rows += _insert(con, OVERLAP, rank)
+
+    if "STRING_IDS" in cols and not _rank_has(con, "host_events", ctx.rank):
+        if "ENUM_API_TYPE" not in cols:
+            con.execute(NO_API_TYPES)
+        if "PYTORCH_API" in cols:
+            c = cols["PYTORCH_API"]
+            rows += _insert(con, PYTORCH_API.format(
+                seq=col(c, "sequenceNumber"), fwd=col(c, "fwdThreadId"),
+                shapes=col(c, "inputShapes"), dtypes=col(c, "inputDtypes")), rank)
+        if "CANN_API" in cols:
+            rows += _insert(con, CANN_API, rank)
+
+    if "StepTraceTime" in cols and not _rank_has(con, "step_trace", ctx.rank):
+        c = cols["StepTraceTime"]
+        sql = STEP_TRACE.format(
+            overlapped=col(c, "overlapped"), communication=col(c, "communication"),
+            bubble=col(c, "bubble"), preparing=col(c, "preparing"),
+            excl_recv=col(c, "communication_not_overlapped_and_exclude_receive"))
+        rows += _insert(con, sql, {**dev, "source": path.name})
+    matrix = COMM_MATRIX.format(op_name=col(cols.get("CommAnalyzerMatrix", []), "op_name"))
+    for table, target, sql in (("CommAnalyzerTime", "comm_ops", COMM_TIME),
+                               ("CommAnalyzerBandwidth", "comm_bandwidth", COMM_BANDWIDTH),
+                               ("CommAnalyzerMatrix", "comm_matrix", matrix)):
+        if table in cols and not _rank_has(con, target, ctx.rank):
+            rows += _insert(con, sql, rank)
+    return LoadResult(rows=rows, skipped=skipped)
+
+
+def _context(con, ctx: RankContext, cols: Dict[str, List[str]]) -> None:
+    """Device id from RANK_DEVICE_MAP (this rank's row, else the only one) and versions from
+    META_DATA, where the file records them."""
+    if "RANK_DEVICE_MAP" in cols and ctx.device_id is None:
+        row = con.execute(
+            "SELECT int_or_null(deviceId) FROM stg_db_RANK_DEVICE_MAP "
+            "ORDER BY int_or_null(rankId) IS DISTINCT FROM ? LIMIT 1", [ctx.rank]
+        ).fetchone()
+        ctx.device_id = row[0] if row else None
+    if "META_DATA" in cols:
+        for name, value in con.execute("SELECT lower(name), clean_text(value) FROM stg_db_META_DATA").fetchall():
+            if name in ("torch_npu_version", "cann_version") and value and getattr(ctx, name) is None:
+                setattr(ctx, name, value)
