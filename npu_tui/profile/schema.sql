@@ -104,6 +104,7 @@ CREATE TABLE IF NOT EXISTS comm_matrix (
     step             INTEGER,
     kind             VARCHAR,
     op_key           VARCHAR,
+    op_name          VARCHAR,   -- the op that carried the link's traffic ("Op Name"); NULL in -total
     src_rank         INTEGER,
     dst_rank         INTEGER,
     transport        VARCHAR,

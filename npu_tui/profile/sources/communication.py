@@ -1,0 +1,119 @@
+"""communication.json: per-rank time and bandwidth of every communication op, per step.
+
+Layout: ``{"step50": {"collective" | "p2p": {"<op>@<group>": {"Communication Time Info": {...},
+"Communication Bandwidth Info": {"HCCS": {...}, "RDMA": {...}, ...}}}}}``. The file is parsed once
+by DuckDB into typed maps, never into Python objects: it reaches tens of MB on big clusters. Each
+kind's ``Total Op Info`` entry is left out, since it is the sum of the ops beside it. Times stay in
+ms as written. ``Start Timestamp(us)`` becomes the DECIMAL of the digits the file wrote: the
+profiler writes the shortest text that round-trips its double, and DuckDB prints the same digits
+back (a double holds only 0.25 µs at these magnitudes; the file cannot be more exact). The peer
+analyser's cluster_communication.json (groups, then ranks, inside each step) is not claimed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import duckdb
+
+from ..errors import SourceError
+from .base import LoadResult, RankContext, read_head
+
+KIND = "communication"
+FILE_NAMES = ("communication.json",)
+STAGE = "stg_communication"
+
+# A rank's own file: steps, then the op kinds. The cluster summary has rank groups on top instead.
+STEP_LAYOUT = re.compile(rb'^\s*\{\s*"step[^"]*"\s*:\s*\{\s*"(?:p2p|collective)"\s*:')
+TIME_INFO = b'"Communication Time Info"'
+
+OP_TYPE = """STRUCT(
+    "Communication Time Info" STRUCT("Start Timestamp(us)" VARCHAR, "Elapse Time(ms)" DOUBLE,
+        "Transit Time(ms)" DOUBLE, "Wait Time(ms)" DOUBLE, "Synchronization Time(ms)" DOUBLE,
+        "Idle Time(ms)" DOUBLE),
+    "Communication Bandwidth Info" MAP(VARCHAR, STRUCT("Transit Size(MB)" DOUBLE,
+        "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE)))"""
+
+# The whole document as step -> kind -> op -> typed op; fields of the wrong type become NULL.
+# Nothing here may raise: a failed statement would abort the loader's transaction, so bad bytes
+# and bad JSON are flagged (TRY, json_valid) and reported afterwards.
+STAGE_JSON = """
+CREATE OR REPLACE TEMP TABLE {table} AS
+SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
+       CASE WHEN json_valid(text) THEN json_transform(text, $spec) END AS doc
+FROM (SELECT TRY(decode(content)) AS text FROM read_blob($path))
+"""
+
+# One row per op: step number from "step50" (NULL when the key has none), kind, key and value.
+FLATTEN = """
+CREATE OR REPLACE TEMP TABLE {table}_ops AS
+WITH steps AS (SELECT unnest(map_entries(doc)) AS s FROM {table}),
+     kinds AS (SELECT s.key AS step_key, unnest(map_entries(s.value)) AS k FROM steps),
+     ops AS (SELECT step_key, k.key AS kind, unnest(map_entries(k.value)) AS o FROM kinds)
+SELECT TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER) AS step,
+       kind, o.key AS op_key, o.value AS op
+FROM ops
+"""
+
+TOTAL_KEY = "Total Op Info"
+
+INSERT_OPS = """
+INSERT INTO comm_ops
+SELECT $rank, step, kind, regexp_replace(op_key, '@[^@]*$', ''),
+       NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
+       us_decimal(t."Start Timestamp(us)"), t."Elapse Time(ms)", t."Transit Time(ms)",
+       t."Wait Time(ms)", t."Synchronization Time(ms)", t."Idle Time(ms)"
+FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total)
+WHERE t."Elapse Time(ms)" IS NOT NULL
+"""
+
+INSERT_BANDWIDTH = """
+INSERT INTO comm_bandwidth
+SELECT $rank, step, kind, regexp_replace(op_key, '@[^@]*$', ''), b.key,
+       b.value."Transit Size(MB)", b.value."Transit Time(ms)", b.value."Bandwidth(GB/s)"
+FROM (SELECT step, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
+      FROM {table}_ops WHERE op_key <> $total AND op."Communication Time Info"."Elapse Time(ms)" IS NOT NULL)
+"""
+
+COUNT_OPS = "SELECT count(*) FROM {table}_ops WHERE op_key <> $total"
+
+
+def sniff(head: bytes) -> bool:
+    return bool(STEP_LAYOUT.match(head)) and TIME_INFO in head
+
+
+def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str) -> None:
+    """Parse ``path`` into ``{table}_ops``: one row per op of every step and kind, ``op`` typed
+    ``op_type``. Raises SourceError for empty, non-UTF-8, truncated or non-object files."""
+    if not read_head(path).strip():
+        raise SourceError("empty file")
+    spec = json.dumps(f"MAP(VARCHAR, MAP(VARCHAR, MAP(VARCHAR, {op_type})))")
+    con.execute(STAGE_JSON.format(table=table), {"path": str(path), "spec": spec})
+    not_utf8, valid, no_doc = con.execute(f"SELECT not_utf8, valid, doc IS NULL FROM {table}").fetchone()
+    if not_utf8:
+        raise SourceError("not UTF-8 text")
+    if not valid:
+        raise SourceError("truncated or malformed JSON")
+    if no_doc:
+        raise SourceError("not a JSON object of steps")
+    con.execute(FLATTEN.format(table=table))
+
+
+def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    for t in (table, f"{table}_ops"):
+        con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    try:
+        stage_json(con, path, STAGE, OP_TYPE)
+        params = {"rank": ctx.rank, "total": TOTAL_KEY}
+        total = con.execute(COUNT_OPS.format(table=STAGE), {"total": TOTAL_KEY}).fetchone()[0]
+        rows = con.execute(INSERT_OPS.format(table=STAGE), params).fetchone()[0]
+        con.execute(INSERT_BANDWIDTH.format(table=STAGE), params)
+        note = "" if total else "no communication ops"
+        return LoadResult(rows=rows, skipped=total - rows, note=note)
+    finally:
+        drop_json(con, STAGE)

@@ -1,0 +1,58 @@
+"""communication_matrix.json: traffic per link (``"0-1"`` = src rank 0 to dst rank 1) per op group.
+
+Layout: ``{"step50": {"collective" | "p2p": {"allreduce-top1@<group>": {"0-1": {"Transport Type",
+"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)", "Op Name"}}}}}``. The profiler keeps only
+representative ops of each type (top1, middle, bottom1..3) plus a ``-total`` entry summing all of
+them; every entry is kept and ``op_key`` tells them apart. Parsed by DuckDB like communication.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from .base import LoadResult, RankContext
+from .communication import STEP_LAYOUT, TIME_INFO, drop_json, stage_json
+
+KIND = "communication_matrix"
+FILE_NAMES = ("communication_matrix.json",)
+STAGE = "stg_communication_matrix"
+TRANSPORT = b'"Transport Type"'
+
+OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DOUBLE,
+    "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE, "Op Name" VARCHAR))"""
+
+LINKS = """
+CREATE OR REPLACE TEMP TABLE {table}_links AS
+SELECT step, kind, op_key, l.key AS link, l.value AS v
+FROM (SELECT step, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
+"""
+
+INSERT = """
+INSERT INTO comm_matrix
+SELECT $rank, step, kind, op_key, clean_text(v."Op Name"),
+       CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
+       CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
+       clean_text(v."Transport Type"), v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)"
+FROM {table}_links
+WHERE regexp_full_match(link, '[0-9]+-[0-9]+')
+  AND COALESCE(v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)") IS NOT NULL
+"""
+
+
+def sniff(head: bytes) -> bool:
+    return bool(STEP_LAYOUT.match(head)) and TRANSPORT in head and TIME_INFO not in head
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    try:
+        stage_json(con, path, STAGE, OP_TYPE)
+        con.execute(LINKS.format(table=STAGE))
+        total = con.execute(f"SELECT count(*) FROM {STAGE}_links").fetchone()[0]
+        rows = con.execute(INSERT.format(table=STAGE), {"rank": ctx.rank}).fetchone()[0]
+        note = "" if total else "no communication links"
+        return LoadResult(rows=rows, skipped=total - rows, note=note)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
+        drop_json(con, STAGE)

@@ -1,0 +1,190 @@
+"""communication.json and communication_matrix.json loaders, checked against the files parsed here
+with Python's json module."""
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from npu_tui.profile import load_profile
+from npu_tui.profile.discover import discover
+from npu_tui.profile.errors import ProfileError
+from npu_tui.profile.sources import communication, communication_matrix, step_trace_time
+from npu_tui.profile.sources.base import read_head
+
+TEXT = Path("msinsight-pt-2rank-levels") / "text"
+CLUSTER_OUT = Path("mstt-advisor-fixtures") / "resource" / "advisor" / "cluster_analysis_output"
+SAMPLES = [(lv, r) for lv in ("level1", "level2") for r in (0, 1)]
+TOTAL = "Total Op Info"
+
+
+def output_dir(real: Path, level: str, rank: int) -> Path:
+    return real / TEXT / level / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+
+
+@pytest.fixture(scope="module")
+def levels(real):
+    return {lv: load_profile(real / TEXT / lv) for lv in ("level1", "level2")}
+
+
+def entries(doc):
+    """(step number, kind, key, value) for every op of every step and kind."""
+    for step_key, kinds in doc.items():
+        for kind, ops in kinds.items():
+            for key, value in ops.items():
+                yield int(step_key[len("step"):]), kind, key, value
+
+
+@pytest.mark.parametrize("level, rank", SAMPLES)
+def test_comm_ops_equal_file(levels, real, level, rank):
+    doc = json.loads((output_dir(real, level, rank) / "communication.json").read_text())
+    want = {}
+    for step, kind, key, op in entries(doc):
+        if key == TOTAL:
+            continue
+        t = op["Communication Time Info"]
+        name, group = key.rsplit("@", 1)
+        want[name] = (step, kind, group, Decimal(repr(t["Start Timestamp(us)"])),
+                      t["Elapse Time(ms)"], t["Transit Time(ms)"], t["Wait Time(ms)"],
+                      t["Synchronization Time(ms)"], t["Idle Time(ms)"])
+    got = {r[0]: r[1:] for r in levels[level].con.execute(
+        "SELECT op_name, step, kind, group_name, start_us, elapse_ms, transit_ms, wait_ms, sync_ms, "
+        "idle_ms FROM comm_ops WHERE rank = ?", [rank]).fetchall()}
+    assert len(want) == 4
+    assert got == want
+
+
+@pytest.mark.parametrize("level, rank", SAMPLES)
+def test_comm_bandwidth_equals_file(levels, real, level, rank):
+    doc = json.loads((output_dir(real, level, rank) / "communication.json").read_text())
+    want = sorted(
+        (key.rsplit("@", 1)[0], transport, b["Transit Size(MB)"], b["Transit Time(ms)"], b["Bandwidth(GB/s)"])
+        for _, _, key, op in entries(doc) if key != TOTAL
+        for transport, b in op["Communication Bandwidth Info"].items()
+    )
+    got = levels[level].con.execute(
+        "SELECT op_name, transport, transit_size_mb, transit_time_ms, bandwidth_gbps "
+        "FROM comm_bandwidth WHERE rank = ? ORDER BY ALL", [rank]).fetchall()
+    assert len(want) == 4 * 5  # four ops, each over RDMA, HCCS, PCIE, SDMA, SIO
+    assert got == want
+
+
+@pytest.mark.parametrize("level, rank", SAMPLES)
+def test_comm_matrix_equals_file(levels, real, level, rank):
+    doc = json.loads((output_dir(real, level, rank) / "communication_matrix.json").read_text())
+    want = [
+        (step, kind, key, link.get("Op Name"), int(pair.split("-")[0]), int(pair.split("-")[1]),
+         link["Transport Type"], link["Transit Size(MB)"], link["Transit Time(ms)"],
+         link["Bandwidth(GB/s)"])
+        for step, kind, key, links in entries(doc) for pair, link in links.items()
+    ]
+    got = levels[level].con.execute(
+        "SELECT step, kind, op_key, op_name, src_rank, dst_rank, transport, transit_size_mb, "
+        "transit_time_ms, bandwidth_gbps FROM comm_matrix WHERE rank = ?", [rank]).fetchall()
+    assert len(want) == 48  # six op groups (top1, middle, bottom1-3, total), eight links each
+    assert sorted(got, key=repr) == sorted(want, key=repr)
+
+
+def test_comm_values_by_hand(levels):
+    """Figures read off level1 rank 0's files by eye."""
+    con = levels["level1"].con
+    assert con.execute(
+        "SELECT start_us, elapse_ms, group_name FROM comm_ops "
+        "WHERE rank = 0 AND op_name = 'hcom_allReduce__586_0_1'").fetchone() == (
+        Decimal("1736408883732241.5"), 79.08952021875, "17522688603477080586")
+    assert con.execute(
+        "SELECT transit_size_mb, bandwidth_gbps FROM comm_bandwidth "
+        "WHERE rank = 0 AND op_name = 'hcom_allReduce__586_0_1' AND transport = 'HCCS'").fetchone() == (
+        28.647232000000002, 15.7676)
+    assert con.execute(
+        "SELECT transport, transit_size_mb, bandwidth_gbps, op_name FROM comm_matrix WHERE rank = 0 "
+        "AND op_key = 'allreduce-top1@17522688603477080586' AND src_rank = 0 AND dst_rank = 1"
+    ).fetchone() == ("HCCS", 37.781504, 17.5452, "hcom_allReduce__586_2_1")
+
+
+def test_sniffers_tell_the_files_apart(real):
+    files = sorted((real / TEXT).glob("level*/rank*_ascend_pt/ASCEND_PROFILER_OUTPUT/*"))
+    files += sorted((real / "mstt-advisor-fixtures").rglob("*.json"))
+    files += sorted((real / "mstt-advisor-fixtures").rglob("*.csv"))
+    own = {communication: "communication.json", communication_matrix: "communication_matrix.json"}
+    for f in files:
+        head = read_head(f)
+        for module, name in own.items():
+            assert module.sniff(head) == (f.name == name), (module.KIND, f)
+
+
+def test_cluster_outputs_are_not_claimed(real, tmp_path):
+    """The peer analyser's cluster outputs repeat every rank's own figures: left unloaded, quietly."""
+    out = real / CLUSTER_OUT
+    for f in ("cluster_communication.json", "cluster_step_trace_time.csv"):
+        head = read_head(out / f)
+        for module in (communication, communication_matrix, step_trace_time):
+            assert not module.sniff(head), (module.KIND, f)
+    with pytest.raises(ProfileError, match="no profiler output found"):
+        discover(out)
+    # Beside a rank folder, as msprof-analyze writes it: the job loads, the summary is ignored.
+    job = tmp_path / "job"
+    shutil.copytree(output_dir(real, "level1", 0).parent, job / "rank0_ascend_pt")
+    shutil.copytree(out, job / "cluster_analysis_output")
+    prof = load_profile(job)
+    assert prof.ranks == [0]
+    assert prof.con.execute("SELECT rank, step, stage_us FROM step_trace").fetchall() == [(0, 50, 136581.0)]
+    assert not prof.con.execute(
+        "SELECT file FROM load_log WHERE file LIKE '%cluster_analysis_output%'").fetchall()
+
+
+OP = ('{"Communication Time Info": {"Start Timestamp(us)": 1700000000000001.5, "Elapse Time(ms)": 2.5,'
+      ' "Transit Time(ms)": 1, "Wait Time(ms)": 0.5, "Synchronization Time(ms)": 0.25, "Idle Time(ms)": 1},'
+      ' "Communication Bandwidth Info": {"HCCS": {"Transit Size(MB)": 8, "Transit Time(ms)": 1,'
+      ' "Bandwidth(GB/s)": 8, "Size Distribution": {}}}}')
+GOOD_COMM = ('{"step3": {"p2p": {"hcom_send__1_0@9": ' + OP + '}, "collective": {"hcom_allReduce__1_0@9": '
+             + OP + ', "hcom_broadcast__1_0@9": {"Communication Time Info": 5}}}}')
+GOOD_MATRIX = ('{"step3": {"p2p": {}, "collective": {"allreduce-total@9": {"0-1": {"Transport Type": "HCCS",'
+               ' "Transit Size(MB)": 4, "Transit Time(ms)": 2, "Bandwidth(GB/s)": 2}, "x-y": {"Transport Type":'
+               ' "HCCS", "Transit Size(MB)": 4, "Transit Time(ms)": 2, "Bandwidth(GB/s)": 2}}}}}')
+
+
+def test_hand_made_comm_files(tmp_path):
+    """An op whose time info is not an object, a link key that is not "src-dst": counted, skipped."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "communication.json").write_text(GOOD_COMM)
+    (out / "communication_matrix.json").write_text(GOOD_MATRIX)
+    con = load_profile(tmp_path).con
+    assert con.execute("SELECT kind, rows, skipped_rows, note FROM load_log ORDER BY kind").fetchall() == [
+        ("communication", 2, 1, ""), ("communication_matrix", 1, 1, "")]
+    assert con.execute("SELECT step, kind, op_name, group_name, start_us, sync_ms FROM comm_ops ORDER BY kind"
+                       ).fetchall() == [
+        (3, "collective", "hcom_allReduce__1_0", "9", Decimal("1700000000000001.5"), 0.25),
+        (3, "p2p", "hcom_send__1_0", "9", Decimal("1700000000000001.5"), 0.25)]
+    assert con.execute("SELECT count(*), sum(transit_size_mb) FROM comm_bandwidth").fetchone() == (2, 16.0)
+    assert con.execute("SELECT step, op_key, op_name, src_rank, dst_rank, bandwidth_gbps FROM comm_matrix"
+                       ).fetchall() == [(3, "allreduce-total@9", None, 0, 1, 2.0)]
+
+
+@pytest.mark.parametrize("name, good", [("communication.json", GOOD_COMM),
+                                        ("communication_matrix.json", GOOD_MATRIX)])
+def test_bad_json_is_noted_not_raised(tmp_path, name, good):
+    cases = {
+        "empty": (b"", "empty file"),
+        "truncated": (good.encode()[: len(good) // 2], "truncated or malformed JSON"),
+        "non_utf8": (good.encode().replace(b"hcom", b"\xff\xfe", 1).replace(b"allreduce", b"\xff\xfe", 1),
+                     "not UTF-8 text"),
+        "array": (b"[1, 2]", "not a JSON object of steps"),
+    }
+    for case, (data, _) in cases.items():
+        out = tmp_path / "job" / f"{case}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        (out / name).write_bytes(data)
+    ok = tmp_path / "job" / "ok_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    ok.mkdir(parents=True)
+    (ok / name).write_text(good)
+    prof = load_profile(tmp_path / "job")
+    log = {Path(f).parts[-3].rsplit("_ascend_pt")[0]: (rows, note) for f, rows, note in prof.con.execute(
+        "SELECT file, rows, note FROM load_log WHERE rank IS NOT NULL").fetchall()}
+    for case, (_, note) in cases.items():
+        assert log[case][0] == 0 and log[case][1].startswith(note), (case, log[case])
+        assert "\n" not in log[case][1]
+    assert log["ok"] == (2 if name == "communication.json" else 1, "")
