@@ -54,25 +54,29 @@ NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIG
 # Comm ops carry core HCCL, as the paired text export (kernel_details.csv) of the same version does.
 COMPUTE_TASKS = """
 CREATE OR REPLACE TEMP TABLE stg_db_device AS
-SELECT t.connectionId AS connection_id, int_or_null(t.deviceId) AS device_id,
+SELECT t.connectionId AS connection_id, int_or_null({deviceId}) AS device_id,
        s_name.value AS name, clean_text(s_type.value) AS type, clean_text(s_core.value) AS core,
        int_or_null(t.startNs) AS start_ns, int_or_null(t.endNs) - int_or_null(t.startNs) AS dur_ns,
-       int_or_null({wait}) AS wait_ns, int_or_null(c.blockDim) AS block_dim,
-       int_or_null(t.streamId) AS stream_id, int_or_null(t.taskId) AS task_id,
+       int_or_null({waitNs}) AS wait_ns, int_or_null({blockDim}) AS block_dim,
+       int_or_null({streamId}) AS stream_id, int_or_null({taskId}) AS task_id,
        clean_text(s_ish.value) AS input_shapes, clean_text(s_idt.value) AS input_dtypes,
        clean_text(s_ifm.value) AS input_formats, clean_text(s_osh.value) AS output_shapes,
        clean_text(s_odt.value) AS output_dtypes
 FROM stg_db_TASK t
 JOIN stg_db_COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
 LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
-LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = c.opType
-LEFT JOIN stg_db_STRING_IDS s_core ON s_core.id = c.taskType
-LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = c.inputShapes
-LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = c.inputDataTypes
-LEFT JOIN stg_db_STRING_IDS s_ifm ON s_ifm.id = c.inputFormats
-LEFT JOIN stg_db_STRING_IDS s_osh ON s_osh.id = c.outputShapes
-LEFT JOIN stg_db_STRING_IDS s_odt ON s_odt.id = c.outputDataTypes
+LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = {opType}
+LEFT JOIN stg_db_STRING_IDS s_core ON s_core.id = {taskType}
+LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = {inputShapes}
+LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = {inputDataTypes}
+LEFT JOIN stg_db_STRING_IDS s_ifm ON s_ifm.id = {inputFormats}
+LEFT JOIN stg_db_STRING_IDS s_osh ON s_osh.id = {outputShapes}
+LEFT JOIN stg_db_STRING_IDS s_odt ON s_odt.id = {outputDataTypes}
 """
+# Columns of COMPUTE_TASK_INFO (c) and TASK (t) that some versions lack.
+COMPUTE_OPTIONAL = {"c": ("waitNs", "blockDim", "opType", "taskType", "inputShapes", "inputDataTypes",
+                          "inputFormats", "outputShapes", "outputDataTypes"),
+                    "t": ("deviceId", "streamId", "taskId")}
 NO_COMPUTE = """
 CREATE OR REPLACE TEMP TABLE stg_db_device (
     connection_id VARCHAR, device_id BIGINT, name VARCHAR, type VARCHAR, core VARCHAR,
@@ -229,6 +233,10 @@ def _stage(sq: sqlite3.Connection, con: duckdb.DuckDBPyConnection, table: str, t
     return columns
 
 
+def _qualified(alias: str, columns: List[str], name: str) -> str:
+    return f'{alias}."{name}"' if name in columns else "NULL"
+
+
 def _rank_has(con: duckdb.DuckDBPyConnection, table: str, rank: int) -> bool:
     return con.execute(RANK_HAS_ROWS.format(table=table), [rank]).fetchone()[0] > 0
 
@@ -251,11 +259,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             sq.close()
     except sqlite3.Error as e:
         raise SourceError(f"unreadable SQLite file: {e}") from None
-    try:
-        return _map(con, path, ctx, cols)
-    finally:
-        for t in list(cols) + ["steps", "device"]:
-            con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
+    # On failure the loader's rollback drops the staged tables with everything else.
+    result = _map(con, path, ctx, cols)
+    for t in list(cols) + ["steps", "device"]:
+        con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
+    return result
 
 
 def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadResult:
@@ -269,7 +277,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
     if "TASK" in cols and "STRING_IDS" in cols:
         con.execute(STEPS if "STEP_TIME" in cols else NO_STEPS)
         if "COMPUTE_TASK_INFO" in cols:
-            con.execute(COMPUTE_TASKS.format(wait=col(cols["COMPUTE_TASK_INFO"], "waitNs")))
+            con.execute(COMPUTE_TASKS.format(**{
+                name: _qualified(alias, cols["COMPUTE_TASK_INFO" if alias == "c" else "TASK"], name)
+                for alias, names in COMPUTE_OPTIONAL.items() for name in names}))
         else:
             con.execute(NO_COMPUTE)
         if "COMMUNICATION_OP" in cols:

@@ -1,0 +1,242 @@
+"""The SQLite exports (ascend_pytorch_profiler_N.db, analysis.db) on the real samples, checked
+against the same files read with Python's sqlite3 and against the paired text exports."""
+
+import csv
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from npu_tui.profile import load_profile
+from npu_tui.profile.discover import discover
+
+PT = "msinsight-pt-2rank-levels"
+OUT = "ASCEND_PROFILER_OUTPUT"
+
+
+def db_path(real: Path, level: str, rank: int, name: str = None) -> Path:
+    return real / PT / "db" / level / f"rank{rank}_ascend_pt" / OUT / (
+        name or f"ascend_pytorch_profiler_{rank}.db")
+
+
+def sq(path: Path, sql: str):
+    con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def text_kernel_rows(real: Path, level: str, rank: int):
+    path = real / PT / "text" / level / f"rank{rank}_ascend_pt" / OUT / "kernel_details.csv"
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def listing(root: Path):
+    return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in root.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def level1(real):
+    return load_profile(real / PT / "db" / "level1")
+
+
+def test_db_only_rank_folders_are_discovered(real):
+    disc = discover(real / PT / "db" / "level1")
+    assert disc.layout == "cluster"
+    assert sorted(s.rank for s in disc.ranks) == [0, 1]  # from profiler_info_N.json
+    for s in disc.ranks:
+        names = sorted(p.name for p in s.files["sqlite_export"])
+        # The -wal/-shm files sqlite left beside rank 0's db are not sources.
+        assert names == ["analysis.db", f"ascend_pytorch_profiler_{s.rank}.db"]
+
+
+@pytest.mark.parametrize("level", ["level0", "level1", "level2"])
+def test_kernel_count_equals_text_export_and_db_rows(real, level):
+    p = load_profile(real / PT / "db" / level)
+    for rank in (0, 1):
+        db = db_path(real, level, rank)
+        compute = sq(db, "SELECT t.startNs, t.endNs - t.startNs FROM TASK t "
+                         "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId")
+        comm = sq(db, "SELECT startNs, endNs - startNs FROM COMMUNICATION_OP")
+        got = p.con.execute(
+            "SELECT start_ns, dur_ns FROM kernels WHERE rank = ? AND source = 'db'", [rank]).fetchall()
+        # Same count as kernel_details.csv of the text run at the same level (separate runs, so
+        # only the count is comparable), and exactly the db's own ns values.
+        text = text_kernel_rows(real, level, rank)
+        assert len(got) == len(text) == 191
+        assert sorted(got) == sorted(compute + comm)
+        text_comm = sum(r["Name"].startswith("hcom_") for r in text)
+        assert p.con.execute("SELECT count(*) FROM kernels WHERE rank = ? AND core = 'HCCL'",
+                             [rank]).fetchone()[0] == len(comm) == text_comm
+
+
+def test_strings_resolved_like_the_text_export(real, level1):
+    """Names, types, cores and shapes go through STRING_IDS; the text run of the same level names
+    the same kernels with the same types and cores."""
+    text = text_kernel_rows(real, "level1", 0)
+    want = {(r["Name"], r["Type"], r["Accelerator Core"]) for r in text}
+    got = set(level1.con.execute("SELECT name, type, core FROM kernels WHERE rank = 0").fetchall())
+    # Comm op names carry a per-run counter (hcom_allReduce__586_0_1 vs __210_0_1).
+    assert {g for g in got if not g[0].startswith("hcom_")} == {
+        w for w in want if not w[0].startswith("hcom_")}
+    first = sq(db_path(real, "level1", 0),
+               "SELECT s.value FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId "
+               "JOIN STRING_IDS s ON s.id = c.inputShapes ORDER BY t.startNs LIMIT 1")[0][0]
+    assert first == '"32,3,224,224"'  # msprof writes the quotes into the value
+    assert level1.con.execute("SELECT input_shapes FROM kernels WHERE rank = 0 "
+                              "ORDER BY start_ns LIMIT 1").fetchone()[0] == "32,3,224,224"
+
+
+def test_steps_devices_and_level(real, level1):
+    for rank in (0, 1):
+        (step, lo, hi), = sq(db_path(real, "level1", rank), "SELECT id, startNs, endNs FROM STEP_TIME")
+        (_, device), = sq(db_path(real, "level1", rank), "SELECT rankId, deviceId FROM RANK_DEVICE_MAP")
+        assert level1.con.execute("SELECT DISTINCT step FROM kernels WHERE rank = ?",
+                                  [rank]).fetchall() == [(step,)]
+        assert level1.con.execute("SELECT device_id, profiler_level FROM ranks WHERE rank = ?",
+                                  [rank]).fetchone() == (device, "Level1")
+        assert level1.con.execute("SELECT min(start_ns) >= ?, max(start_ns) < ? FROM kernels "
+                                  "WHERE rank = ?", [lo, hi, rank]).fetchone() == (True, True)
+
+
+def test_step_trace_from_analysis_db_is_in_us(real, level1):
+    """analysis.db's StepTraceTime holds µs: its computing / not-overlapped / free equal the
+    OVERLAP_ANALYSIS lane sums (ns / 1000) of the same run."""
+    for rank in (0, 1):
+        (want,) = sq(db_path(real, "level1", rank, "analysis.db"),
+                     "SELECT step, computing, communication_not_overlapped, free, stage "
+                     "FROM StepTraceTime")
+        got = level1.con.execute(
+            "SELECT step, computing_us, comm_not_overlapped_us, free_us, stage_us, device_id "
+            "FROM step_trace WHERE rank = ?", [rank]).fetchall()
+        assert got == [(int(want[0]), *want[1:], rank)]
+    lanes = dict(sq(db_path(real, "level1", 0),
+                    "SELECT type, sum(endNs - startNs) FROM OVERLAP_ANALYSIS GROUP BY type"))
+    computing, not_overlapped, free = level1.con.execute(
+        "SELECT computing_us, comm_not_overlapped_us, free_us FROM step_trace WHERE rank = 0").fetchone()
+    assert (lanes[0] / 1000, lanes[2] / 1000, lanes[3] / 1000) == pytest.approx(
+        (computing, not_overlapped, free), abs=1e-6)
+
+
+def test_overlap_lanes_host_events_and_flows(real, level1):
+    db = db_path(real, "level1", 0)
+    lanes = dict(level1.con.execute(
+        "SELECT lane, count(*) FROM overlap_lanes WHERE rank = 0 GROUP BY lane").fetchall())
+    want = dict(sq(db, "SELECT type, count(*) FROM OVERLAP_ANALYSIS GROUP BY type"))
+    assert lanes == {"Computing": want[0], "Communication": want[1],
+                     "Communication(Not Overlapped)": want[2], "Free": want[3]}
+    # Rank 1's db has no OVERLAP_ANALYSIS table.
+    assert level1.con.execute("SELECT count(*) FROM overlap_lanes WHERE rank = 1").fetchone() == (0,)
+
+    (n_torch,), = sq(db, "SELECT count(*) FROM PYTORCH_API")
+    (n_cann,), = sq(db, "SELECT count(*) FROM CANN_API")
+    cats = dict(level1.con.execute(
+        "SELECT cat, count(*) FROM host_events WHERE rank = 0 GROUP BY cat").fetchall())
+    assert sum(cats.values()) == n_torch + n_cann and cats["cann"] == n_cann
+    step = level1.con.execute("SELECT start_ns, dur_ns, cat FROM host_events "
+                              "WHERE rank = 0 AND name = 'ProfilerStep#50'").fetchall()
+    (_, lo, hi), = sq(db, "SELECT id, startNs, endNs FROM STEP_TIME")
+    assert step == [(lo, hi - lo, "cpu_op")]
+
+    # Every kernel is launched by a torch op: one flow per kernel, landing on its start.
+    links = sq(db, "SELECT p.startNs, t.startNs FROM PYTORCH_API p "
+                   "JOIN CONNECTION_IDS ci ON ci.id = p.connectionId "
+                   "JOIN TASK t ON t.connectionId = ci.connectionId "
+                   "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId "
+                   "UNION ALL SELECT p.startNs, o.startNs FROM PYTORCH_API p "
+                   "JOIN CONNECTION_IDS ci ON ci.id = p.connectionId "
+                   "JOIN COMMUNICATION_OP o ON o.connectionId = ci.connectionId")
+    got = level1.con.execute("SELECT host_ts_ns, device_ts_ns FROM flows WHERE rank = 0").fetchall()
+    assert sorted(got) == sorted((int(h), d) for h, d in links)
+    assert len(got) == 191
+
+
+def test_comm_tables_from_analysis_db(real, level1):
+    adb = db_path(real, "level1", 0, "analysis.db")
+    want = sq(adb, "SELECT hccl_op_name, elapse_time, wait_time FROM CommAnalyzerTime")
+    got = level1.con.execute("SELECT op_name, elapse_ms, wait_ms FROM comm_ops WHERE rank = 0 "
+                             "AND kind = 'collective' AND step = 50").fetchall()
+    assert sorted(got) == sorted(want)
+    # Bandwidth rows repeat per packet-size bucket; one per op and transport remains.
+    pairs = sq(adb, "SELECT DISTINCT hccl_op_name, transport_type FROM CommAnalyzerBandwidth")
+    got = level1.con.execute("SELECT op_name, transport FROM comm_bandwidth WHERE rank = 0").fetchall()
+    assert sorted(got) == sorted(pairs)
+    (n_matrix,), = sq(adb, "SELECT count(*) FROM CommAnalyzerMatrix")
+    keys = level1.con.execute("SELECT DISTINCT op_key FROM comm_matrix WHERE rank = 0").fetchall()
+    assert level1.con.execute("SELECT count(*) FROM comm_matrix WHERE rank = 0").fetchone() == (n_matrix,)
+    assert ("allreduce-top1@17148521525495523210",) in keys
+
+
+def test_loading_writes_nothing_into_the_profile(real, tmp_path):
+    """Rank 0 of level1 comes with -wal/-shm files; sqlite must not touch or add any."""
+    root = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / PT / "db" / "level1" / "rank0_ascend_pt", root)
+    for p in sorted(root.rglob("*"), reverse=True):
+        os.chmod(p, 0o555 if p.is_dir() else 0o444)
+    before = listing(root)
+    try:
+        p = load_profile(root)
+        assert p.con.execute("SELECT count(*) FROM kernels").fetchone() == (191,)
+        assert listing(root) == before
+    finally:
+        for p in [root, *root.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+
+
+def test_text_and_db_export_side_by_side_give_kernels_once(real, tmp_path):
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    shutil.copy(real / PT / "text" / "level1" / "rank0_ascend_pt" / OUT / "kernel_details.csv", out)
+    shutil.copy(db_path(real, "level1", 0), out)
+    p = load_profile(out.parent)
+    assert p.con.execute("SELECT source, count(*) FROM kernels GROUP BY source").fetchall() == [
+        ("kernel_details", 191)]
+    assert p.con.execute("SELECT count(*) FROM host_events").fetchone()[0] > 0
+
+
+def test_corrupt_and_truncated_db_give_a_note(real, tmp_path):
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), out / "good_analysis.db")
+    (out / "analysis.db").write_bytes(b"\x00garbage, not a database\n" * 100)
+    whole = db_path(real, "level1", 0).read_bytes()
+    (out / "ascend_pytorch_profiler_0.db").write_bytes(whole[: len(whole) // 3])
+    p = load_profile(out.parent)
+    notes = dict(p.con.execute("SELECT file, note FROM load_log WHERE kind = 'sqlite_export'").fetchall())
+    bad = {Path(f).name: n for f, n in notes.items() if n}
+    assert set(bad) == {"analysis.db", "ascend_pytorch_profiler_0.db"}
+    assert all("\n" not in n and "Traceback" not in n for n in bad.values())
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone() == (0,)
+    assert p.con.execute("SELECT count(*) FROM step_trace").fetchone() == (1,)
+
+
+def test_msprof_style_db_named_dat_with_versions(tmp_path):
+    """An msprof-style export by content, whatever its name, with versions in META_DATA."""
+    path = tmp_path / "msprof_20250101.dat"
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+        INSERT INTO STRING_IDS VALUES (1, 'aclnnMatmul_MatMulV3Common_MatMulV3'), (2, 'N/A'),
+                                      (3, 'AI_CORE');
+        CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER,
+                           globalTaskId INTEGER, streamId INTEGER, taskId INTEGER);
+        INSERT INTO TASK VALUES (1000000000000000123, 1000000000000005123, 4, 7, 1, 2, 9);
+        CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockDim INTEGER,
+                                        taskType INTEGER, opType INTEGER);
+        INSERT INTO COMPUTE_TASK_INFO VALUES (1, 1, 24, 3, 2);
+        CREATE TABLE META_DATA (name TEXT, value TEXT);
+        INSERT INTO META_DATA VALUES ('CANN_VERSION', '8.0.RC3');
+    """)
+    con.commit()
+    con.close()
+    p = load_profile(path)
+    assert p.formats == ["db"]
+    assert p.con.execute("SELECT device_id, name, type, core, start_ns, dur_ns, block_dim FROM kernels"
+                         ).fetchall() == [(4, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3",
+                                           "AI_CORE", 1000000000000000123, 5000, 24)]
+    assert p.con.execute("SELECT device_id, cann_version FROM ranks").fetchall() == [(4, "8.0.RC3")]
