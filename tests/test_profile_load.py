@@ -149,3 +149,10 @@ def test_folder_with_no_profile(tmp_path):
 def test_parent_folder_points_at_the_profiles_inside(real):
     with pytest.raises(ProfileError, match="level1"):
         load_profile(real / "msinsight-pt-2rank-levels/text")
+
+
+def test_mixed_line_ends_with_a_bad_row_still_load(tmp_path):
+    """Hand-edited files mix CRLF and LF; the good rows load and the bad one is counted."""
+    body = (HEADER + GOOD[0] + GOOD[1].replace("\r\n", "\n") + "1,ragged,Add\n").encode()
+    p = load_profile(write_rank(tmp_path, body))
+    assert log_row(p) == (2, 1, "")

@@ -33,17 +33,34 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Tuple[L
     if len(set(columns)) != len(columns) or not all(columns):
         raise SourceError("unreadable CSV header")
     spec = {c: "VARCHAR" for c in columns}
-    sql = STAGE_CSV.format(table=table)
     try:
-        con.execute(sql, {"path": str(path), "columns": spec, "strict": True})
-    except duckdb.Error:
-        # Mixed CRLF/LF line ends (hand-edited files) defeat strict mode; the lax mode reads them.
-        try:
-            con.execute(sql, {"path": str(path), "columns": spec, "strict": False})
-        except duckdb.Error as e:
-            raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
+        con.execute(STAGE_CSV.format(table=table),
+                    {"path": str(path), "columns": spec, "strict": not _mixed_line_ends(path)})
+    except duckdb.Error as e:
+        raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
     rejected = con.execute(f"SELECT count(DISTINCT line) FROM {table}_rejects").fetchone()[0]
     return columns, rejected
+
+
+def _mixed_line_ends(path: Path, chunk: int = 1 << 24) -> bool:
+    """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
+
+    Decided up front rather than by retrying: a failed read aborts the loader's transaction.
+    """
+    crlf = lf = 0
+    tail = b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk)
+            if not block:
+                break
+            data = tail + block
+            # Keep a trailing CR for the next block so a CRLF split across blocks still counts.
+            tail = data[-1:] if data.endswith(b"\r") else b""
+            data = data[:-1] if tail else data
+            crlf += data.count(b"\r\n")
+            lf += data.count(b"\n")
+    return 0 < crlf < lf
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection, table: str) -> None:
