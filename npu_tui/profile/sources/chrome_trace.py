@@ -73,6 +73,12 @@ STAGE_OBJECT = (
     + "FROM (SELECT unnest(traceEvents, recursive := true) FROM {table}_doc)"
 )
 
+PROBE = {
+    "array": "SELECT count(*) FROM read_json($path, format = 'array', columns = {'ph': 'VARCHAR'})",
+    "object": "SELECT len(traceEvents) FROM read_json($path, format = 'unstructured', records = true, "
+              "columns = {'traceEvents': 'JSON[]'}, maximum_object_size = $max_size)",
+}
+
 MAX_OBJECT_SIZE = 2**32 - 1  # DuckDB's limit for one JSON value (maximum_object_size is a UINTEGER)
 TAIL_BYTES = 8 * 1024 * 1024  # how far back from a cut to look for the last complete event
 EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{|$)")
@@ -99,12 +105,13 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Stage
     Drop the table with ``drop_staged_trace`` when done.
     """
     shape = _shape(path)
+    # Checked before reading: a failed read would abort the caller's transaction, leaving no retry.
+    if _cut_short(path, shape):
+        return _stage_repaired(con, path, table, shape)
     try:
         return _stage(con, path, table, shape)
     except duckdb.Error as e:
-        if not _is_cut(e):
-            raise SourceError(_reason(e)) from None
-    return _stage_repaired(con, path, table, shape)
+        raise SourceError(_reason(e)) from None
 
 
 def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -153,9 +160,24 @@ def _document_size(path: Path) -> int:
     return min(MAX_OBJECT_SIZE, size + 1024)
 
 
-def _is_cut(e: duckdb.Error) -> bool:
-    text = str(e)
-    return "unexpected end of data" in text or "Unexpected end of GZIP stream" in text
+def _cut_short(path: Path, shape: str) -> bool:
+    """Whether the (decompressed) file stops before its closing bracket. Streams bytes, parses nothing."""
+    closing = b"]" if shape == "array" else b"}"
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            f.seek(max(0, path.stat().st_size - 256))
+            return not f.read().rstrip().endswith(closing)
+        f.seek(0)
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        tail = b""
+        for chunk in iter(lambda: f.read(COPY_CHUNK), b""):
+            try:
+                tail = (tail + d.decompress(chunk))[-256:]
+            except zlib.error:
+                return True
+            if d.eof:
+                break
+        return not d.eof or not tail.rstrip().endswith(closing)
 
 
 def _reason(e: duckdb.Error) -> str:
@@ -183,17 +205,22 @@ def _stage_repaired(con, path: Path, table: str, shape: str) -> StagedTrace:
             start = f.tell()
             tail = f.read()
         cuts = [start + m.start() + 1 for m in EVENT_BOUNDARY.finditer(tail)]
-        # A '}, {' inside a string would look like an event end; the read fails then and the cut
-        # before it is tried.
+        # A '}, {' inside a string would look like an event end: each cut is tried on a separate
+        # cursor first, so a failed try leaves the caller's transaction intact.
+        probe = con.cursor()
         for cut in reversed(cuts[-MAX_REPAIR_TRIES:]):
             with open(copy, "r+b") as f:
                 f.truncate(cut)
                 f.seek(cut)
                 f.write(closing)
             try:
-                staged = _stage(con, copy, table, shape)
-            except (duckdb.Error, SourceError):
+                params = {"path": str(copy)}
+                if shape == "object":
+                    params["max_size"] = _document_size(copy)
+                probe.execute(PROBE[shape], params)
+            except duckdb.Error:
                 continue
+            staged = _stage(con, copy, table, shape)
             staged.lost = 1
             staged.note = (f"file cut short: kept the {staged.events} complete events before the cut, "
                            f"dropped {size - cut} bytes of an unfinished one")

@@ -1,0 +1,153 @@
+"""torch_npu's trace_view.json (ASCEND_PROFILER_OUTPUT/, or alone as what ``export_chrome_trace`` writes).
+
+Processes are told apart by their ``process_name`` metadata (pids are arbitrary numbers):
+- ``Ascend Hardware``: device tasks, one thread per stream. Tasks that ran an operator carry its name;
+  the others are named by their task type (MEMCPY_ASYNC, EVENT_RECORD, SDMA, Notify Wait, Write Value),
+  which is how kernel_details.csv leaves them out too.
+- ``HCCL``: ``hcom_*`` collective ops on the communication thread, and their Notify/Memcpy sub-tasks
+  on the Plane threads (not kernels).
+- ``Overlap Analysis``: one thread per lane (Computing, Communication, ...).
+- host processes (labelled CPU: ``Python``, ``CANN``): cpu ops, python functions, ``ProfilerStep#N``.
+
+Kernels are written only when kernel_details.csv gave none for the rank (it has shapes and PMU
+data). Their step is the ``ProfilerStep#N`` host range holding the launch (the earliest host end of a
+flow arriving at the task), else the one holding the task's start. trace_view cannot tell AI_CORE from
+AI_VECTOR_CORE kernels (both carry Task Type AI_CORE), so ``core`` is the task type as written.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from .base import LoadResult, RankContext
+from .chrome_trace import drop_staged_trace, stage_trace
+
+KIND = "trace_view"
+FILE_NAMES = ("trace_view.json",)
+STAGE = "stg_trace_view"
+
+# A bare event array holding torch's host events: what tells trace_view.json from msprof's timeline.
+_ARRAY = re.compile(rb"^\s*\[\s*\{")
+_TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|user_annotation)"|"name"\s*:\s*"Python"')
+
+PROCESSES = """
+CREATE OR REPLACE TEMP TABLE tv_process AS
+SELECT pid,
+       any_value(args->>'name') FILTER (WHERE name = 'process_name') AS pname,
+       any_value(args->>'labels') FILTER (WHERE name = 'process_labels') AS labels
+FROM stg_trace_view WHERE ph = 'M' AND name IN ('process_name', 'process_labels')
+GROUP BY pid;
+CREATE OR REPLACE TEMP TABLE tv_event AS
+SELECT e.*, p.pname,
+       (p.labels = 'CPU' OR (p.labels IS NULL AND p.pname IN ('Python', 'CANN'))) AS host,
+       t.tname
+FROM stg_trace_view e
+LEFT JOIN tv_process p USING (pid)
+LEFT JOIN (SELECT pid, tid, any_value(args->>'name') AS tname FROM stg_trace_view
+           WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid) t USING (pid, tid)
+WHERE e.ph <> 'M';
+"""
+
+# Each flow end joined to the start with the same (cat, id) nearest in time (ids can repeat over a
+# long run). Device ends can precede their host start by a few µs of clock skew, so no ordering is assumed.
+LINKS = """
+CREATE OR REPLACE TEMP TABLE tv_link AS
+SELECT f.cat, f.id, f.pid, f.tid, f.ts_ns AS device_ts_ns, arg_min(s.ts_ns, abs(f.ts_ns - s.ts_ns)) AS host_ts_ns,
+       any_value(f.host) AS to_host
+FROM (SELECT * FROM tv_event WHERE ph = 'f' AND ts_ns IS NOT NULL) f
+JOIN (SELECT * FROM tv_event WHERE ph = 's' AND ts_ns IS NOT NULL) s ON f.cat = s.cat AND f.id = s.id
+GROUP BY f.cat, f.id, f.pid, f.tid, f.ts_ns
+"""
+
+INSERT_FLOWS = """
+INSERT INTO flows
+SELECT $rank, id, cat, host_ts_ns, device_ts_ns FROM tv_link WHERE NOT coalesce(to_host, false)
+"""
+
+STEPS = """
+CREATE OR REPLACE TEMP TABLE tv_step AS
+SELECT CAST(regexp_extract(name, '#(\\d+)', 1) AS INTEGER) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
+FROM tv_event WHERE host AND ph = 'X' AND regexp_matches(name, '^ProfilerStep#\\d+$')
+  AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL
+"""
+
+INSERT_KERNELS = """
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, task_id, source)
+SELECT $rank, $device_id,
+       (SELECT max(step) FROM tv_step WHERE coalesce(k.launch_ns, k.ts_ns) BETWEEN lo AND hi),
+       k.name, type_from_name(k.name), k.core, k.ts_ns, k.dur_ns, k.stream_id, k.task_id, 'trace_view'
+FROM (
+    SELECT e.name, e.ts_ns, e.dur_ns,
+           CASE WHEN e.pname = 'HCCL' THEN 'HCCL'
+                ELSE nullif(clean_text(e.args->>'Task Type'), 'Other') END AS core,
+           CASE WHEN e.pname = 'HCCL' THEN int_or_null(e.args->>'stream id')
+                ELSE int_or_null(coalesce(e.args->>'Stream Id', e.args->>'Physic Stream Id')) END AS stream_id,
+           int_or_null(coalesce(e.args->>'Task Id', e.args->>'task id')) AS task_id,
+           (SELECT min(l.host_ts_ns) FROM tv_link l
+            WHERE l.pid = e.pid AND l.tid = e.tid AND l.device_ts_ns = e.ts_ns) AS launch_ns
+    FROM tv_event e
+    WHERE e.ph = 'X' AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.name IS NOT NULL
+      AND ((e.pname = 'Ascend Hardware'
+            AND e.name IS DISTINCT FROM e.args->>'Task Type'
+            AND NOT regexp_full_match(e.name, '[A-Z][A-Z0-9_]*'))
+           OR (e.pname = 'HCCL' AND e.name LIKE 'hcom\\_%' ESCAPE '\\'))
+) k
+"""
+
+INSERT_LANES = """
+INSERT INTO overlap_lanes
+SELECT $rank, coalesce(tname, name), ts_ns, dur_ns
+FROM tv_event
+WHERE pname = 'Overlap Analysis' AND ph = 'X' AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL
+"""
+
+INSERT_HOST = """
+INSERT INTO host_events
+SELECT $rank, name, coalesce(cat, pname), ts_ns, dur_ns, tid, args
+FROM tv_event WHERE host AND ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL
+"""
+
+DEVICE_ID = """
+SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
+FROM tv_process WHERE regexp_matches(labels, 'NPU\\D*\\d+')
+"""
+
+UNTIMED = "SELECT count(*) FROM stg_trace_view WHERE ph IN ('X', 'i', 'I', 's', 'f') AND ts_ns IS NULL"
+
+TEMP_TABLES = ("tv_process", "tv_event", "tv_link", "tv_step")
+
+
+def sniff(head: bytes) -> bool:
+    return bool(_ARRAY.match(head)) and bool(_TORCH_HOST.search(head))
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    staged = stage_trace(con, path, STAGE)
+    try:
+        con.execute(PROCESSES)
+        if ctx.device_id is None:
+            ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
+        con.execute(LINKS)
+        params = {"rank": ctx.rank}
+        rows = 0
+        notes = [staged.note] if staged.note else []
+        if "kernel_details" in ctx.loaded:
+            notes.append("kernels taken from kernel_details.csv")
+        else:
+            con.execute(STEPS)
+            rows += _inserted(con, INSERT_KERNELS, {**params, "device_id": ctx.device_id})
+        for sql in (INSERT_LANES, INSERT_HOST, INSERT_FLOWS):
+            rows += _inserted(con, sql, params)
+        skipped = staged.lost + con.execute(UNTIMED).fetchone()[0]
+        return LoadResult(rows=rows, skipped=skipped, note="; ".join(notes))
+    finally:
+        for t in TEMP_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {t}")
+        drop_staged_trace(con, STAGE)
+
+
+def _inserted(con, sql: str, params: dict) -> int:
+    return con.execute(sql, params).fetchone()[0]

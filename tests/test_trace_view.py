@@ -1,0 +1,217 @@
+"""trace_view.json: alone (bare trace) and beside kernel_details.csv, on the real torch_npu samples.
+
+Expected values come from the profiler's own files (kernel_details.csv, step_trace_time.csv) or from
+parsing the JSON with Python's json module here, never from the loader.
+"""
+
+import csv
+import gzip
+import json
+import shutil
+import zlib
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import pytest
+
+from npu_tui.profile import ProfileError, load_profile
+from npu_tui.profile.schema import connect
+from npu_tui.profile.sources import trace_view
+from npu_tui.profile.sources.base import read_head
+from npu_tui.profile.sources.chrome_trace import stage_trace
+
+LEVELS = "msinsight-pt-2rank-levels/text"
+OUT = "ASCEND_PROFILER_OUTPUT"
+ADVISOR = "mstt-advisor-fixtures/ut/advisor/timeline_advice/trace_view.json"
+
+
+def ns(us) -> int:
+    """µs text -> integer ns, rounding half up (exact decimal arithmetic)."""
+    return int((Decimal(str(us).strip()) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def events(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+
+
+def process_names(evs):
+    return {e["pid"]: e["args"]["name"] for e in evs if e.get("ph") == "M" and e["name"] == "process_name"}
+
+
+def bare(tmp_path: Path, src: Path) -> Path:
+    """A folder holding only a copy of ``src`` as trace_view.json (what export_chrome_trace leaves)."""
+    d = tmp_path / "bare"
+    d.mkdir()
+    shutil.copy(src, d / "trace_view.json")
+    return d
+
+
+def csv_rows(path: Path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("level", ["level0", "level1", "level2"])
+@pytest.mark.parametrize("rank", [0, 1])
+def test_bare_trace_gives_the_kernels_of_kernel_details(real, tmp_path, level, rank):
+    out = real / LEVELS / level / f"rank{rank}_ascend_pt" / OUT
+    kd = csv_rows(out / "kernel_details.csv")
+    p = load_profile(bare(tmp_path, out / "trace_view.json"))
+    assert p.layout == "output" and p.formats == ["trace_view"]
+    got = p.con.execute("SELECT name, start_ns, dur_ns, step FROM kernels WHERE source = 'trace_view'").fetchall()
+    assert len(got) == len(kd) == 191
+
+    # The same device tasks: the trace events that kernel_details names, with their exact times.
+    names = {r["Name"] for r in kd}
+    evs = events(out / "trace_view.json")
+    pn = process_names(evs)
+    want = Counter((e["name"], ns(e["ts"]), ns(e["dur"])) for e in evs
+                   if e.get("ph") == "X" and pn[e["pid"]] in ("Ascend Hardware", "HCCL") and e["name"] in names)
+    assert Counter((n, s, d) for n, s, d, _ in got) == want
+
+    # kernel_details.csv rounds the same times through binary floats (75.0015 -> 75.001) and truncates
+    # the comm ops' starts, so it may differ by 1 ns, never more.
+    assert Counter(n for n, *_ in got) == Counter(r["Name"] for r in kd)
+    by_name = {}
+    for n, s, d, _ in sorted(got):
+        by_name.setdefault(n, []).append((s, d))
+    for r in sorted(kd, key=lambda r: (r["Name"], ns(r["Start Time(us)"]))):
+        s, d = by_name[r["Name"]].pop(0)
+        assert abs(s - ns(r["Start Time(us)"])) <= 1 and abs(d - ns(r["Duration(us)"])) <= 1, r["Name"]
+    assert Counter(st for *_, st in got) == Counter(int(r["Step Id"]) for r in kd)
+
+
+@pytest.mark.parametrize("level,rank", [("level1", 0), ("level1", 1), ("level0", 0)])
+def test_overlap_lanes_sum_to_step_trace_time(real, tmp_path, level, rank):
+    out = real / LEVELS / level / f"rank{rank}_ascend_pt" / OUT
+    (step,) = csv_rows(out / "step_trace_time.csv")
+    p = load_profile(bare(tmp_path, out / "trace_view.json"))
+    lanes = dict(p.con.execute("SELECT lane, sum(dur_ns) / 1000 FROM overlap_lanes GROUP BY lane").fetchall())
+    for lane in ("Computing", "Communication(Not Overlapped)", "Communication", "Free"):
+        assert lanes[lane] == pytest.approx(float(step[lane]), rel=0.005), lane
+
+
+def test_rank_folder_keeps_kernel_details_kernels(real):
+    rank_dir = real / LEVELS / "level1/rank0_ascend_pt"
+    p = load_profile(rank_dir)
+    sources = dict(p.con.execute("SELECT source, count(*) FROM kernels GROUP BY source").fetchall())
+    assert sources == {"kernel_details": 191}
+    evs = events(rank_dir / OUT / "trace_view.json")
+    pn = process_names(evs)
+    lanes = sum(1 for e in evs if e.get("ph") == "X" and pn[e["pid"]] == "Overlap Analysis")
+    assert p.con.execute("SELECT count(*) FROM overlap_lanes").fetchone()[0] == lanes
+
+
+def test_advisor_fixture_counts(real, tmp_path):
+    src = real / ADVISOR
+    evs = events(src)
+    assert len(evs) == 3670
+    pn = process_names(evs)
+    labels = {e["pid"]: e["args"]["labels"] for e in evs if e.get("ph") == "M" and e["name"] == "process_labels"}
+    host = {pid for pid, lab in labels.items() if lab == "CPU"}
+    want_host = Counter(e.get("cat") or pn[e["pid"]] for e in evs
+                        if e["pid"] in host and e.get("ph") in ("X", "i", "I"))
+    want_lanes = Counter(e["name"] for e in evs if e.get("ph") == "X" and pn[e["pid"]] == "Overlap Analysis")
+    starts = {(e["cat"], str(e["id"])) for e in evs if e.get("ph") == "s"}
+    want_flows = Counter(e["cat"] for e in evs if e.get("ph") == "f" and e["pid"] not in host
+                         and (e["cat"], str(e["id"])) in starts)
+    # Here every operator the framework launched carries an async_npu flow; the two tasks without one
+    # are the runtime's MEMCPY_ASYNC.
+    launched = {(e["pid"], e["tid"], e["ts"]) for e in evs if e.get("ph") == "f" and e["cat"] == "async_npu"}
+    hw = [e for e in evs if e.get("ph") == "X" and pn[e["pid"]] == "Ascend Hardware"]
+    want_kernels = sorted((e["name"], ns(e["ts"])) for e in hw if (e["pid"], e["tid"], e["ts"]) in launched)
+
+    p = load_profile(bare(tmp_path, src))
+    q = p.con.execute
+    assert sorted(q("SELECT name, start_ns FROM kernels").fetchall()) == want_kernels
+    assert len(want_kernels) == len(hw) - 2
+    assert dict(q("SELECT cat, count(*) FROM host_events GROUP BY cat").fetchall()) == want_host
+    assert dict(q("SELECT lane, count(*) FROM overlap_lanes GROUP BY lane").fetchall()) == want_lanes
+    assert dict(q("SELECT cat, count(*) FROM flows GROUP BY cat").fetchall()) == want_flows
+    (step,) = [e for e in evs if e["name"].startswith("ProfilerStep#")]
+    assert q("SELECT DISTINCT step FROM kernels").fetchall() == [(int(step["name"].split("#")[1]),)]
+
+
+def test_single_file_path_loads_as_trace_view(real):
+    p = load_profile(real / LEVELS / "level1/rank1_ascend_pt" / OUT / "trace_view.json")
+    assert p.layout == "file" and p.formats == ["trace_view"]
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 191
+
+
+def test_sniff_tells_trace_view_from_msprof_and_kineto(real):
+    assert trace_view.sniff(read_head(real / LEVELS / "level0/rank0_ascend_pt" / OUT / "trace_view.json"))
+    assert trace_view.sniff(read_head(real / ADVISOR))
+    msprof = next((real / "mindinsight-msprof-2dev-hccl").glob("PROF_*/device_0/timeline/msprof_0_2_1.json"))
+    assert not trace_view.sniff(read_head(msprof))
+    assert not trace_view.sniff(read_head(real / "kineto/hta-sampled-2rank/sampled_rank-0.json.gz"))
+
+
+def test_numbers_and_strings_give_exact_ns_and_npu_label_gives_device(tmp_path):
+    f = tmp_path / "trace_view.json"
+    f.write_text(json.dumps([
+        {"ph": "M", "name": "process_name", "pid": 18446744073709551615, "tid": 0, "args": {"name": "Python"}},
+        {"ph": "M", "name": "process_labels", "pid": 18446744073709551615, "tid": 0, "args": {"labels": "CPU"}},
+        {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "Ascend Hardware"}},
+        {"ph": "M", "name": "process_labels", "pid": 7, "tid": 0, "args": {"labels": "NPU 4"}},
+        {"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 18446744073709551615, "tid": 1,
+         "ts": "1736408883704643.212\t", "dur": 2},
+    ])[:-1] + ', {"ph": "X", "name": "aclnnMm_MatMulCommon_MatMulV2", "pid": 7, "tid": 2, '
+              '"ts": 1736408883704650.213, "dur": 75.0015, "args": {"Task Type": "AI_CORE"}}]')
+    p = load_profile(f)
+    q = p.con.execute
+    assert q("SELECT start_ns, tid FROM host_events").fetchall() == [(1736408883704643212, "1")]
+    assert q("SELECT name, type, core, start_ns, dur_ns FROM kernels").fetchall() == [
+        ("aclnnMm_MatMulCommon_MatMulV2", "MatMulV2", "AI_CORE", 1736408883704650213, 75002)]
+    assert q("SELECT device_id FROM ranks").fetchall() == [(4,)]
+
+
+def complete_events(prefix: bytes) -> int:
+    """Events of a cut JSON array that Python's decoder can read whole, one by one."""
+    text = prefix.decode("utf-8", errors="ignore")
+    dec = json.JSONDecoder()
+    i = text.index("[") + 1
+    n = 0
+    while True:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        try:
+            _, i = dec.raw_decode(text, i)
+        except ValueError:
+            return n
+        n += 1
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_cut_file_keeps_complete_events(real, tmp_path, gz):
+    data = (real / ADVISOR).read_bytes()
+    raw = gzip.compress(data) if gz else data
+    cut = raw[: int(len(raw) * 0.6)]
+    f = tmp_path / ("trace_view.json.gz" if gz else "trace_view.json")
+    f.write_bytes(cut)
+    # What the cut stream still holds (a cut gzip stream decompresses up to where it stops).
+    prefix = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(cut) if gz else cut
+    staged = stage_trace(connect(), f, "stg_cut")
+    assert staged.events == complete_events(prefix) > 0
+    assert staged.lost == 1 and "cut short" in staged.note
+
+
+def test_cut_trace_loads_with_a_note(real, tmp_path):
+    data = (real / ADVISOR).read_bytes()
+    d = tmp_path / "cut"
+    d.mkdir()
+    (d / "trace_view.json").write_bytes(data[: len(data) // 2])
+    p = load_profile(d)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert rows > 0 and skipped == 1 and note.startswith("file cut short")
+
+
+def test_non_utf8_bytes_give_a_one_line_reason(real, tmp_path):
+    data = (real / ADVISOR).read_bytes()
+    at = data.index(b"aclnn")
+    d = tmp_path / "bad"
+    d.mkdir()
+    (d / "trace_view.json").write_bytes(data[:at] + b"\xff\xfe" + data[at + 2:])
+    with pytest.raises(ProfileError, match="not UTF-8") as e:
+        load_profile(d)
+    assert "\n" not in str(e.value)
