@@ -1,0 +1,5 @@
+from . import CALLS
+
+
+def synchronize(device=None):
+    CALLS.append(("npu.synchronize", {"device": device}))
