@@ -1,0 +1,116 @@
+"""Keeps the loaded profile intact while the console runs the user's SQL.
+
+Every statement other than a plain query runs inside a transaction; before it commits, the catalog
+and the rows of the profile's tables are compared with what they were, and any change to them is
+rolled back with a message. DuckDB does the parsing and the work; this module only compares.
+Protected: every table, view and macro that exists when the console opens. The user's own objects
+go in the temp schema (CREATE TEMP TABLE / VIEW), where they are free to change them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Tuple, TypeVar
+
+import duckdb
+
+from .errors import ProtectedError
+
+T = TypeVar("T")
+
+# (kind, database, schema, name) -> a signature that changes when the object is replaced or altered.
+OBJECTS_SQL = """
+SELECT 'table', database_name, schema_name, table_name, temporary, table_oid::VARCHAR || sql
+FROM duckdb_tables() WHERE NOT internal
+UNION ALL
+SELECT 'view', database_name, schema_name, view_name, temporary, view_oid::VARCHAR || sql
+FROM duckdb_views() WHERE NOT internal
+UNION ALL
+SELECT 'macro', database_name, schema_name, function_name, database_name = 'temp',
+       string_agg(coalesce(macro_definition, ''), ';' ORDER BY macro_definition)
+FROM duckdb_functions() WHERE NOT internal AND function_type IN ('macro', 'table_macro')
+GROUP BY ALL
+"""
+
+# Row count and an order-free hash of every row: equal before and after means the rows are unchanged.
+FINGERPRINT_SQL = "SELECT count(*), sum(hash(t)::HUGEINT) FROM {table} AS t"
+
+Key = Tuple[str, str, str, str]
+
+COPY_HINT = {
+    "table": "CREATE TEMP TABLE my_{name} AS FROM {name}",
+    "view": "CREATE TEMP VIEW my_{name} AS ...",
+    "macro": "CREATE TEMP MACRO my_{name}(...) AS ...",
+}
+
+
+@dataclass(frozen=True)
+class _Object:
+    temporary: bool
+    signature: str
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _objects(cur: duckdb.DuckDBPyConnection) -> Dict[Key, _Object]:
+    return {(k, db, schema, name): _Object(temp, sig)
+            for k, db, schema, name, temp, sig in cur.execute(OBJECTS_SQL).fetchall()}
+
+
+class Guard:
+    """Snapshot of the profile's objects, taken on the cursor the console runs on."""
+
+    def __init__(self, cur: duckdb.DuckDBPyConnection):
+        self.protected = {key: obj for key, obj in _objects(cur).items() if not obj.temporary}
+        self.database = cur.execute("SELECT current_database()").fetchone()[0]
+        self._names = {key[3].lower(): key for key in self.protected}
+
+    def tables(self):
+        return [key for key in self.protected if key[0] == "table"]
+
+    def _fingerprints(self, cur) -> Dict[Key, tuple]:
+        return {key: cur.execute(FINGERPRINT_SQL.format(
+                    table=".".join(quote_ident(p) for p in key[1:]))).fetchone()
+                for key in self.tables()}
+
+    def run(self, cur: duckdb.DuckDBPyConnection, execute: Callable[[], T]) -> T:
+        """execute() inside a transaction that commits only if the profile is unchanged."""
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            before = self._fingerprints(cur)
+            result = execute()
+            self._check(cur, before)
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+        return result
+
+    def _check(self, cur, before: Dict[Key, tuple]) -> None:
+        now = _objects(cur)
+        for key, obj in self.protected.items():
+            kind, _, _, name = key
+            if key not in now or now[key].signature != obj.signature:
+                raise ProtectedError(
+                    f"refused: {kind} {name} belongs to the loaded profile and cannot be dropped, "
+                    f"replaced or altered from the console; nothing was changed. "
+                    f"Make your own under another name: {COPY_HINT[kind].format(name=name)}")
+        for key, prints in self._fingerprints(cur).items():
+            if prints != before[key]:
+                raise ProtectedError(
+                    f"refused: table {key[3]} belongs to the loaded profile and its rows cannot be "
+                    f"changed from the console; nothing was changed. "
+                    f"Work on a copy: {COPY_HINT['table'].format(name=key[3])}")
+        for key, obj in now.items():
+            kind, db, _, name = key
+            if key in self.protected:
+                continue
+            if obj.temporary and name.lower() in self._names:
+                raise ProtectedError(
+                    f"refused: a temp {kind} named {name} would hide the profile's own {name}; "
+                    f"choose another name")
+            if not obj.temporary and db == self.database:
+                raise ProtectedError(
+                    f"refused: new {kind}s go in the temp schema so the profile's database stays "
+                    f"as loaded; use CREATE TEMP {kind.upper()} {name} ...")
