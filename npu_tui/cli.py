@@ -93,16 +93,17 @@ def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout)
 
 
 def cmd_sql(args) -> int:
-    import duckdb
+    from .query import QueryEngine, QueryError
 
-    profile = _load(args.path)
+    engine = QueryEngine(_load(args.path).con)
     try:
-        cur = profile.con.execute(args.query)
-    except duckdb.Error as e:
-        return _fail(f"query failed: {str(e).splitlines()[0]}")
-    if cur.description is None:
-        return 0
-    _print_rows([d[0] for d in cur.description], cur.fetchall(), args.format)
+        results = engine.run_all(args.query)
+    except QueryError as e:
+        return _fail(f"query failed: {e}")
+    # Statements run in order (temp tables carry over); the last one's rows are printed.
+    if results and results[-1].columns:
+        last = results[-1]
+        _print_rows(last.columns, engine.page(0, last.row_count), args.format)
     return 0
 
 
