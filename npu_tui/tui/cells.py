@@ -1,0 +1,59 @@
+"""Turning profile values into display text: literal (never markup) and compact."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# C0/C1 control characters (ESC, BEL, CR...) would drive the terminal; show them as \xNN instead.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def literal(value: Any) -> str:
+    """Profile text as it is, with control characters made visible."""
+    text = "" if value is None else str(value)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One grid column: `key` names the query's column; `kind` decides formatting and alignment."""
+
+    key: str
+    label: str
+    kind: str = "text"  # text | int | us | ms | share | float
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind != "text"
+
+
+def fmt_us(us: float) -> str:
+    """Microseconds with a unit that keeps the number short: 950.0us, 12.35ms, 3.210s."""
+    a = abs(us)
+    if a >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if a >= 1e3:
+        return f"{us / 1e3:.2f}ms"
+    return f"{us:.1f}us"
+
+
+def fmt_cell(value: Any, kind: str) -> str:
+    if value is None:
+        return "-"
+    if kind == "text":
+        return literal(value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return literal(value)
+    if kind == "int":
+        return f"{int(x):,}"
+    if kind == "us":
+        return fmt_us(x)
+    if kind == "ms":
+        return f"{x:,.3f}"
+    if kind == "share":
+        return f"{x * 100:.1f}%"
+    return f"{x:,.2f}"

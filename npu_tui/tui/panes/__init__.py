@@ -1,0 +1,1 @@
+"""One module per pane. Each pane is told the loaded profile and report with ``show(profile, report)``."""

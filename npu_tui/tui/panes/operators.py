@@ -1,0 +1,16 @@
+"""Operators: kernel types → names and input shapes → kernel instances."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+
+from ..drill import DrillGrid, operator_types
+
+
+class OperatorsPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield DrillGrid(operator_types(), ("Operators",), id="operators-grid")
+
+    def show(self, profile, report) -> None:
+        self.query_one(DrillGrid).set_source(profile.con)

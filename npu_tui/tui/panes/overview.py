@@ -1,0 +1,106 @@
+"""Overview: step breakdown, stage × category bars per rank, the top findings, how stages were found."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, List
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from ..cells import fmt_us, literal
+from ..plots import legend, sparkline, stacked_bar
+from .findings import finding_line, ranked_findings
+
+BAR_WIDTH = 30
+STEP_PARTS = ("computing", "comm_not_overlapped", "free")
+TOP_FINDINGS = 3
+
+
+def steps_text(report: dict) -> Text:
+    steps = report.get("steps", [])
+    text = Text().append("Step breakdown", style="bold")
+    if not steps:
+        return text.append("\n  no step data in this profile", style="dim")
+    sources = sorted({s.get("source") or "?" for s in steps})
+    text.append(f"  (from {', '.join(sources)})\n", style="dim")
+    by_rank: Dict[int, List[dict]] = defaultdict(list)
+    for s in steps:
+        by_rank[s["rank"]].append(s)
+    for rank in sorted(by_rank):
+        rows = by_rank[rank]
+        n = len(rows)
+        avg = {p: sum((r.get(f"{p}_us") or 0.0) for r in rows) / n for p in STEP_PARTS}
+        stage = sum((r.get("stage_us") or 0.0) for r in rows) / n
+        text.append(f"rank {rank:<3} ")
+        text.append_text(stacked_bar([(p, avg[p]) for p in STEP_PARTS], BAR_WIDTH))
+        text.append(f" step {fmt_us(stage)}" + (f" (mean of {n})" if n > 1 else "") + "\n")
+        text.append(" " * 9 + "  ".join(f"{p.replace('_', ' ')} {fmt_us(avg[p])}" for p in STEP_PARTS) + "\n",
+                    style="dim")
+        if n > 1:
+            text.append(" " * 9 + "per step ")
+            text.append_text(sparkline([r.get("stage_us") or 0.0 for r in sorted(rows, key=lambda r: r["step"])], 40))
+            text.append("\n")
+    return text.append_text(legend(STEP_PARTS))
+
+
+def categories_text(report: dict) -> Text:
+    cats = report.get("categories", [])
+    text = Text().append("Stage × category (share of kernel time)\n", style="bold")
+    if not cats:
+        return text.append("  no kernels", style="dim")
+    order: List[str] = []
+    rows: Dict[tuple, Dict[str, float]] = defaultdict(dict)
+    for c in cats:
+        if c["category"] not in order:
+            order.append(c["category"])
+        rows[(c["rank"], c["stage"])][c["category"]] = c["share"]
+    for (rank, stage), shares in sorted(rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        label = f"rank {rank} {literal(stage)}"
+        text.append(f"{label:<14.14} ")
+        text.append_text(stacked_bar([(c, shares.get(c, 0.0)) for c in order], BAR_WIDTH))
+        top = sorted(shares.items(), key=lambda kv: -kv[1])[:3]
+        text.append("  " + " · ".join(f"{literal(c)} {v * 100:.0f}%" for c, v in top if v > 0) + "\n")
+    return text.append_text(legend(order))
+
+
+def findings_text(report: dict) -> Text:
+    findings = ranked_findings(report)
+    text = Text().append(f"Findings ({len(findings)})", style="bold")
+    if not findings:
+        return text.append("\n  no threshold crossed", style="dim")
+    for f in findings[:TOP_FINDINGS]:
+        text.append("\n")
+        text.append_text(finding_line(f))
+    if len(findings) > TOP_FINDINGS:
+        text.append(f"\n  … {len(findings) - TOP_FINDINGS} more: press 2", style="dim")
+    return text
+
+
+def stages_text(report: dict) -> Text:
+    text = Text().append("How stages were detected\n", style="bold")
+    stages = report.get("stages", [])
+    if not stages:
+        return text.append("  no stages", style="dim")
+    for s in sorted(stages, key=lambda s: (s["rank"], s.get("start_us") or 0.0)):
+        text.append(f"rank {s['rank']:<3} {literal(s['stage']):<6} ")
+        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9}  kernels {s.get('kernel_count', 0):>7,}  ")
+        method = literal(s.get("method", "?"))
+        conf = s.get("confidence")
+        text.append(method + (f" ({conf:.0%})" if isinstance(conf, (int, float)) else ""), style="italic")
+        text.append("\n")
+    return text
+
+
+class OverviewPane(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        for name in ("steps", "categories", "findings", "stages"):
+            yield Static(id=f"overview-{name}", classes="section")
+
+    def show(self, profile, report) -> None:
+        self.query_one("#overview-steps", Static).update(steps_text(report))
+        self.query_one("#overview-categories", Static).update(categories_text(report))
+        self.query_one("#overview-findings", Static).update(findings_text(report))
+        self.query_one("#overview-stages", Static).update(stages_text(report))

@@ -1,0 +1,81 @@
+"""Ranks: kernel time per rank by category, the ranks × category heat grid, the slow rank marked."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, List, Tuple
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from .. import queries as Q
+from ..cells import fmt_us
+from ..drill import Drill, DrillGrid
+from ..grid import GridQuery
+from ..plots import heat_grid, legend, stacked_bar
+
+BAR_WIDTH = 40
+
+
+def category_time(report: dict) -> Tuple[List[str], Dict[int, Dict[str, float]]]:
+    """Per rank, kernel time by category summed over stages, categories in the report's order."""
+    order: List[str] = []
+    per_rank: Dict[int, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in report.get("categories", []):
+        if c["category"] not in order:
+            order.append(c["category"])
+        per_rank[c["rank"]][c["category"]] += c["time_us"]
+    return order, per_rank
+
+
+def slow_rank(report: dict):
+    """The rank with the longest mean step time, else the longest kernel time (None for one rank)."""
+    ranks = report.get("ranks", [])
+    if len(ranks) < 2:
+        return None
+    steps: Dict[int, List[float]] = defaultdict(list)
+    for s in report.get("steps", []):
+        if s.get("stage_us") is not None:
+            steps[s["rank"]].append(s["stage_us"])
+    if steps:
+        return max(steps, key=lambda r: sum(steps[r]) / len(steps[r]))
+    return max(ranks, key=lambda r: r["kernel_time_us"])["rank"]
+
+
+def rank_plots(report: dict) -> Text:
+    cats, per_rank = category_time(report)
+    slow = slow_rank(report)
+    text = Text().append("Kernel time per rank by category\n", style="bold")
+    peak = max((sum(v.values()) for v in per_rank.values()), default=0.0)
+    for rank in sorted(per_rank):
+        parts = [(c, per_rank[rank].get(c, 0.0)) for c in cats]
+        total = sum(v for _, v in parts)
+        width = round(BAR_WIDTH * total / peak) if peak else 0
+        mark = " ◀ slowest" if rank == slow else ""
+        text.append(f"rank {rank:<3}", style="bold reverse" if rank == slow else "")
+        text.append(" ")
+        text.append_text(stacked_bar(parts, width))
+        text.append(" " * (BAR_WIDTH - width) + f" {fmt_us(total)}{mark}\n")
+    text.append_text(legend(cats))
+    text.append("\n\nShare of each rank's kernel time\n", style="bold")
+    shares = {}
+    for rank, vals in per_rank.items():
+        total = sum(vals.values())
+        for c in cats:
+            shares[(f"rank {rank}", c)] = vals.get(c, 0.0) / total if total else None
+    text.append_text(heat_grid([f"rank {r}" for r in sorted(per_rank)], cats, shares,
+                               marked=[f"rank {slow}"] if slow is not None else []))
+    return text
+
+
+class RanksPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Static(id="ranks-plots", classes="plots")
+        yield DrillGrid(Drill(GridQuery("Ranks", Q.RANKS, Q.RANK_COLUMNS, sort="rank", descending=False,
+                                        highlight="slow")), ("Ranks",), id="ranks-grid")
+
+    def show(self, profile, report) -> None:
+        self.query_one("#ranks-plots", Static).update(rank_plots(report))
+        self.query_one(DrillGrid).set_source(profile.con)

@@ -1,0 +1,1 @@
+"""Screens pushed over the panes: drill-down levels, help, export."""

@@ -1,0 +1,35 @@
+"""Asks where to write the current table; the file's extension picks CSV or Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+from ..export import default_name
+
+
+def default_export_path(title: str) -> str:
+    """In the working directory: never beside the profile, which may be read-only or shared."""
+    return str(Path.cwd() / default_name(title))
+
+
+class ExportScreen(ModalScreen):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-dialog"):
+            yield Label("Export table to (end the name in .md for Markdown, else CSV):")
+            yield Input(self.path, id="export-path")
+            yield Label("enter writes · escape cancels", classes="hint")
+
+    def on_input_submitted(self, msg: Input.Submitted) -> None:
+        self.dismiss(msg.value.strip() or None)
