@@ -108,7 +108,17 @@ def cmd_sql(args) -> int:
 
 
 def cmd_open(args) -> int:
-    raise NotImplementedError
+    if args.path and not args.demo:
+        path = Path(args.path)
+        if not path.exists():
+            return _fail(f"{path}: no such file or folder")
+    else:
+        from .demo import PATH as path
+    from .tui.app import NpuTuiApp
+
+    app = NpuTuiApp(Path(path), Path(args.rules) if args.rules else None)
+    app.run()
+    return app.return_code or 0
 
 
 COMMANDS = {"sql": cmd_sql}
