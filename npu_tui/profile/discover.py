@@ -16,6 +16,8 @@ from .sources.base import read_head
 RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
+MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
+MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
 
 
@@ -129,21 +131,40 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     return RankSource(root=folder, source_format="torch_npu", files=files, rank=rank, info=info)
 
 
+def _msprof_rank(dev: Path) -> Optional[int]:
+    """A device_N folder's rank: ``rank_id`` of its info.json.N (JSON without a .json ending; -1
+    when the job was not distributed), else N."""
+    for f in _files(dev):
+        if MSPROF_INFO_RE.match(f.name):
+            try:
+                info = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            rank = info.get("rank_id") if isinstance(info, dict) else None
+            if isinstance(rank, int) and rank >= 0:
+                return rank
+    m = MSPROF_DEVICE_RE.match(dev.name)
+    return int(m.group(1)) if m else None
+
+
 def _msprof_sources(prof: Path, modules: List[ModuleType]) -> List[RankSource]:
     """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output."""
     out = []
+    devices = [d for d in _dirs(prof) if MSPROF_DEVICE_RE.match(d.name)]
     merged = prof / "mindstudio_profiler_output"
     if merged.is_dir():
-        out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules)))
+        rank = _msprof_rank(devices[0]) if len(devices) == 1 else None
+        out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules),
+                              rank=rank))
     else:
-        for dev in _dirs(prof):
-            if dev.name.startswith("device_"):
-                files: Dict[str, List[Path]] = {}
-                for sub in ("timeline", "summary"):
-                    for k, v in _group(_files(dev / sub), modules).items():
-                        files.setdefault(k, []).extend(v)
-                if files:
-                    out.append(RankSource(root=dev, source_format="msprof", files=files))
+        for dev in devices:
+            files: Dict[str, List[Path]] = {}
+            for sub in ("timeline", "summary"):
+                for k, v in _group(_files(dev / sub), modules).items():
+                    files.setdefault(k, []).extend(v)
+            if files:
+                out.append(RankSource(root=dev, source_format="msprof", files=files,
+                                      rank=_msprof_rank(dev)))
     return out
 
 

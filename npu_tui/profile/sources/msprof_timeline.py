@@ -1,0 +1,120 @@
+"""msprof's Chrome-trace timelines: ``msprof_*.json`` (all processes merged) and, in the older
+``device_N/timeline/`` layout, the per-process splits ``task_time_*``, ``hccl_*``, ``step_trace_*``.
+Timestamps are numbers: µs of the monotonic raw clock, not the epoch.
+
+Processes, told apart by ``process_name``:
+- ``Ascend Hardware``: device tasks per stream; the ones named after an operator are kernels (the
+  rest carry their task type as name: NOTIFY_WAIT, MEMCPY_ASYNC...); ``Iteration N`` ranges
+  (cat ``Iteration Time``) give the step.
+- ``HCCL``: collective ops on the communication thread(s); the ``Plane N`` threads hold their
+  notify/memcpy sub-tasks, which are not kernels.
+- ``Overlap Analysis``: one lane per thread. Processes labelled CPU (``CANN``): host events.
+
+Kernels are written only when no other source (op_summary_*.csv) gave any for the rank.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from .base import LoadResult, RankContext
+from .chrome_trace import drop_staged_trace, stage_trace
+from .op_summary import device_from_folder
+
+KIND = "msprof_timeline"
+FILE_NAMES = ()
+NAME_PREFIXES = ("msprof_",)
+STAGE = "stg_msprof"
+# The per-process files repeat what the merged msprof_*.json of the same folder holds.
+SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
+
+_ARRAY = re.compile(rb"^\s*\[\s*\{")
+_MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Step Trace|Overlap Analysis)"')
+_TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function)"')
+
+EVENTS = """
+CREATE OR REPLACE TEMP TABLE msp_event AS
+SELECT e.*, p.pname, p.labels, t.tname
+FROM stg_msprof e
+LEFT JOIN (SELECT pid, any_value(args->>'name') FILTER (WHERE name = 'process_name') AS pname,
+                  any_value(args->>'labels') FILTER (WHERE name = 'process_labels') AS labels
+           FROM stg_msprof WHERE ph = 'M' GROUP BY pid) p USING (pid)
+LEFT JOIN (SELECT pid, tid, any_value(args->>'name') AS tname FROM stg_msprof
+           WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid) t USING (pid, tid)
+WHERE e.ph = 'X' AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL
+"""
+
+STEPS = """
+CREATE OR REPLACE TEMP TABLE msp_step AS
+SELECT int_or_null(args->>'Iteration ID') AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
+FROM msp_event WHERE cat = 'Iteration Time'
+"""
+
+# MindSpore names are scopes ("Default/network/.../Cast-op239"): the type is the last segment
+# without its "-opN" suffix; other names go through type_from_name.
+KERNELS = """
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, task_id,
+                     source)
+SELECT $rank, $device_id,
+       (SELECT max(s.step) FROM msp_step s WHERE k.ts_ns >= s.lo AND k.ts_ns < s.hi),
+       k.name,
+       COALESCE(nullif(regexp_extract(k.name, '/([^/]+?)-op[0-9]+[^/]*$', 1), ''), type_from_name(k.name)),
+       k.core, k.ts_ns, k.dur_ns, k.stream_id, k.task_id, 'msprof_timeline'
+FROM (SELECT name, ts_ns, dur_ns,
+             CASE WHEN pname = 'HCCL' THEN 'HCCL' ELSE clean_text(args->>'Task Type') END AS core,
+             int_or_null(COALESCE(args->>'Stream Id', args->>'stream id')) AS stream_id,
+             int_or_null(COALESCE(args->>'Task Id', args->>'task id')) AS task_id
+      FROM msp_event
+      WHERE name IS NOT NULL AND cat IS NULL
+        AND ((pname = 'Ascend Hardware' AND name IS DISTINCT FROM args->>'Task Type'
+              AND NOT regexp_full_match(name, '[A-Z][A-Z0-9_]*'))
+             OR (pname = 'HCCL' AND NOT starts_with(COALESCE(tname, ''), 'Plane')))) k
+"""
+
+LANES = """
+INSERT INTO overlap_lanes (rank, lane, start_ns, dur_ns)
+SELECT $rank, COALESCE(tname, name), ts_ns, dur_ns FROM msp_event WHERE pname = 'Overlap Analysis'
+"""
+
+HOST = """
+INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
+SELECT $rank, name, COALESCE(cat, pname), ts_ns, dur_ns, tid, args
+FROM msp_event WHERE labels = 'CPU'
+"""
+
+OTHER_KERNELS = "SELECT count(*) FROM kernels WHERE rank = ? AND source <> 'msprof_timeline'"
+# Sources whose lanes and host events are the same run's, seen through torch_npu's exports.
+RICHER = {"trace_view", "sqlite_export", "kineto"}
+TEMP_TABLES = ("msp_event", "msp_step")
+
+
+def sniff(head: bytes) -> bool:
+    return (bool(_ARRAY.match(head)) and bool(_MSPROF_PROCESS.search(head))
+            and not _TORCH_HOST.search(head))
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    if path.name.startswith(SPLIT_PREFIXES) and any(
+            p.name.startswith("msprof_") for p in ctx.files.get(KIND, [])):
+        return LoadResult(rows=0)
+    if ctx.device_id is None:
+        ctx.device_id = device_from_folder(ctx.root)
+    staged = stage_trace(con, path, STAGE)
+    try:
+        con.execute(EVENTS)
+        con.execute(STEPS)
+        params = {"rank": ctx.rank}
+        rows = 0
+        if con.execute(OTHER_KERNELS, [ctx.rank]).fetchone()[0] == 0:
+            rows += con.execute(KERNELS, {**params, "device_id": ctx.device_id}).fetchone()[0]
+        if not ctx.loaded & RICHER:
+            for sql in (LANES, HOST):
+                rows += con.execute(sql, params).fetchone()[0]
+        return LoadResult(rows=rows, skipped=staged.lost, note=staged.note)
+    finally:
+        for t in TEMP_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {t}")
+        drop_staged_trace(con, STAGE)

@@ -1,0 +1,181 @@
+"""msprof output: the older device_N/timeline layout (real MindSpore sample, 2 devices with HCCL)
+and the mindstudio_profiler_output layout with op_summary_*.csv, checked against the files read
+with Python's json and csv."""
+
+import csv
+import json
+import re
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from npu_tui.profile import load_profile
+from npu_tui.profile.discover import discover
+
+SAMPLE = "mindinsight-msprof-2dev-hccl"
+
+
+def events(path: Path):
+    evs = json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+    procs = {e["pid"]: e["args"]["name"] for e in evs
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs
+               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    return [dict(e, pname=procs.get(e["pid"]), tname=threads.get((e["pid"], e["tid"])))
+            for e in evs if e.get("ph") == "X"]
+
+
+def device_dirs(real: Path):
+    return sorted((real / SAMPLE).glob("PROF_*/device_*"), key=lambda d: d.name)
+
+
+def expected_kernels(dev: Path):
+    """Operator tasks of Ascend Hardware (the others are named by their task type) and the
+    collective ops of the HCCL communication thread, over every iteration's msprof_*.json."""
+    out = []
+    for f in sorted((dev / "timeline").glob("msprof_*.json")):
+        for e in events(f):
+            if e.get("cat"):
+                continue
+            if e["pname"] == "Ascend Hardware":
+                if e["name"] != e["args"].get("Task Type") and not re.fullmatch(r"[A-Z][A-Z0-9_]*", e["name"]):
+                    out.append((e["name"], int(round(e["ts"] * 1000)), e["args"]["Task Type"]))
+            elif e["pname"] == "HCCL" and not e["tname"].startswith("Plane"):
+                out.append((e["name"], int(round(e["ts"] * 1000)), "HCCL"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample(real):
+    return load_profile(real / SAMPLE)
+
+
+def test_two_prof_folders_load_as_two_ranks(real, sample):
+    assert sample.layout == "msprof" and sample.ranks == [0, 1] and sample.formats == ["msprof"]
+    for dev in device_dirs(real):
+        info = json.loads(next(dev.glob("info.json.*")).read_text())
+        rank, device = info["rank_id"], int(dev.name.split("_")[1])
+        assert sample.con.execute("SELECT device_id FROM ranks WHERE rank = ?", [rank]).fetchone() == (device,)
+
+
+def test_kernels_and_hccl_ops_match_the_timeline(real, sample):
+    for rank, dev in enumerate(device_dirs(real)):
+        want = expected_kernels(dev)
+        got = sample.con.execute("SELECT name, start_ns, core FROM kernels WHERE rank = ?", [rank]).fetchall()
+        assert sorted(got) == sorted(want)
+        # The split hccl_*.json files hold the same collective ops (and are not loaded twice).
+        hccl = [e for f in (dev / "timeline").glob("hccl_*.json") for e in events(f)
+                if e["tname"] == "Communication Kernel"]
+        comm = [g for g in got if g[2] == "HCCL"]
+        assert len(comm) == len(hccl) == 10
+        assert sorted(s for _, s, _ in comm) == sorted(int(round(e["ts"] * 1000)) for e in hccl)
+
+
+def test_steps_come_from_the_iteration_ranges(real, sample):
+    dev = device_dirs(real)[0]
+    iters = [e for e in events(next((dev / "timeline").glob("step_trace_*.json")))
+             if e.get("cat") == "Iteration Time"]
+    per_step = dict(sample.con.execute(
+        "SELECT step, min(start_ns) FROM kernels WHERE rank = 0 GROUP BY step").fetchall())
+    assert set(per_step) == {e["args"]["Iteration ID"] for e in iters}
+    for e in iters:
+        lo = int(round(e["ts"] * 1000))
+        hi = lo + int(round(e["dur"] * 1000))
+        assert lo <= per_step[e["args"]["Iteration ID"]] < hi
+
+
+def test_mindspore_scope_names_give_the_operator_type(sample):
+    got = dict(sample.con.execute(
+        "SELECT name, type FROM kernels WHERE rank = 0 AND name IN "
+        "('Default/network-WithLossCell/_backbone-AlexNet/Cast-op239', 'Default/AllReduce-op534_0')"
+    ).fetchall())
+    assert got == {"Default/network-WithLossCell/_backbone-AlexNet/Cast-op239": "Cast",
+                   "Default/AllReduce-op534_0": "AllReduce"}
+
+
+def test_overlap_lanes_and_host_events(real, sample):
+    dev = device_dirs(real)[1]
+    evs = [e for f in (dev / "timeline").glob("msprof_*.json") for e in events(f)]
+    lanes = {}
+    for e in evs:
+        if e["pname"] == "Overlap Analysis":
+            lanes[e["tname"]] = lanes.get(e["tname"], 0) + 1
+    assert dict(sample.con.execute(
+        "SELECT lane, count(*) FROM overlap_lanes WHERE rank = 1 GROUP BY lane").fetchall()) == lanes
+    cann = sum(e["pname"] == "CANN" for e in evs)
+    assert sample.con.execute("SELECT count(*) FROM host_events WHERE rank = 1").fetchone() == (cann,)
+
+
+def test_rank_from_info_json_else_the_folder_number(real, tmp_path):
+    src = device_dirs(real)[1]
+    prof = tmp_path / "PROF_1"
+    shutil.copytree(src, prof / "device_1")
+    info = prof / "device_1" / "info.json.1"
+    info.write_text(json.dumps(dict(json.loads(info.read_text()), rank_id=6)))
+    shutil.copytree(src / "timeline", tmp_path / "PROF_2" / "device_3" / "timeline")  # no info.json
+    disc = discover(tmp_path)
+    assert sorted((s.root.name, s.rank) for s in disc.ranks) == [("device_1", 6), ("device_3", 3)]
+    p = load_profile(tmp_path)
+    assert p.con.execute("SELECT rank, device_id FROM ranks ORDER BY rank").fetchall() == [(3, 3), (6, 1)]
+
+
+OP_SUMMARY = [
+    ["Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type",
+     "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Dim", "Input Shapes",
+     "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types"],
+    ["3", "4294967295", "11", "2", "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "AI_CORE",
+     "1736408883704643.212\t", "53.741", "0", "20", '"512,16;16,64"', "FLOAT16;FLOAT16",
+     "ND;ND", '"512,64"', "FLOAT16"],
+    ["3", "4294967295", "12", "2", "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE",
+     "1736408883704700.001\t", "2.5", "3.247", "40", '"512,64;512,64"', "FLOAT16;FLOAT16",
+     "ND;ND", '"512,64"', "FLOAT16"],
+]
+
+
+def msprof_merged(real: Path, root: Path, op_summary=OP_SUMMARY) -> Path:
+    """A PROF_* folder in the newer layout: device_3/info.json.3 and mindstudio_profiler_output/
+    with one real timeline and the given op_summary rows (msprof writes the shape quotes into
+    the value, which the csv module then quotes again)."""
+    prof = root / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
+    out = prof / "mindstudio_profiler_output"
+    out.mkdir(parents=True)
+    (prof / "device_3").mkdir()
+    (prof / "device_3" / "info.json.3").write_text(json.dumps({"rank_id": -1, "devices": "3"}))
+    shutil.copy(device_dirs(real)[0] / "timeline" / "msprof_0_2_1.json", out / "msprof_20250101.json")
+    with open(out / "op_summary_20250101.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(op_summary)
+    return prof
+
+
+def test_op_summary_gives_the_kernels_and_the_timeline_the_rest(real, tmp_path):
+    prof = msprof_merged(real, tmp_path)
+    raw = (prof / "mindstudio_profiler_output" / "op_summary_20250101.csv").read_text()
+    assert '"""512,16;16,64"""' in raw
+    p = load_profile(prof)
+    assert p.layout == "msprof" and p.ranks == [3]  # rank_id -1: the device folder's number
+    got = p.con.execute("SELECT device_id, name, type, core, start_ns, dur_ns, wait_ns, block_dim, "
+                        "task_id, input_shapes, output_shapes, source FROM kernels ORDER BY start_ns"
+                        ).fetchall()
+    assert got == [
+        (3, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "AI_CORE", 1736408883704643212,
+         53741, 0, 20, 11, "512,16;16,64", "512,64", "op_summary"),
+        (3, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 1736408883704700001, 2500, 3247, 40,
+         12, "512,64;512,64", "512,64", "op_summary"),
+    ]
+    lanes = sum(e["pname"] == "Overlap Analysis"
+                for e in events(prof / "mindstudio_profiler_output" / "msprof_20250101.json"))
+    assert p.con.execute("SELECT count(*) FROM overlap_lanes").fetchone() == (lanes,)
+
+
+@pytest.mark.parametrize("content", ["", ",".join(OP_SUMMARY[0]) + "\r\n"])
+def test_empty_op_summary_is_a_note(real, tmp_path, content):
+    prof = msprof_merged(real, tmp_path)
+    bad = prof / "mindstudio_profiler_output" / "op_summary_20250101.csv"
+    bad.write_text(content)
+    p = load_profile(prof)
+    (note,), = p.con.execute("SELECT note FROM load_log WHERE kind = 'op_summary'").fetchall()
+    assert note and "\n" not in note and "Traceback" not in note
+    # The timeline stands in for the missing kernels.
+    assert p.con.execute("SELECT DISTINCT source FROM kernels").fetchall() == [("msprof_timeline",)]
