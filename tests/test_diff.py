@@ -1,0 +1,126 @@
+"""The before/after comparison, on hand-made runs with hand-computed answers."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from npu_tui.analysis.diff import RunData, compare, render, run_data, verdict
+from npu_tui.profile import connect
+
+BASE_STEPS = [100.0, 102.0, 98.0, 101.0, 99.0]  # mean 100, sample variance 2.5
+
+
+def test_verdict_faster_with_noise_from_the_steps():
+    # new: mean 90, variance 2.5; noise = 2 * sqrt(2.5/5 + 2.5/5) = 2
+    v = verdict(BASE_STEPS, [90.0, 91.0, 89.0, 92.0, 88.0])
+    assert v["verdict"] == "faster"
+    assert v["base_step_us"] == pytest.approx(100.0) and v["new_step_us"] == pytest.approx(90.0)
+    assert v["delta_us"] == pytest.approx(-10.0) and v["delta_pct"] == pytest.approx(-0.1)
+    assert v["noise_us"] == pytest.approx(2.0)
+
+
+def test_verdict_within_noise_and_slower():
+    # new: mean 101, variance 5; noise = 2 * sqrt(0.5 + 1.0) = 2.449 > 1
+    within = verdict(BASE_STEPS, [102.0, 100.0, 101.0, 104.0, 98.0])
+    assert within["verdict"] == "within noise"
+    assert within["noise_us"] == pytest.approx(2 * 1.5 ** 0.5)
+    assert verdict(BASE_STEPS, [110.0, 112.0, 108.0, 111.0, 109.0])["verdict"] == "slower"
+
+
+def test_verdict_needs_two_steps_a_side():
+    v = verdict([100.0], BASE_STEPS)
+    assert v["verdict"] == "undetermined" and v["noise_us"] is None
+
+
+def _profile(host_events, kernels):
+    con = connect()
+    for row in host_events:
+        con.execute("INSERT INTO host_events (rank, name, cat, start_ns, dur_ns) VALUES (?, ?, ?, ?, ?)",
+                    row)
+    for row in kernels:
+        con.execute("INSERT INTO kernels (rank, name, start_ns, dur_ns) VALUES (?, ?, ?, ?)", row)
+    return SimpleNamespace(con=con, path=Path("/runs/a"))
+
+
+def test_run_data_takes_the_slowest_rank_per_profiler_step():
+    prof = _profile(
+        [(0, "ProfilerStep#1", "user_annotation", 0, 10_000),
+         (0, "ProfilerStep#2", "user_annotation", 20_000, 12_000),
+         (1, "ProfilerStep#1", "user_annotation", 0, 11_000),
+         (1, "ProfilerStep#2", "user_annotation", 20_000, 9_000),
+         (0, "npu_tui:stage:DiT", "user_annotation", 0, 5_000),
+         (0, "ProfilerStep#2 (copy)", "user_annotation", 0, 99_000)],
+        [(0, "MatMul", 0, 3_000), (0, "MatMul", 4_000, 5_000), (1, "Add", 0, 1_000)])
+    rd = run_data(prof, {})
+    assert rd.step_us == [11.0, 12.0] and rd.step_source == "ProfilerStep"
+    assert rd.operators == {"MatMul": (8.0, 2), "Add": (1.0, 1)}
+    assert rd.path == "/runs/a"
+
+
+def test_run_data_falls_back_to_the_reported_step_trace():
+    # Stage times from step_trace_time.csv of the msinsight level1 sample, ranks 0 and 1, Step 50.
+    report = {"steps": [{"rank": 0, "step": 50, "stage_us": 136581.0},
+                        {"rank": 1, "step": 50, "stage_us": 131912.5}]}
+    rd = run_data(_profile([], []), report)
+    assert rd.step_us == [136581.0] and rd.step_source == "step_trace"
+
+
+def _runs():
+    base = RunData("/runs/base", {
+        "stages": [{"rank": 0, "stage": "DiT", "kernel_time_us": 500.0, "wall_us": 600.0,
+                    "method": "markers"}],
+        "categories": [{"rank": 0, "stage": "DiT", "category": "MatMul", "time_us": 300.0,
+                        "share": 0.6}],
+        "findings": [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "value": 0.6, "threshold": 0.5},
+                     {"rule": "fa_high", "rank": 1, "stage": "DiT", "value": 0.4, "threshold": 0.3}],
+    }, BASE_STEPS, "ProfilerStep", {"A": (500.0, 5), "B": (100.0, 5)})
+    new = RunData("/runs/new", {
+        "stages": [{"rank": 0, "stage": "DiT", "kernel_time_us": 360.0, "wall_us": 400.0,
+                    "method": "markers"},
+                   {"rank": 0, "stage": "VAE", "kernel_time_us": 40.0, "wall_us": 48.0,
+                    "method": "markers"}],
+        "categories": [{"rank": 0, "stage": "DiT", "category": "MatMul", "time_us": 200.0,
+                        "share": 0.55}],
+        "findings": [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "value": 0.55, "threshold": 0.5},
+                     {"rule": "vector_high", "rank": 0, "stage": "DiT", "value": 0.25, "threshold": 0.2}],
+    }, [90.0, 91.0, 89.0, 92.0], "ProfilerStep", {"A": (200.0, 4), "C": (80.0, 4)})
+    return base, new
+
+
+def test_compare_per_step_deltas_findings_and_operators():
+    d = compare(*_runs(), top=2)
+    assert (d["base"]["steps"], d["new"]["steps"]) == (5, 4)
+    dit, vae = d["stages"]
+    # DiT: 500/5 = 100 µs per step before, 360/4 = 90 after.
+    assert (dit["stage"], dit["base_us"], dit["new_us"]) == ("DiT", 100.0, 90.0)
+    assert dit["delta_us"] == pytest.approx(-10.0) and dit["delta_pct"] == pytest.approx(-0.1)
+    assert (dit["base_wall_us"], dit["new_wall_us"]) == (120.0, 100.0)
+    assert (vae["stage"], vae["base_us"], vae["new_us"], vae["delta_pct"]) == ("VAE", 0.0, 10.0, None)
+    (mm,) = d["categories"]
+    assert (mm["base_us"], mm["new_us"], mm["base_share"], mm["new_share"]) == (60.0, 50.0, 0.6, 0.55)
+
+    f = d["findings"]
+    assert [x["rule"] for x in f["appeared"]] == ["vector_high"]
+    assert [(x["rule"], x["rank"]) for x in f["cleared"]] == [("fa_high", 1)]
+    assert f["remaining"] == [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "base_value": 0.6,
+                               "new_value": 0.55, "threshold": 0.5}]
+    # Per step: A 100 -> 50, B 20 -> 0, C 0 -> 20; the two largest moves, ties by name.
+    assert [(o["name"], o["delta_us"]) for o in d["operators"]] == [("A", -50.0), ("B", -20.0)]
+    assert d["operators"][0]["base_count"] == 1 and d["operators"][0]["new_count"] == 1
+
+
+def test_render_text_and_markdown():
+    base, new = _runs()
+    new.step_us = [90.0, 91.0, 89.0, 92.0, 88.0]  # mean 90, noise 2 (as above)
+    d = compare(base, new)
+    text = render(d, "text")
+    assert ("Verdict: faster: step 0.100 ms -> 0.090 ms (-0.010 ms, -10.0%), noise ±0.002 ms "
+            "from 5+5 steps (ProfilerStep)") in text
+    assert "- appeared: vector_high (rank 0, DiT)" in text
+    assert "- cleared: fa_high (rank 1, DiT)" in text
+    assert "- still: matmul_high (rank 0, DiT): 0.600 -> 0.550" in text
+    md = render(d, "md")
+    assert "| rank | stage | base ms | new ms | delta ms | delta % |" in md
+    # DiT kernel time 360 µs over 5 steps now: 72 µs per step.
+    assert "| 0 | DiT | 0.100 | 0.072 | -0.028 | -28.0% |" in md
