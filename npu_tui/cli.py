@@ -60,6 +60,10 @@ def _sub_parser() -> argparse.ArgumentParser:
     c.add_argument("--demo", action="store_true", help="profile the built-in demo DiT + VAE workload")
     c.add_argument("--out", metavar="DIR", default="./prof_out", help="profile root (default ./prof_out)")
     c.add_argument("--steps", type=int, default=5, help="profiled steps (at least 5)")
+    c.add_argument("--cmd", metavar="COMMAND",
+                   help="instead: any command line (quoted) whose script calls "
+                        "npu_tui.collect.profile_steps(step)")
+    c.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
     return p
 
 
@@ -121,7 +125,82 @@ def cmd_open(args) -> int:
     return app.return_code or 0
 
 
-COMMANDS = {"sql": cmd_sql}
+def _rules(args):
+    from .analysis import load_rules
+
+    return load_rules(Path(args.rules) if args.rules else None)
+
+
+def _write_diff(d: dict, fmt: str) -> None:
+    from .analysis.diff import render
+
+    if fmt == "json":
+        json.dump(d, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(d, fmt))
+
+
+def cmd_diff(args) -> int:
+    from .analysis.diff import diff_paths
+
+    _write_diff(diff_paths(args.base, args.new, _rules(args)), args.format)
+    return 0
+
+
+def _collect_event(event: dict) -> None:
+    """Live progress of the collection child on stderr (stdout keeps the result)."""
+    phase = event["phase"]
+    if phase == "log":
+        print(event["text"], file=sys.stderr)
+    elif phase in ("warmup", "step"):
+        print(f"npu-tui: {'warm-up' if phase == 'warmup' else 'profiled step'} "
+              f"{event['step']}/{event['of']}", file=sys.stderr)
+    elif phase in ("backend", "export"):
+        print(f"npu-tui: {phase} {event.get('name', '')}".rstrip(), file=sys.stderr)
+
+
+def cmd_collect(args) -> int:
+    import shlex
+
+    from .collect.runner import Collection, CollectError, CollectSpec, previous_run
+
+    try:
+        spec = CollectSpec(demo=args.demo, workload=args.workload, steps=args.steps,
+                           command=shlex.split(args.cmd) if args.cmd else None)
+    except CollectError as e:
+        return _fail(str(e))
+    rules = _rules(args)
+    root = Path(args.out)
+    base = previous_run(root)
+    col = Collection(spec, root, on_event=_collect_event)
+    try:
+        col.start()
+        try:
+            result = col.wait()
+        except KeyboardInterrupt:
+            col.cancel()
+            result = col.wait()
+    except CollectError as e:
+        return _fail(str(e))
+    if result.status == "cancelled":
+        print(f"npu-tui: cancelled; {result.run_dir} keeps the log", file=sys.stderr)
+        return 130
+    if result.status != "ok":
+        return _fail(f"collection failed: {result.error} (log: {result.run_dir / 'collect.log'})")
+    print(f"npu-tui: collected into {result.run_dir}; parsing", file=sys.stderr)
+    if base is None:
+        from .analysis import build_report, render
+
+        sys.stdout.write(render(build_report(_load(str(result.run_dir)), rules), "text"))
+        return 0
+    from .analysis.diff import diff_paths
+
+    _write_diff(diff_paths(base, result.run_dir, rules), "text")
+    return 0
+
+
+COMMANDS = {"sql": cmd_sql, "diff": cmd_diff, "collect": cmd_collect}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 SCHEMA_VERSION = 1
@@ -60,6 +61,19 @@ def run_data(profile, report: dict) -> RunData:
         source = "none"
     ops = {name: (float(us), int(n)) for name, us, n in con.execute(OPERATOR_TIMES_SQL).fetchall()}
     return RunData(str(profile.path), report, step_us, source, ops)
+
+
+def load_run(path, rules) -> RunData:
+    """Load a profile, build its report and gather what a comparison needs."""
+    from ..profile import load_profile
+    from . import build_report
+
+    profile = load_profile(Path(path))
+    return run_data(profile, build_report(profile, rules))
+
+
+def diff_paths(base, new, rules, top: int = TOP_OPERATORS) -> dict:
+    return compare(load_run(base, rules), load_run(new, rules), top)
 
 
 def _report_step_times(report: dict) -> List[float]:

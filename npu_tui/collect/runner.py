@@ -211,7 +211,8 @@ class Collection:
 
     def wait(self) -> RunResult:
         error, backend, last_line = "", None, ""
-        with open(self.run_dir / LOG_FILE, "w", encoding="utf-8") as log:
+        # Appending: a caller interrupted mid-wait (Ctrl-C) cancels and waits again.
+        with open(self.run_dir / LOG_FILE, "a", encoding="utf-8") as log:
             for line in self._proc.stdout:
                 line = line.rstrip("\n")
                 event = progress.parse(line)
