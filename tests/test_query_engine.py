@@ -9,7 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from npu_tui.profile import connect, load_profile
+from npu_tui.analysis.rules import load_rules
+from npu_tui.analysis.views import install_views
+from npu_tui.profile import load_profile
 from npu_tui.query import (Cancelled, QueryEngine, QueryError, split_statements, starter_queries,
                            statement_at)
 
@@ -18,7 +20,9 @@ RANK0 = "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt"
 
 @pytest.fixture(scope="module")
 def profile(real):
-    return load_profile(real / "msinsight-pt-2rank-levels" / "text" / "level1")
+    loaded = load_profile(real / "msinsight-pt-2rank-levels" / "text" / "level1")
+    install_views(loaded.con, load_rules())
+    return loaded
 
 
 def _kernel_csv(real):
@@ -131,9 +135,15 @@ def test_starter_queries_run_on_a_real_profile(real, profile):
     engine = QueryEngine(profile.con)
     names = [name for name, _ in starter_queries()]
     assert {"Top kernels by total time", "Kernels of one type by input shape",
-            "Step breakdown per rank"} <= set(names)
+            "Exposed communication per stage", "Step breakdown per rank"} <= set(names)
     results = {name: run(engine, sql) for name, sql in starter_queries()}
     assert all(r.row_count > 0 for r in results.values())
+    # Step 50 as the profiler reported it (PROVENANCE.md, step_trace_time.csv, us).
+    run(engine, dict(starter_queries())["Step breakdown per rank"])
+    rank0 = engine.page(0, 1)[0]
+    assert rank0[:2] == (0, 50)
+    assert [rank0[2], rank0[3], rank0[5], rank0[6]] == pytest.approx(
+        [8873.756, 101963.203, 25744.050, 136581.0], abs=1e-3)
     # The top kernel by total time, from the profiler's own csv files of both ranks.
     totals = {}
     for rank in ("rank0_ascend_pt", "rank1_ascend_pt"):

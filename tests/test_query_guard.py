@@ -80,3 +80,13 @@ def test_a_refused_statement_in_a_batch_stops_the_rest(con):
                        "CREATE TEMP TABLE b AS SELECT 2 AS x")
     run(engine, "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name IN ('a', 'b')")
     assert engine.page(0, 1) == [(1,)]
+
+
+def test_views_reinstalled_by_the_app_do_not_trip_the_guard(con):
+    engine = QueryEngine(con)
+    # The app recreates its views (new rules) on its own connection while the console is open.
+    con.execute("CREATE OR REPLACE VIEW type_time AS SELECT type, max(dur_ns) AS t FROM kernels "
+                "GROUP BY type")
+    run(engine, "CREATE TEMP TABLE mine AS SELECT 1 AS x")
+    with pytest.raises(ProtectedError):
+        run(engine, "DROP VIEW type_time")

@@ -66,45 +66,45 @@ class Guard:
         self.database = cur.execute("SELECT current_database()").fetchone()[0]
         self._names = {key[3].lower(): key for key in self.protected}
 
-    def tables(self):
-        return [key for key in self.protected if key[0] == "table"]
-
-    def _fingerprints(self, cur) -> Dict[Key, tuple]:
+    def _fingerprints(self, cur, objects: Dict[Key, _Object]) -> Dict[Key, tuple]:
         return {key: cur.execute(FINGERPRINT_SQL.format(
                     table=".".join(quote_ident(p) for p in key[1:]))).fetchone()
-                for key in self.tables()}
+                for key in self.protected if key[0] == "table" and key in objects}
 
     def run(self, cur: duckdb.DuckDBPyConnection, execute: Callable[[], T]) -> T:
         """execute() inside a transaction that commits only if the profile is unchanged."""
         cur.execute("BEGIN TRANSACTION")
         try:
-            before = self._fingerprints(cur)
+            # Compared with the state just before the statement, not at startup: the app may
+            # reinstall the analysis views (new rules) while the console is open.
+            objects = _objects(cur)
+            rows = self._fingerprints(cur, objects)
             result = execute()
-            self._check(cur, before)
+            self._check(cur, objects, rows)
         except BaseException:
             cur.execute("ROLLBACK")
             raise
         cur.execute("COMMIT")
         return result
 
-    def _check(self, cur, before: Dict[Key, tuple]) -> None:
+    def _check(self, cur, objects: Dict[Key, _Object], rows: Dict[Key, tuple]) -> None:
         now = _objects(cur)
-        for key, obj in self.protected.items():
+        for key in self.protected:
             kind, _, _, name = key
-            if key not in now or now[key].signature != obj.signature:
+            if key in objects and (key not in now or now[key].signature != objects[key].signature):
                 raise ProtectedError(
                     f"refused: {kind} {name} belongs to the loaded profile and cannot be dropped, "
                     f"replaced or altered from the console; nothing was changed. "
                     f"Make your own under another name: {COPY_HINT[kind].format(name=name)}")
-        for key, prints in self._fingerprints(cur).items():
-            if prints != before[key]:
+        for key, prints in self._fingerprints(cur, now).items():
+            if prints != rows.get(key):
                 raise ProtectedError(
                     f"refused: table {key[3]} belongs to the loaded profile and its rows cannot be "
                     f"changed from the console; nothing was changed. "
                     f"Work on a copy: {COPY_HINT['table'].format(name=key[3])}")
         for key, obj in now.items():
             kind, db, _, name = key
-            if key in self.protected:
+            if key in self.protected or key in objects:
                 continue
             if obj.temporary and name.lower() in self._names:
                 raise ProtectedError(

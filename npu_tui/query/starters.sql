@@ -22,9 +22,17 @@ WHERE type = (SELECT type FROM kernels GROUP BY type ORDER BY sum(dur_ns) DESC L
 GROUP BY type, input_shapes
 ORDER BY total_us DESC;
 
+-- name: Exposed communication per stage
+-- comm_exposure: comm not covered by compute inside each stage's windows (analysis view).
+SELECT rank, stage, round(wall_us, 3) AS wall_us, round(comm_us, 3) AS comm_us,
+       round(exposed_us, 3) AS exposed_us, round(exposed_share, 4) AS exposed_share, source
+FROM comm_exposure
+ORDER BY rank, stage;
+
 -- name: Step breakdown per rank
+-- step_breakdown: step_trace_time.csv when present, else the overlap lanes, else kernels.
 SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
-FROM step_trace
+FROM step_breakdown
 ORDER BY rank, step;
 
 -- name: What each file gave
