@@ -56,7 +56,8 @@ EVENT_SELECT = """
 SELECT ph, name, cat, pid, tid,
        CAST(round(ts * 1000) AS BIGINT) + $base_ns AS ts_ns,
        CAST(round(dur * 1000) AS BIGINT) AS dur_ns,
-       id, bp, args
+       id, bp, args,
+       row_number() OVER () AS seq  -- file order (parent ops come before children that tie with them)
 """
 STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table} AS" + EVENT_SELECT
@@ -101,7 +102,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Stage
     """Load the events of Chrome-trace file ``path`` into temp table ``table``.
 
     Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns, NULL when absent or
-    unparsable), args (JSON). Raises SourceError with a one-line reason when nothing can be read.
+    unparsable), args (JSON), seq (BIGINT, the event's place in the file). Raises SourceError with a one-line reason when nothing can be read.
     Drop the table with ``drop_staged_trace`` when done.
     """
     shape = _shape(path)

@@ -1,0 +1,143 @@
+"""PyTorch profiler (Kineto) traces: ``*.pt.trace.json[.gz]`` or any ``{"traceEvents": [...]}``.
+
+- kernels: device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``; older traces capitalise them),
+  NCCL/RCCL kernels included. ``core`` is CUDA or ROCm for kernels (ROCm when the runtime calls are
+  ``hip*``) and the category for copies and sets. ``type`` is the CPU op that launched the kernel: the
+  runtime call with the same ``correlation``, then the innermost ``cpu_op`` open on its thread at that
+  moment (External id does not link them: traces set it to the correlation). Without one, the name.
+- flows: one per device event with a correlated runtime call (host = the call, device = the event);
+  that is what Kineto's ``ac2g`` flow arrows draw, and sampled traces keep the correlation but drop
+  the arrows.
+- host_events: cpu ops, user annotations (``ProfilerStep#N``, record_function), python functions,
+  runtime/driver calls. A CPU-only trace has only these.
+- device id from the device events' ``args.device``; the rank is read by discovery (``rank_hint``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+import duckdb
+
+from .base import LoadResult, RankContext
+from .chrome_trace import drop_staged_trace, stage_trace
+
+KIND = "kineto"
+FILE_NAMES = ()
+STAGE = "stg_kineto"
+
+_OBJECT = re.compile(rb"^\s*\{")
+_KINETO_KEY = re.compile(rb'"(traceEvents|schemaVersion)"\s*:')
+_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
+
+EVENTS = """
+CREATE OR REPLACE TEMP TABLE kn_event AS
+SELECT *, lower(cat) AS lcat FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL;
+CREATE OR REPLACE TEMP TABLE kn_launch AS
+SELECT args->>'correlation' AS corr, pid, tid, ts_ns
+FROM kn_event
+WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver') AND args->>'correlation' IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY args->>'correlation' ORDER BY ts_ns) = 1;
+CREATE OR REPLACE TEMP TABLE kn_device AS
+SELECT *, args->>'correlation' AS corr
+FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
+  AND lcat IN ('kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset');
+"""
+
+# The innermost cpu_op open at each launch. Ops on a thread nest, so the number of ops open at a
+# moment is the depth of the innermost one, and that op is the last one to start at that depth
+# before the moment: a running sum over start/end marks, then an ASOF join (no quadratic range join).
+LAUNCH_OPS = """
+CREATE OR REPLACE TEMP TABLE kn_launch_op AS
+WITH op AS (
+    SELECT pid, tid, name, ts_ns, ts_ns + dur_ns AS end_ns, seq
+    FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0
+), mark AS (
+    -- At equal times: ends (inner first), then starts (outer first), then launches. An op and its
+    -- child can share start and duration at µs resolution; the file lists the parent first.
+    SELECT pid, tid, end_ns AS t, 0 AS kind, end_ns - ts_ns AS tie, -seq AS tie2, -1 AS delta,
+           NULL AS name, NULL AS corr FROM op
+    UNION ALL SELECT pid, tid, ts_ns, 1, ts_ns - end_ns, seq, 1, name, NULL FROM op
+    UNION ALL SELECT pid, tid, ts_ns, 2, 0, 0, 0, NULL, corr FROM kn_launch
+), depth AS (
+    SELECT *, sum(delta) OVER (PARTITION BY pid, tid ORDER BY t, kind, tie, tie2
+                               ROWS UNBOUNDED PRECEDING) AS depth FROM mark
+)
+SELECT l.corr, o.name AS op
+FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
+ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
+  ON l.pid = o.pid AND l.tid = o.tid AND l.depth = o.depth AND l.t >= o.t
+"""
+
+STEPS = """
+CREATE OR REPLACE TEMP TABLE kn_step AS
+SELECT CAST(regexp_extract(name, '#(\\d+)', 1) AS INTEGER) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
+FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND regexp_matches(name, '^ProfilerStep#\\d+$')
+"""
+
+INSERT_KERNELS = """
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, source)
+SELECT $rank, coalesce(int_or_null(d.args->>'device'), $device_id),
+       (SELECT max(step) FROM kn_step WHERE coalesce(l.ts_ns, d.ts_ns) BETWEEN lo AND hi),
+       d.name, coalesce(o.op, d.name),
+       CASE WHEN d.lcat = 'kernel' THEN $runtime ELSE d.cat END,
+       d.ts_ns, d.dur_ns, int_or_null(d.args->>'stream'), 'kineto'
+FROM kn_device d
+LEFT JOIN kn_launch l USING (corr)
+LEFT JOIN kn_launch_op o USING (corr)
+"""
+
+INSERT_FLOWS = """
+INSERT INTO flows
+SELECT $rank, d.corr, 'ac2g', l.ts_ns, d.ts_ns FROM kn_device d JOIN kn_launch l USING (corr)
+"""
+
+INSERT_HOST = """
+INSERT INTO host_events
+SELECT $rank, name, cat, ts_ns, dur_ns, tid, args
+FROM kn_event
+WHERE lcat IN ('cpu_op', 'operator', 'user_annotation', 'python_function', 'cuda_runtime',
+               'runtime', 'cuda_driver', 'cpu_instant_event')
+"""
+
+RUNTIME = """
+SELECT CASE WHEN bool_or(name LIKE 'hip%') THEN 'ROCm' ELSE 'CUDA' END
+FROM kn_event WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver')
+"""
+DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
+UNTIMED = "SELECT count(*) FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_ns IS NULL"
+
+TEMP_TABLES = ("kn_event", "kn_launch", "kn_device", "kn_launch_op", "kn_step")
+
+
+def sniff(head: bytes) -> bool:
+    return bool(_OBJECT.match(head)) and bool(_KINETO_KEY.search(head))
+
+
+def rank_hint(head: bytes) -> Optional[int]:
+    """``distributedInfo.rank`` when the head of the file holds it (torch writes it before the events)."""
+    m = _RANK.search(head)
+    return int(m.group(1)) if m else None
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    staged = stage_trace(con, path, STAGE)
+    try:
+        con.execute(EVENTS)
+        if ctx.device_id is None:
+            ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
+        con.execute(LAUNCH_OPS)
+        con.execute(STEPS)
+        runtime = con.execute(RUNTIME).fetchone()[0]
+        rank = {"rank": ctx.rank}
+        rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
+        for sql in (INSERT_FLOWS, INSERT_HOST):
+            rows += con.execute(sql, rank).fetchone()[0]
+        skipped = staged.lost + con.execute(UNTIMED).fetchone()[0]
+        return LoadResult(rows=rows, skipped=skipped, note=staged.note)
+    finally:
+        for t in TEMP_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {t}")
+        drop_staged_trace(con, STAGE)

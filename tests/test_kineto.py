@@ -1,0 +1,159 @@
+"""Kineto (PyTorch profiler) traces: real CUDA traces, and a CPU trace written here by real torch.
+
+Expected values come from parsing the JSON with Python's json module in the test, never from the loader.
+"""
+
+import gzip
+import json
+import shutil
+from collections import Counter, defaultdict
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import pytest
+
+from npu_tui.profile import load_profile
+from npu_tui.profile.schema import connect
+from npu_tui.profile.sources import kineto
+from npu_tui.profile.sources.base import read_head
+from npu_tui.profile.sources.chrome_trace import stage_trace
+
+SAMPLED = "kineto/hta-sampled-2rank"
+ALEXNET = "kineto/hta-alexnet-1gpu/benchmark_result_2869224_1695835535_trace.json.gz"
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+HOST_CATS = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver"}
+
+
+def ns(us) -> int:
+    return int((Decimal(str(us)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def trace(path: Path) -> dict:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f, parse_float=Decimal)
+
+
+def launching_ops(evs):
+    """correlation -> the innermost cpu_op enclosing its runtime call, by brute force."""
+    ops = defaultdict(list)
+    for i, e in enumerate(evs):
+        if e.get("cat") == "cpu_op" and e.get("dur", 0) > 0:
+            ops[(e["pid"], e["tid"])].append((i, e))
+    out = {}
+    for r in evs:
+        if r.get("cat") != "cuda_runtime":
+            continue
+        enclosing = [(i, o) for i, o in ops[(r["pid"], r["tid"])] if o["ts"] <= r["ts"] < o["ts"] + o["dur"]]
+        if enclosing:
+            # The latest to start; on a tie the shorter, then the later in the file (a child).
+            _, inner = max(enclosing, key=lambda io: (io[1]["ts"], -io[1]["dur"], io[0]))
+            out[r["args"]["correlation"]] = inner["name"]
+    return out
+
+
+def expected(doc: dict):
+    evs = doc["traceEvents"]
+    runtime = {e["args"]["correlation"]: e for e in evs if e.get("cat") == "cuda_runtime"}
+    ops = launching_ops(evs)
+    device = [e for e in evs if e.get("cat") in DEVICE_CATS]
+    kernels = Counter((e["name"], ns(e["ts"]), ns(e["dur"]),
+                       ops.get(e["args"].get("correlation"), e["name"])) for e in device)
+    flows = Counter((ns(runtime[e["args"]["correlation"]]["ts"]), ns(e["ts"])) for e in device
+                    if e["args"].get("correlation") in runtime)
+    host = Counter(e["cat"] for e in evs if e.get("cat") in HOST_CATS)
+    return kernels, flows, host
+
+
+def test_two_rank_folder_loads_each_trace_as_its_rank(real, tmp_path):
+    # Names sort against the ranks, so the ranks can only come from distributedInfo.
+    for rank, name in ((0, "b_trace.json.gz"), (1, "a_trace.json.gz")):
+        shutil.copy(real / SAMPLED / f"sampled_rank-{rank}.json.gz", tmp_path / name)
+    p = load_profile(tmp_path)
+    assert p.ranks == [0, 1] and p.formats == ["kineto"]
+    q = p.con.execute
+    for rank in (0, 1):
+        doc = trace(real / SAMPLED / f"sampled_rank-{rank}.json.gz")
+        assert doc["distributedInfo"]["rank"] == rank
+        kernels, flows, host = expected(doc)
+        got = Counter(q("SELECT name, start_ns, dur_ns, type FROM kernels WHERE rank = ?", [rank]).fetchall())
+        assert got == kernels
+        nccl = sum(n for (name, *_), n in kernels.items() if name.startswith("nccl"))
+        assert nccl > 0
+        assert q("SELECT count(*) FROM kernels WHERE rank = ? AND name LIKE 'nccl%' AND core = 'CUDA'",
+                 [rank]).fetchone()[0] == nccl
+        assert Counter(q("SELECT host_ts_ns, device_ts_ns FROM flows WHERE rank = ?", [rank]).fetchall()) == flows
+        assert dict(q("SELECT cat, count(*) FROM host_events WHERE rank = ? GROUP BY cat", [rank]).fetchall()) == host
+        devices = {e["args"]["device"] for e in doc["traceEvents"] if e.get("cat") in DEVICE_CATS}
+        assert q("SELECT device_id FROM ranks WHERE rank = ?", [rank]).fetchall() == [(min(devices),)]
+
+
+def test_alexnet_trace_flows_match_its_ac2g_arrows(real):
+    doc = trace(real / ALEXNET)
+    evs = doc["traceEvents"]
+    kernels, flows, host = expected(doc)
+    p = load_profile(real / ALEXNET)
+    q = p.con.execute
+    assert Counter(q("SELECT name, start_ns, dur_ns, type FROM kernels").fetchall()) == kernels
+    assert dict(q("SELECT core, count(*) FROM kernels GROUP BY core").fetchall()) == dict(
+        Counter("CUDA" if e["cat"] == "kernel" else e["cat"] for e in evs if e.get("cat") in DEVICE_CATS))
+    # Every arrow Kineto drew from a launch to a kernel, copy or set is one of the flows (its other
+    # arrows end on cuda_sync events, which are not device work).
+    starts = {e["id"]: e for e in evs if e.get("ph") == "s" and e.get("cat") == "ac2g"}
+    device = {(e["pid"], e["tid"], e["ts"]) for e in evs if e.get("cat") in DEVICE_CATS}
+    arrows = Counter((ns(starts[e["id"]]["ts"]), ns(e["ts"])) for e in evs
+                     if e.get("ph") == "f" and e.get("cat") == "ac2g" and e["id"] in starts
+                     and (e["pid"], e["tid"], e["ts"]) in device)
+    got = Counter(q("SELECT host_ts_ns, device_ts_ns FROM flows").fetchall())
+    assert sum(arrows.values()) > 0 and arrows - got == Counter()
+    assert got == flows
+
+
+def test_cpu_only_trace_from_real_torch(tmp_path):
+    torch = pytest.importorskip("torch", reason="the CPU trace is written by torch")
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    a = torch.randn(16, 16)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(2):
+            with record_function("tiny_matmul"):
+                a @ a
+            prof.step()
+    out = tmp_path / "cpu.pt.trace.json"
+    prof.export_chrome_trace(str(out))
+
+    doc = trace(out)
+    base = int(doc.get("baseTimeNanoseconds", 0))
+    evs = [e for e in doc["traceEvents"] if e.get("cat") in HOST_CATS]
+    assert not any(e.get("cat") in DEVICE_CATS for e in doc["traceEvents"])
+    p = load_profile(tmp_path)
+    q = p.con.execute
+    assert q("SELECT count(*) FROM kernels").fetchone()[0] == 0
+    got = Counter(q("SELECT name, cat, start_ns FROM host_events").fetchall())
+    assert got == Counter((e["name"], e["cat"], base + ns(e["ts"])) for e in evs)
+    names = {n for n, _, _ in got}
+    assert "tiny_matmul" in names and any(n.startswith("aten::") for n in names)
+
+
+def test_sniff_and_rank_hint(real):
+    head = read_head(real / SAMPLED / "sampled_rank-1.json.gz")
+    assert kineto.sniff(head) and kineto.rank_hint(head) == 1
+    tv = real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    assert not kineto.sniff(read_head(tv / "trace_view.json"))
+    assert not kineto.sniff(read_head(tv / "communication.json"))
+
+
+def test_cut_gzip_trace_keeps_complete_events(real, tmp_path):
+    raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(raw[: len(raw) // 2])
+    text = gzip.decompress(raw).decode("utf-8")
+    total = len(json.loads(text)["traceEvents"])
+    staged = stage_trace(connect(), cut, "stg_cut")
+    assert 0 < staged.events < total and staged.lost == 1
+    assert staged.distributed_info["rank"] == 0
+    # The kept events are the file's first ones, in order.
+    con = connect()
+    stage_trace(con, cut, "stg_cut")
+    first = json.loads(text)["traceEvents"][: staged.events]
+    assert con.execute("SELECT name FROM stg_cut").fetchall() == [(e.get("name"),) for e in first]
