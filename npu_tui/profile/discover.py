@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Tuple
 from .errors import ProfileError
 from .sources import source_modules
 from .sources.base import read_head
+from .sources.kineto import rank_hint
 
 RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
@@ -171,7 +172,8 @@ def _msprof_sources(prof: Path, modules: List[ModuleType]) -> List[RankSource]:
 def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     """An output folder, or a folder of traces: Kineto traces are one rank per file."""
     files = _group(_files(folder), modules)
-    out = [RankSource(root=folder, source_format="kineto", files={"kineto": [f]})
+    out = [RankSource(root=folder, source_format="kineto", files={"kineto": [f]},
+                      rank=rank_hint(read_head(f)))
            for f in files.pop("kineto", [])]
     if files:
         fmt = "trace_view" if set(files) == {"trace_view"} else "torch_npu"
