@@ -1,0 +1,49 @@
+"""What the profile means: categories, stages, exposed comm, findings, the report. Imports duckdb only.
+
+Public API::
+
+    rules = load_rules(path=None)          # shipped rules.toml, or a user file (--rules)
+    install_views(con, rules)              # rules_* tables + every view below; idempotent
+    report = build_report(profile, rules)  # design.md §7 dict (+ stage_detection, cluster)
+    render(report, "text" | "md" | "json")
+    VIEW_DESCRIPTIONS[name], view_sql(name)
+    set_stage_windows(con, [(rank, stage, start_ns, end_ns)])   # override detection
+
+Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
+
+- kernel_categories: kernels.* + end_ns, category, is_compute, is_comm
+- stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
+- stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows)
+- stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection)
+- kernel_stages: kernel_categories.* + win, stage, window_no
+- stage_windows: rank, window_no, stage, start_ns, end_ns, start_us, end_us, wall_us, kernel_count,
+  kernel_time_us, method, confidence
+- stage_summary: rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, windows, method, confidence
+- stage_categories: rank, stage, category, time_us, count, share
+- top_operators: rank, stage, category, type, input_shapes, example_name, count, time_us, share
+- busy_segments: rank, start_ns, end_ns, comm, compute (the union of comm / compute kernels)
+- comm_exposure: rank, stage, wall_us, comm_us, exposed_us, exposed_share, source, exposed_lanes_us,
+  exposed_kernels_us
+- step_windows: rank, step, start_ns, end_ns
+- step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
+  comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
+- rank_summary: rank, device_id, kernel_count, kernel_time_us, steps, step_time_us, exposed_comm_us, step_source
+- rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank
+- stage_metrics: rank, stage, metric, category, value, time_us, basis_us
+- findings: rule, rank, stage, metric, category, value, threshold, direction, docs, estimate, time_us,
+  step_saving_us
+- comm_op_times: rank, op_type, kind, ops, elapse_ms, transit_ms, wait_ms, sync_ms, wait_ratio
+- link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps
+
+Helper tables: rules_categories, rules_compute, rules_order, rules_stage_markers, rules_stages,
+rules_findings (the rules file as rows), stage_overrides (windows set by hand).
+"""
+
+from .render import render
+from .report import build_report
+from .rules import Rules, load_rules
+from .stages import set_stage_windows
+from .views import VIEW_DESCRIPTIONS, VIEW_ORDER, install_views, view_sql
+
+__all__ = ["Rules", "VIEW_DESCRIPTIONS", "VIEW_ORDER", "build_report", "install_views", "load_rules",
+           "render", "set_stage_windows", "view_sql"]

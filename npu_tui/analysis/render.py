@@ -1,0 +1,146 @@
+"""The report for people (text, Markdown) and machines (JSON); one layout, two table styles."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Sequence, Tuple
+
+FORMATS = ("text", "md", "json")
+
+Column = Tuple[str, str]  # (key, header)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.3f}" if abs(v) >= 1 or v == 0 else f"{v:.3f}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) for x in v)
+    return str(v)
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def _table(rows: List[Dict[str, Any]], cols: Sequence[Column], md: bool,
+           pct: Sequence[str] = ()) -> List[str]:
+    if not rows:
+        return ["(none)", ""]
+    cells = [[(_pct(r.get(k)) if k in pct else _cell(r.get(k))) for k, _ in cols] for r in rows]
+    heads = [h for _, h in cols]
+    if md:
+        out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        return out + [""]
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
+    num = [all(_numeric(row[i]) for row in cells) for i in range(len(heads))]
+    def line(values):
+        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, num)).rstrip()
+    return [line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells] + [""]
+
+
+def _numeric(s: str) -> bool:
+    return s == "-" or s.replace(",", "").replace(".", "").replace("%", "").lstrip("-").isdigit()
+
+
+def _heading(title: str, md: bool, level: int = 2) -> List[str]:
+    if md:
+        return ["#" * level + " " + title, ""]
+    return [title, "=" * len(title) if level == 1 else "-" * len(title)]
+
+
+def _findings(report: Dict[str, Any], md: bool) -> List[str]:
+    out: List[str] = []
+    if not report["findings"]:
+        return ["No rule fired.", ""]
+    for f in report["findings"]:
+        where = f"rank {f['rank']}" + (f", {f['stage']}" if f["stage"] else "")
+        title = f"{f['rule']} ({where}): {f['metric']} {_pct(f['value'])} > {_pct(f['threshold'])}"
+        est = f["estimate"]
+        saving = _cell(est["step_saving_us"])
+        body = [f"Direction: {f['direction']} (see {', '.join(f['docs'])})",
+                f"Estimate: {est['what']} saves about {saving} us per step"]
+        if md:
+            out += [f"### {title}", ""] + [f"- {b}" for b in body]
+            out += ["", "Evidence:", "", "```sql", f["evidence"]["sql"], "```", ""]
+        else:
+            out += [f"* {title}"] + [f"    {b}" for b in body] + [f"    Evidence: {f['evidence']['sql']}"]
+        top = f["evidence"]["top_operators"]
+        if top:
+            cols = [c for c in (("stage", "stage"), ("category", "category"), ("type", "type"),
+                                ("input_shapes", "input shapes"), ("count", "count"),
+                                ("time_us", "time (us)"), ("share", "share")) if c[0] in top[0]]
+            table = _table(top, cols, md, pct=("share",))
+            out += table if md else ["    " + t for t in table]
+        elif not md:
+            out.append("")
+    return out
+
+
+def _document(report: Dict[str, Any], md: bool) -> str:
+    p = report["profile"]
+    out = _heading("npu-tui report", md, 1)
+    if not md:
+        out.append("")
+    out += [f"Profile: {p['path']} ({p['format']}, ranks {', '.join(map(str, p['ranks'])) or '-'})", ""]
+
+    out += _heading("Findings", md)
+    out += _findings(report, md)
+
+    out += _heading("Step breakdown (us)", md)
+    out += _table(report["steps"], [("rank", "rank"), ("step", "step"), ("computing_us", "computing"),
+                                    ("comm_not_overlapped_us", "comm not overlapped"),
+                                    ("overlapped_us", "overlapped"), ("free_us", "free"),
+                                    ("stage_us", "stage"), ("source", "source")], md)
+
+    out += _heading("Stages", md)
+    det = {d["rank"]: d for d in report.get("stage_detection", [])}
+    rows = [dict(s, confidence=det.get(s["rank"], {}).get("confidence")) for s in report["stages"]]
+    out += _table(rows, [("rank", "rank"), ("stage", "stage"), ("wall_us", "wall (us)"),
+                         ("kernel_time_us", "kernel time (us)"), ("kernel_count", "kernels"),
+                         ("method", "method"), ("confidence", "confidence")], md)
+
+    out += _heading("Stage x category", md)
+    cats = [c for c in report["categories"] if c["count"]]
+    out += _table(cats, [("rank", "rank"), ("stage", "stage"), ("category", "category"),
+                         ("time_us", "time (us)"), ("count", "kernels"), ("share", "share")], md,
+                  pct=("share",))
+
+    out += _heading("Exposed communication", md)
+    out += _table(report["comm"], [("rank", "rank"), ("stage", "stage"), ("comm_us", "comm (us)"),
+                                   ("exposed_us", "exposed (us)"), ("exposed_share", "exposed share"),
+                                   ("source", "source")], md, pct=("exposed_share",))
+
+    cluster = report.get("cluster", {})
+    if len(report["ranks"]) > 1:
+        out += _heading("Ranks", md)
+        out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"),
+                                                 ("step_time_us", "step time (us)"),
+                                                 ("exposed_comm_us", "exposed comm (us)")], md)
+        out += _table(cluster.get("spread", []), [("measure", "measure"), ("min_us", "min (us)"),
+                                                  ("max_us", "max (us)"), ("mean_us", "mean (us)"),
+                                                  ("spread", "(max-min)/mean"), ("slow_rank", "slow rank")],
+                      md, pct=("spread",))
+    if cluster.get("comm_ops"):
+        out += _heading("Communication ops (ms)", md)
+        out += _table(cluster["comm_ops"], [("rank", "rank"), ("op_type", "op"), ("ops", "count"),
+                                            ("elapse_ms", "elapse"), ("transit_ms", "transit"),
+                                            ("wait_ms", "wait"), ("wait_ratio", "wait share")], md,
+                      pct=("wait_ratio",))
+    if cluster.get("bandwidth"):
+        out += _heading("Bandwidth per link type", md)
+        out += _table(cluster["bandwidth"], [("rank", "rank"), ("transport", "link"),
+                                             ("size_mb", "MB"), ("time_ms", "ms"),
+                                             ("bandwidth_gbps", "GB/s")], md)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render(report: Dict[str, Any], fmt: str) -> str:
+    """The report as "text", "md" or "json" (the §7 document, nothing else on stdout)."""
+    if fmt == "json":
+        return json.dumps(report, indent=2) + "\n"
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return _document(report, md=(fmt == "md"))

@@ -1,0 +1,127 @@
+"""The report document (design.md §7), assembled from the analysis views."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Dict, List, Sequence
+
+import duckdb
+
+from .rules import Rules
+from .views import install_views
+
+SCHEMA_VERSION = 1
+TOP_OPERATORS = 5
+
+RANKS_SQL = "SELECT rank, device_id, kernel_count, kernel_time_us FROM rank_summary ORDER BY rank"
+STEPS_SQL = """SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
+               FROM step_breakdown ORDER BY rank, step"""
+STAGES_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, method
+                FROM stage_summary"""
+CATEGORIES_SQL = "SELECT rank, stage, category, time_us, count, share FROM stage_categories"
+COMM_SQL = """SELECT e.rank, e.stage, e.comm_us, e.exposed_us, e.exposed_share, e.source
+              FROM comm_exposure e JOIN stage_summary s USING (rank, stage)
+              LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = e.stage
+              ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
+FINDINGS_SQL = """SELECT rule, rank, stage, metric, category, value, threshold, direction, docs, estimate,
+                         step_saving_us FROM findings"""
+DETECTION_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_count, method, confidence
+                   FROM stage_windows ORDER BY rank, start_ns"""
+CLUSTER_RANKS_SQL = "SELECT rank, steps, step_time_us, exposed_comm_us, step_source FROM rank_summary"
+SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
+COMM_OPS_SQL = "SELECT * FROM comm_op_times"
+BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"
+TOP_SQL = """SELECT type, example_name AS name, input_shapes, count, time_us, share FROM top_operators
+             WHERE rank = $rank AND stage = $stage AND ($category IS NULL OR category = $category)
+             ORDER BY time_us DESC LIMIT $n"""
+TOP_RANK_SQL = """SELECT stage, category, type, example_name AS name, input_shapes, count, time_us
+                  FROM top_operators WHERE rank = $rank ORDER BY time_us DESC LIMIT $n"""
+COMM_CATEGORY_SQL = "SELECT any_value(comm_category) FROM rules_compute"
+
+
+def _plain(v: Any) -> Any:
+    return float(v) if isinstance(v, Decimal) else v
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[Dict[str, Any]]:
+    cur = con.execute(sql, params) if params is not None else con.execute(sql)
+    cols = [d[0] for d in cur.description]
+    return [{c: _plain(v) for c, v in zip(cols, r)} for r in cur.fetchall()]
+
+
+def sql_literal(value: Any) -> str:
+    """A value written as an SQL literal, for the runnable evidence query shown to the user."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _evidence(con, f: Dict[str, Any], comm_category: str) -> Dict[str, Any]:
+    metric = f["metric"]
+    if metric == "spread":
+        sql = f"SELECT * FROM rank_spread WHERE measure = {sql_literal(f['category'])}"
+        top = _rows(con, TOP_RANK_SQL, {"rank": f["rank"], "n": TOP_OPERATORS})
+        return {"sql": sql, "top_operators": top}
+    where = f"rank = {sql_literal(f['rank'])} AND stage = {sql_literal(f['stage'])}"
+    if metric == "share":
+        sql = f"SELECT category, time_us, count, share FROM stage_categories WHERE {where}"
+        category = f["category"]
+    else:
+        sql = f"SELECT comm_us, exposed_us, exposed_share, wall_us, source FROM comm_exposure WHERE {where}"
+        category = comm_category
+    top = _rows(con, TOP_SQL, {"rank": f["rank"], "stage": f["stage"], "category": category,
+                               "n": TOP_OPERATORS})
+    return {"sql": sql, "top_operators": top}
+
+
+def _findings(con) -> List[Dict[str, Any]]:
+    comm_category = con.execute(COMM_CATEGORY_SQL).fetchone()[0]
+    out = []
+    for f in _rows(con, FINDINGS_SQL):
+        out.append({
+            "rule": f["rule"], "rank": f["rank"], "stage": f["stage"], "metric": f["metric"],
+            "value": f["value"], "threshold": f["threshold"], "direction": f["direction"],
+            "docs": list(f["docs"]),
+            "evidence": _evidence(con, f, comm_category),
+            "estimate": {"what": f["estimate"], "step_saving_us": f["step_saving_us"]},
+        })
+    return out
+
+
+def _detection(con) -> List[Dict[str, Any]]:
+    by_rank: Dict[int, Dict[str, Any]] = {}
+    for w in _rows(con, DETECTION_SQL):
+        entry = by_rank.setdefault(w["rank"], {"rank": w["rank"], "method": w["method"],
+                                               "confidence": w["confidence"], "windows": []})
+        entry["windows"].append({k: w[k] for k in ("stage", "start_us", "end_us", "wall_us", "kernel_count")})
+    return list(by_rank.values())
+
+
+def _format(formats: Sequence[str]) -> str:
+    return "+".join(formats) if formats else "unknown"
+
+
+def build_report(profile, rules: Rules) -> Dict[str, Any]:
+    """The §7 document for a loaded profile, plus stage_detection and cluster."""
+    con = profile.con
+    install_views(con, rules)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "profile": {"path": str(profile.path), "format": _format(profile.formats),
+                    "ranks": list(profile.ranks)},
+        "ranks": _rows(con, RANKS_SQL),
+        "steps": _rows(con, STEPS_SQL),
+        "stages": _rows(con, STAGES_SQL),
+        "categories": _rows(con, CATEGORIES_SQL),
+        "comm": _rows(con, COMM_SQL),
+        "findings": _findings(con),
+        "stage_detection": _detection(con),
+        "cluster": {
+            "ranks": _rows(con, CLUSTER_RANKS_SQL),
+            "spread": _rows(con, SPREAD_SQL),
+            "comm_ops": _rows(con, COMM_OPS_SQL),
+            "bandwidth": _rows(con, BANDWIDTH_SQL),
+        },
+    }

@@ -1,0 +1,138 @@
+"""The rules file: categories, stage markers and signatures, finding thresholds (design.md §5-§6).
+
+The shipped ``rules.toml`` is the default; ``--rules FILE`` replaces it whole. Rules reach SQL as
+rows of small ``rules_*`` tables, so every view is plain SQL and patterns never enter SQL text.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older Pythons only
+    import tomli as tomllib
+
+import duckdb
+
+from ..profile.errors import ProfileError
+
+CATEGORY_FIELDS = ("type", "name", "core")
+
+
+@dataclass
+class Rules:
+    data: Dict[str, Any]
+    source: str
+
+    @property
+    def stage_names(self) -> List[str]:
+        return list(self.data["stages"]["names"])
+
+    @property
+    def findings(self) -> List[Dict[str, Any]]:
+        return list(self.data.get("finding", []))
+
+    @property
+    def categories(self) -> List[str]:
+        """Category names in first-seen order (the order reports list them in)."""
+        seen: List[str] = []
+        for c in self.data["category"]:
+            if c["name"] not in seen:
+                seen.append(c["name"])
+        return seen
+
+
+def load_rules(path: Optional[Path] = None) -> Rules:
+    """The rules in ``path``, or the shipped defaults. Raises ProfileError for an unusable file."""
+    try:
+        if path is None:
+            text = resources.files(__package__).joinpath("rules.toml").read_text(encoding="utf-8")
+            source = "default"
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+            source = str(path)
+        data = tomllib.loads(text)
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError) as e:
+        raise ProfileError(f"{path}: unreadable rules file: {e}") from e
+    _check(data, source)
+    return Rules(data=data, source=source)
+
+
+def _check(data: Dict[str, Any], source: str) -> None:
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            raise ProfileError(f"{source}: rules file: {what}")
+
+    need(isinstance(data.get("category"), list) and data["category"], "no [[category]] rules")
+    for c in data["category"]:
+        need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
+    need("compute" in data, "no [compute] table")
+    stages = data.get("stages", {})
+    for key in ("names", "default", "rest", "markers", "marker", "signature"):
+        need(key in stages, f"[stages] lacks {key}")
+    for f in data.get("finding", []):
+        for key in ("rule", "metric", "threshold", "direction", "docs"):
+            need(key in f, f"finding {f.get('rule', '?')} lacks {key}")
+        need(f["metric"] in ("share", "exposed_share", "spread"), f"finding {f['rule']}: unknown metric")
+
+
+RULE_TABLES = """
+CREATE OR REPLACE TABLE rules_categories (ord INTEGER, category VARCHAR, field VARCHAR, pattern VARCHAR);
+CREATE OR REPLACE TABLE rules_compute (category VARCHAR, core VARCHAR, comm_category VARCHAR);
+CREATE OR REPLACE TABLE rules_stage_markers (ord INTEGER, stage VARCHAR, pattern VARCHAR);
+CREATE OR REPLACE TABLE rules_stages (
+    default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR,
+    vae_stage VARCHAR, dit_stage VARCHAR, vae_pattern VARCHAR, vae_share DOUBLE,
+    vae_min_kernels INTEGER, attention_category VARCHAR, encoder_categories VARCHAR[]);
+CREATE OR REPLACE TABLE rules_findings (
+    ord INTEGER, rule VARCHAR, stage VARCHAR, metric VARCHAR, category VARCHAR, threshold DOUBLE,
+    direction VARCHAR, docs VARCHAR[], speedup DOUBLE, estimate VARCHAR);
+CREATE OR REPLACE TABLE rules_order (kind VARCHAR, ord INTEGER, name VARCHAR);
+-- Stage windows set by hand (CLI / TUI); they win over detection for their rank.
+CREATE TABLE IF NOT EXISTS stage_overrides (rank INTEGER, stage VARCHAR, start_ns BIGINT, end_ns BIGINT);
+"""
+
+
+def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
+    d = rules.data
+    con.execute(RULE_TABLES)
+    rows = []
+    for i, c in enumerate(d["category"]):
+        if "pattern" in c:
+            rows += [(i, c["name"], f, c["pattern"]) for f in ("type", "name")]
+        rows += [(i, c["name"], "core", core.lower()) for core in c.get("core", [])]
+    con.executemany("INSERT INTO rules_categories VALUES (?, ?, ?, ?)", rows)
+
+    order = [("category", i, c) for i, c in enumerate(d.get("category_order", rules.categories))]
+    order += [("stage", i, s) for i, s in enumerate(d["stages"]["names"])]
+    con.executemany("INSERT INTO rules_order VALUES (?, ?, ?)", order)
+
+    comp = d["compute"]
+    comm = comp.get("comm_category", "Comm")
+    con.executemany("INSERT INTO rules_compute VALUES (?, ?, ?)",
+                    [(c, None, comm) for c in comp.get("categories", [])]
+                    + [(None, c.lower(), comm) for c in comp.get("cores", [])])
+
+    st = d["stages"]
+    con.executemany("INSERT INTO rules_stage_markers VALUES (?, ?, ?)",
+                    [(i, m["stage"], m["pattern"]) for i, m in enumerate(st["marker"])])
+    sig = st["signature"]
+    names = st["names"]
+    con.execute(
+        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [st["default"], st["rest"], st["markers"]["own"], st["markers"]["ignore"],
+         sig.get("vae_stage", names[1]), sig.get("dit_stage", names[0]), sig["vae_pattern"],
+         float(sig["vae_share"]), int(sig["vae_min_kernels"]), sig["attention_category"],
+         list(sig["encoder_categories"])],
+    )
+    con.executemany(
+        "INSERT INTO rules_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(i, f["rule"], f.get("stage"), f["metric"], f.get("category"), float(f["threshold"]),
+          f["direction"], list(f["docs"]), f.get("speedup"), f.get("estimate"))
+         for i, f in enumerate(d.get("finding", []))],
+    )

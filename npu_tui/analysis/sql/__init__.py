@@ -1,0 +1,1 @@
+"""SQL of the analysis views, one file per view (see npu_tui.analysis.views)."""

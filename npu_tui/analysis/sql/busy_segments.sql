@@ -1,0 +1,19 @@
+-- each rank's device time cut where comm or compute kernels start or end: segments with comm and / or compute running
+-- A sweep over start (+1) and end (-1) events: a running count above zero is inside the union.
+WITH ev AS (
+    SELECT rank, start_ns AS t, is_comm::INTEGER AS dc, is_compute::INTEGER AS dp
+    FROM kernel_categories WHERE (is_comm OR is_compute) AND dur_ns > 0
+    UNION ALL
+    SELECT rank, end_ns, -is_comm::INTEGER, -is_compute::INTEGER
+    FROM kernel_categories WHERE (is_comm OR is_compute) AND dur_ns > 0
+),
+points AS (SELECT rank, t, sum(dc) AS dc, sum(dp) AS dp FROM ev GROUP BY rank, t),
+running AS (
+    SELECT rank, t AS start_ns, lead(t) OVER (PARTITION BY rank ORDER BY t) AS end_ns,
+           sum(dc) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS comm_running,
+           sum(dp) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS compute_running
+    FROM points
+)
+SELECT rank, start_ns, end_ns, comm_running > 0 AS comm, compute_running > 0 AS compute
+FROM running
+WHERE end_ns > start_ns AND (comm_running > 0 OR compute_running > 0)

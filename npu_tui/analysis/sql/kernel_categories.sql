@@ -1,0 +1,34 @@
+-- every kernel with its category (rules file), end_ns, and whether it counts as compute / comm
+-- Categories are decided once per distinct (type, name, core), names without their trailing
+-- instance numbers (`trans_TransData_17`): the regular expressions are the expensive part.
+WITH k AS (
+    SELECT *, coalesce(type, '') AS type_key,
+           regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS name_key,
+           lower(coalesce(core, '')) AS core_key
+    FROM kernels
+),
+keys AS (SELECT DISTINCT type_key, name_key, core_key FROM k),
+matched AS (
+    SELECT k.type_key, k.name_key, k.core_key, arg_min(r.category, r.ord) AS category
+    FROM keys k
+    JOIN rules_categories r
+      ON CASE r.field
+             WHEN 'type' THEN regexp_matches(k.type_key, r.pattern, 'i')
+             WHEN 'name' THEN regexp_matches(k.name_key, r.pattern, 'i')
+             ELSE k.core_key = r.pattern
+         END
+    GROUP BY ALL
+),
+labelled AS (
+    SELECT m.*,
+           m.category = (SELECT any_value(comm_category) FROM rules_compute) AS is_comm,
+           m.category IN (SELECT category FROM rules_compute WHERE category IS NOT NULL)
+             OR m.core_key IN (SELECT core FROM rules_compute WHERE core IS NOT NULL) AS compute_rule
+    FROM matched m
+)
+SELECT k.* EXCLUDE (type_key, name_key, core_key), k.start_ns + k.dur_ns AS end_ns,
+       coalesce(l.category, 'Other') AS category,
+       coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
+       coalesce(l.is_comm, false) AS is_comm
+FROM k
+LEFT JOIN labelled l USING (type_key, name_key, core_key)

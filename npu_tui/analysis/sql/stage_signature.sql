@@ -1,0 +1,113 @@
+-- stage windows from kernel signatures, per rank and step: the VAE's Conv-heavy run, the DiT's repeated attention
+-- VAE: the maximum-sum run of (signature kernel ? 1 : 0) - vae_share, weighted by duration (comm
+-- weighs nothing), so one patch-embedding Conv per DiT forward, or attention and MatMul inside
+-- the decoder, cannot move it; it must hold vae_min_kernels signature kernels.
+-- DiT: the (type, input shapes) of attention-category kernels with the most time is the loop's
+-- attention. Before its first kernel, the last encoder-category kernel whose (type, shapes) never
+-- recurs inside the loop is the text encoder's; the DiT starts at the longest idle gap between
+-- the two, and runs up to the VAE (or the end of the step). Confidence: medium with both, low
+-- with the DiT alone.
+WITH cfg AS (SELECT * FROM rules_stages),
+sig_keys AS (
+    SELECT DISTINCT coalesce(type, '') AS t, regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS n
+    FROM kernels
+),
+sig AS (
+    SELECT t, n, regexp_matches(t, cfg.vae_pattern, 'i') OR regexp_matches(n, cfg.vae_pattern, 'i') AS vae_sig
+    FROM sig_keys, cfg
+),
+k AS (
+    SELECT c.rank, coalesce(c.step, -1) AS part, c.start_ns, c.end_ns, c.dur_ns, c.category, c.is_comm,
+           coalesce(c.type, '') AS t, coalesce(c.input_shapes, '') AS shapes, s.vae_sig,
+           row_number() OVER (PARTITION BY c.rank, coalesce(c.step, -1)
+                              ORDER BY c.start_ns, c.end_ns, c.name, c.stream_id) AS i
+    FROM kernel_categories c
+    JOIN sig s ON s.t = coalesce(c.type, '') AND s.n = regexp_replace(coalesce(c.name, ''), '[_0-9]+$', '')
+),
+run AS (
+    SELECT *,
+           coalesce(sum(score) OVER (PARTITION BY rank, part ORDER BY i
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS p0,
+           sum(score) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS p1,
+           max(end_ns) OVER (PARTITION BY rank, part ORDER BY i
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS busy_until
+    FROM (SELECT k.*, CASE WHEN k.is_comm THEN 0.0
+                           ELSE (k.vae_sig::INTEGER - cfg.vae_share) * k.dur_ns END AS score
+          FROM k, cfg)
+),
+run_min AS (
+    SELECT *, min(p0) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS m0 FROM run
+),
+best AS (
+    SELECT rank, part, i AS j, m0, p1 - m0 AS gain FROM run_min
+    QUALIFY row_number() OVER (PARTITION BY rank, part ORDER BY p1 - m0 DESC, i) = 1
+),
+vae_span AS (
+    SELECT b.rank, b.part, max(r.i) AS i0, b.j FROM best b
+    JOIN run_min r ON r.rank = b.rank AND r.part = b.part AND r.i <= b.j AND r.p0 = b.m0
+    WHERE b.gain > 0
+    GROUP BY ALL
+),
+vae AS (
+    SELECT v.rank, v.part, v.i0, v.j, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
+    FROM vae_span v JOIN run r ON r.rank = v.rank AND r.part = v.part AND r.i BETWEEN v.i0 AND v.j
+    GROUP BY ALL
+    HAVING count(*) FILTER (WHERE r.vae_sig AND NOT r.is_comm) >= any_value((SELECT vae_min_kernels FROM cfg))
+),
+parts AS (
+    SELECT r.rank, r.part, max(r.i) AS last_i, v.i0 AS vae_i0
+    FROM run r LEFT JOIN vae v USING (rank, part) GROUP BY ALL
+),
+attention AS (
+    SELECT rank, t, shapes FROM k, cfg WHERE k.category = cfg.attention_category
+    GROUP BY rank, t, shapes
+    QUALIFY row_number() OVER (PARTITION BY rank ORDER BY sum(dur_ns) DESC, t, shapes) = 1
+),
+loop_start AS (
+    SELECT p.rank, p.part, min(k.i) AS a, coalesce(p.vae_i0 - 1, p.last_i) AS z
+    FROM parts p
+    JOIN k ON k.rank = p.rank AND k.part = p.part AND k.i < coalesce(p.vae_i0, p.last_i + 1)
+    JOIN attention att ON att.rank = k.rank AND att.t = k.t AND att.shapes = k.shapes
+    GROUP BY ALL
+),
+loop_sigs AS (
+    SELECT DISTINCT k.rank, k.part, k.t, k.shapes
+    FROM loop_start l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i BETWEEN l.a AND l.z
+    CROSS JOIN cfg
+    WHERE list_contains(cfg.encoder_categories, k.category)
+),
+encoder_kernels AS (
+    SELECT k.rank, k.part, k.i
+    FROM loop_start l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i < l.a
+    CROSS JOIN cfg
+    ANTI JOIN loop_sigs s ON s.rank = k.rank AND s.part = k.part AND s.t = k.t AND s.shapes = k.shapes
+    WHERE list_contains(cfg.encoder_categories, k.category)
+),
+encoder_end AS (
+    SELECT l.rank, l.part, l.a, l.z, coalesce(max(e.i), 0) AS e
+    FROM loop_start l LEFT JOIN encoder_kernels e ON e.rank = l.rank AND e.part = l.part
+    GROUP BY ALL
+),
+dit_first AS (
+    SELECT e.rank, e.part, e.z, r.i AS d0 FROM encoder_end e
+    JOIN run r ON r.rank = e.rank AND r.part = e.part AND r.i > e.e AND r.i <= e.a
+    QUALIFY row_number() OVER (PARTITION BY e.rank, e.part
+                               ORDER BY CASE WHEN e.e = 0 THEN 0 ELSE coalesce(r.start_ns - r.busy_until, 0) END DESC,
+                                        r.i) = 1
+),
+dit AS (
+    SELECT d.rank, d.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
+    FROM dit_first d JOIN run r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
+    GROUP BY ALL
+),
+-- Without the DiT's attention a Conv-heavy run is no evidence of a diffusion pipeline (a ResNet
+-- has one too): such a step yields no windows, and a rank with none falls back to a single stage.
+windows AS (
+    SELECT rank, part, cfg.dit_stage AS stage, start_ns, end_ns FROM dit, cfg
+    UNION ALL
+    SELECT v.rank, v.part, cfg.vae_stage, v.start_ns, v.end_ns FROM vae v SEMI JOIN dit d USING (rank, part), cfg
+)
+SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns,
+       CASE WHEN EXISTS (SELECT 1 FROM vae v WHERE v.rank = w.rank AND v.part = w.part)
+            THEN 'medium' ELSE 'low' END AS confidence
+FROM windows w

@@ -1,0 +1,25 @@
+-- the windows each rank's stage detection chose (override > markers > signature > single), before kernels are assigned
+WITH cfg AS (SELECT * FROM rules_stages),
+overridden AS (
+    SELECT rank, stage, start_ns, end_ns, 'override' AS method, 'high' AS confidence FROM stage_overrides
+),
+marked AS (
+    SELECT rank, stage, start_ns, end_ns, 'markers' AS method, 'high' AS confidence FROM stage_markers
+    WHERE rank NOT IN (SELECT rank FROM overridden)
+),
+signed AS (
+    SELECT rank, stage, start_ns, end_ns, 'signature' AS method, confidence FROM stage_signature
+    WHERE rank NOT IN (SELECT rank FROM overridden UNION ALL SELECT rank FROM marked)
+),
+chosen AS (
+    SELECT * FROM overridden UNION ALL SELECT * FROM marked UNION ALL SELECT * FROM signed
+),
+single AS (
+    SELECT k.rank, cfg.default_stage AS stage, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
+           'single' AS method, 'low' AS confidence
+    FROM kernels k, cfg
+    WHERE k.rank NOT IN (SELECT rank FROM chosen)
+    GROUP BY k.rank, cfg.default_stage
+)
+SELECT *, row_number() OVER (PARTITION BY rank ORDER BY start_ns, end_ns, stage) AS win
+FROM (SELECT * FROM chosen UNION ALL SELECT * FROM single)

@@ -1,0 +1,15 @@
+-- per rank and step: computing, comm not overlapped, overlapped, free, stage (us) from step_trace_time.csv, else overlap lanes, else kernels
+WITH traced AS (
+    SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us,
+           coalesce(source, 'step_trace') AS source
+    FROM step_trace
+),
+laned AS (
+    SELECT * FROM step_breakdown_lanes WHERE rank NOT IN (SELECT rank FROM traced)
+),
+kerneled AS (
+    SELECT * FROM step_breakdown_kernels
+    WHERE rank NOT IN (SELECT rank FROM traced UNION ALL SELECT rank FROM laned)
+)
+SELECT * FROM traced UNION ALL SELECT * FROM laned UNION ALL SELECT * FROM kerneled
+ORDER BY rank, step

@@ -1,0 +1,58 @@
+"""The analysis views: one ``sql/NAME.sql`` file per view, its first line the description."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Dict
+
+import duckdb
+
+from .rules import Rules, install_rule_tables
+
+# Creation order: each view only reads tables and the views before it.
+VIEW_ORDER = (
+    "kernel_categories",
+    "stage_markers",
+    "stage_signature",
+    "stage_windows_raw",
+    "kernel_stages",
+    "stage_windows",
+    "stage_summary",
+    "stage_categories",
+    "top_operators",
+    "busy_segments",
+    "comm_exposure",
+    "step_windows",
+    "step_breakdown_kernels",
+    "step_breakdown_lanes",
+    "step_breakdown",
+    "rank_summary",
+    "rank_spread",
+    "stage_metrics",
+    "findings",
+    "comm_op_times",
+    "link_bandwidth",
+)
+
+
+@lru_cache(maxsize=None)
+def view_sql(name: str) -> str:
+    """The SQL behind a view, as shipped (comments included). KeyError for an unknown name."""
+    if name not in VIEW_ORDER:
+        raise KeyError(name)
+    return resources.files(__package__).joinpath("sql").joinpath(f"{name}.sql").read_text(encoding="utf-8")
+
+
+def _description(name: str) -> str:
+    return view_sql(name).splitlines()[0].lstrip("- ").strip()
+
+
+VIEW_DESCRIPTIONS: Dict[str, str] = {name: _description(name) for name in VIEW_ORDER}
+
+
+def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
+    """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules)."""
+    install_rule_tables(con, rules)
+    for name in VIEW_ORDER:
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS\n{view_sql(name)}")
