@@ -101,6 +101,8 @@ def test_rank_folder_keeps_kernel_details_kernels(real):
     pn = process_names(evs)
     lanes = sum(1 for e in evs if e.get("ph") == "X" and pn[e["pid"]] == "Overlap Analysis")
     assert p.con.execute("SELECT count(*) FROM overlap_lanes").fetchone()[0] == lanes
+    notes = p.con.execute("SELECT note FROM load_log WHERE kind = 'trace_view'").fetchall()
+    assert notes == [("",)]
 
 
 def test_advisor_fixture_counts(real, tmp_path):
@@ -126,6 +128,10 @@ def test_advisor_fixture_counts(real, tmp_path):
     q = p.con.execute
     assert sorted(q("SELECT name, start_ns FROM kernels").fetchall()) == want_kernels
     assert len(want_kernels) == len(hw) - 2
+    # This older file writes Task Type "Other" for every operator: no core then, AI_CPU kept.
+    want_cores = Counter(None if e["args"]["Task Type"] == "Other" else e["args"]["Task Type"]
+                         for e in hw if (e["pid"], e["tid"], e["ts"]) in launched)
+    assert dict(q("SELECT core, count(*) FROM kernels GROUP BY core").fetchall()) == want_cores
     assert dict(q("SELECT cat, count(*) FROM host_events GROUP BY cat").fetchall()) == want_host
     assert dict(q("SELECT lane, count(*) FROM overlap_lanes GROUP BY lane").fetchall()) == want_lanes
     assert dict(q("SELECT cat, count(*) FROM flows GROUP BY cat").fetchall()) == want_flows

@@ -12,7 +12,12 @@ Processes are told apart by their ``process_name`` metadata (pids are arbitrary 
 Kernels are written only when kernel_details.csv gave none for the rank (it has shapes and PMU
 data). Their step is the ``ProfilerStep#N`` host range holding the launch (the earliest host end of a
 flow arriving at the task), else the one holding the task's start. trace_view cannot tell AI_CORE from
-AI_VECTOR_CORE kernels (both carry Task Type AI_CORE), so ``core`` is the task type as written.
+AI_VECTOR_CORE kernels (both carry Task Type AI_CORE), so ``core`` is the task type as written
+(older files write ``Other`` for every operator: core is NULL then); comm ops get ``HCCL``. ``type``
+comes from the name (``type_from_name``): the events carry no operator type.
+
+Flows: every ``f`` event on a device process joined to the ``s`` with the same (cat, id); host-to-host
+flows (enqueue/dequeue, fwdbwd) are not host-to-device links and are left out.
 """
 
 from __future__ import annotations
@@ -133,16 +138,13 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         con.execute(LINKS)
         params = {"rank": ctx.rank}
         rows = 0
-        notes = [staged.note] if staged.note else []
-        if "kernel_details" in ctx.loaded:
-            notes.append("kernels taken from kernel_details.csv")
-        else:
+        if "kernel_details" not in ctx.loaded:
             con.execute(STEPS)
             rows += _inserted(con, INSERT_KERNELS, {**params, "device_id": ctx.device_id})
         for sql in (INSERT_LANES, INSERT_HOST, INSERT_FLOWS):
             rows += _inserted(con, sql, params)
         skipped = staged.lost + con.execute(UNTIMED).fetchone()[0]
-        return LoadResult(rows=rows, skipped=skipped, note="; ".join(notes))
+        return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:
         for t in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {t}")
