@@ -156,3 +156,23 @@ def test_mixed_line_ends_with_a_bad_row_still_load(tmp_path):
     body = (HEADER + GOOD[0] + GOOD[1].replace("\r\n", "\n") + "1,ragged,Add\n").encode()
     p = load_profile(write_rank(tmp_path, body))
     assert log_row(p) == (2, 1, "")
+
+
+def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
+    """export_type=[text, db] writes both; the rows must not double."""
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", rank)
+    db_out = real / "msinsight-pt-2rank-levels/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    for f in db_out.iterdir():
+        shutil.copy(f, rank / "ASCEND_PROFILER_OUTPUT" / f.name)
+    p = load_profile(rank)
+    counts = p.con.execute("SELECT count(*), count(DISTINCT source) FROM kernels").fetchone()
+    assert counts == (191, 1)
+    assert p.con.execute("SELECT count(*) FROM step_trace").fetchone()[0] == 1
+    ignored = p.con.execute("SELECT count(*) FROM load_log WHERE kind = 'ignored'").fetchone()[0]
+    assert ignored == 2
+
+
+def test_db_only_rank_is_labelled_db(real):
+    p = load_profile(real / "msinsight-pt-2rank-levels/db/level1")
+    assert p.con.execute("SELECT DISTINCT source_format FROM ranks").fetchall() == [("db",)]
