@@ -102,15 +102,16 @@ def operator_types() -> Drill:
                            filter_on=("type",)), names_of_type)
 
 
-# -- a finding → the operators of its rank, stage and category → their instances -------------------
+# -- a finding → the operators of its rank, stage and category (the analysis view kernel_stages) → their
+# instances ---------------------------------------------------------------------------------------------
 
 FINDING_OPERATORS = """
 SELECT coalesce(nullif(type, ''), 'N/A') AS type, name, coalesce(input_shapes, '') AS input_shapes,
        count(*) AS count, sum(dur_ns) / 1e3 AS total_us, avg(dur_ns) / 1e3 AS mean_us,
        max(dur_ns) / 1e3 AS max_us,
        sum(dur_ns) / nullif(sum(sum(dur_ns)) OVER (), 0) AS share
-FROM kernel_categories
-WHERE rank = ? AND category = ?
+FROM kernel_stages
+WHERE rank = ? AND stage = ? AND category = ?
 GROUP BY 1, 2, 3
 """
 FINDING_COLUMNS = (Column("type", "type"),) + Q.NAME_COLUMNS
@@ -118,5 +119,5 @@ FINDING_COLUMNS = (Column("type", "type"),) + Q.NAME_COLUMNS
 
 def findings_drill(f: Row) -> Drill:
     title = f"{f['rule']} · rank {f['rank']} {f.get('stage', '')}"
-    return Drill(GridQuery(title, FINDING_OPERATORS, FINDING_COLUMNS, params=(f["rank"], f.get("category")),
+    return Drill(GridQuery(title, FINDING_OPERATORS, FINDING_COLUMNS, params=(f["rank"], f["stage"], f["category"]),
                            sort="total_us", filter_on=("type", "name", "input_shapes")), instances)

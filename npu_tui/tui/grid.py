@@ -473,7 +473,8 @@ class GridView(Vertical):
         return self.query_one(PagedTable)
 
     def on_mount(self) -> None:
-        self.query_one(Input).display = False
+        box = self.query_one(Input)
+        box.display = box.can_focus = False
         self._status()
 
     def set_source(self, con) -> None:
@@ -501,7 +502,7 @@ class GridView(Vertical):
     def on_paged_table_filter_requested(self, msg: PagedTable.FilterRequested) -> None:
         msg.stop()
         box = self.query_one(Input)
-        box.display = True
+        box.display = box.can_focus = True
         box.value = self.table.filter_text
         box.focus()
 
@@ -522,5 +523,7 @@ class GridView(Vertical):
 
     def _hide_filter(self) -> None:
         box = self.query_one(Input)
+        # A closed filter stays in sight while it filters, but takes no focus.
         box.display = bool(self.table.filter_text)
+        box.can_focus = False
         self.table.focus()

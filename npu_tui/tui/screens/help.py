@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Tuple
+from typing import Callable, Iterable, List, Tuple
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,19 +16,18 @@ BUILTIN = (("ctrl+p", "Command palette: every action as “Area: action”"),
            ("tab / shift+tab", "Move focus"))
 
 
-def _keys(bindings: Iterable) -> List[Tuple[str, str]]:
-    out = []
-    for b in bindings:
-        if isinstance(b, Binding):
-            out.append((b.key_display or b.key, b.description or b.action))
-    return out
+Display = Callable[[Binding], str]
 
 
-def help_sections() -> List[Tuple[str, List[Tuple[str, str]]]]:
+def help_sections(display: Display) -> List[Tuple[str, List[Tuple[str, str]]]]:
+    """(section, [(key as the footer shows it, what it does)]) for every binding of the app."""
     from ..app import NpuTuiApp
     from ..drill import DrillScreen
     from ..grid import GridView, PagedTable
     from ..panes.findings import FindingsPane
+
+    def _keys(bindings: Iterable) -> List[Tuple[str, str]]:
+        return [(display(b), b.description or b.action) for b in bindings if isinstance(b, Binding)]
 
     return [
         ("Everywhere", _keys(NpuTuiApp.BINDINGS) + list(BUILTIN)),
@@ -38,9 +37,9 @@ def help_sections() -> List[Tuple[str, List[Tuple[str, str]]]]:
     ]
 
 
-def help_text() -> Text:
+def help_text(display: Display) -> Text:
     text = Text()
-    for title, keys in help_sections():
+    for title, keys in help_sections(display):
         text.append(f"{title}\n", style="bold")
         for key, desc in keys:
             text.append(f"  {key:<16}", style="bold color(39)")
@@ -56,4 +55,4 @@ class HelpScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog"):
-            yield Static(help_text(), id="help-text")
+            yield Static(help_text(self.app.get_key_display), id="help-text")

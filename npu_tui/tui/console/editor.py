@@ -1,0 +1,71 @@
+"""The console's editor: a TextArea with SQL highlighting where tree-sitter is installed, and the
+keys of the completion list while it is open."""
+
+from __future__ import annotations
+
+import re
+
+from textual import events
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+from rich.text import Text
+
+from ...query import Completion
+
+_WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.?$|\.$")
+
+
+class CompletionList(OptionList):
+    """Candidates for the word before the cursor; the editor keeps the focus and steers it."""
+
+    def show(self, completion: Completion) -> None:
+        self.clear_options()
+        self.add_options(Option(Text.assemble(c.text, "  ", (c.detail or c.kind, "dim")), id=c.text)
+                         for c in completion.candidates)
+        self.highlighted = 0
+        self.display = True
+
+    def chosen(self) -> str:
+        return self.get_option_at_index(self.highlighted or 0).id
+
+
+class SqlEditor(TextArea):
+    """Multi-line SQL input. `tab` completes when a word is before the cursor, else moves focus."""
+
+    class CompletionKey(Message):
+        """A key for the completion list: open, up, down, accept or close."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    _KEYS = {"up": "up", "down": "down", "enter": "accept", "tab": "accept", "escape": "close"}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(show_line_numbers=True, soft_wrap=False, tab_behavior="focus", **kwargs)
+        self.completing = False
+        if "sql" in self.available_languages:
+            self.language = "sql"
+
+    def word_before_cursor(self) -> bool:
+        row, col = self.cursor_location
+        return bool(_WORD_BEFORE.search(self.document.get_line(row)[:col]))
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.completing and event.key in self._KEYS:
+            key = self._KEYS[event.key]
+        elif event.key == "tab" and self.word_before_cursor():
+            key = "open"
+        else:
+            await super()._on_key(event)
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.CompletionKey(key))
+
+    @property
+    def cursor_offset(self) -> int:
+        """The cursor as a character offset into the text."""
+        row, col = self.cursor_location
+        return sum(len(self.document.get_line(r)) + 1 for r in range(row)) + col

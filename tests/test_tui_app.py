@@ -1,0 +1,241 @@
+"""The app on real profiler output: every pane, the key paths, drill-down and back, palette, help,
+cancel of a load. Numbers are checked against the profiler's own files."""
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, TabbedContent
+
+import npu_tui.profile
+from npu_tui.profile import LoadCancelled
+from npu_tui.tui.app import NpuTuiApp
+from npu_tui.tui.drill import DrillScreen
+from npu_tui.tui.grid import PagedTable
+from npu_tui.tui.screens.help import HelpScreen, help_sections
+from tui_support import async_test, settle
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "real"
+LEVEL1 = REAL / "msinsight-pt-2rank-levels" / "text" / "level1"
+SIZE = (100, 40)
+
+
+def kernel_rows():
+    rows = []
+    for r in (0, 1):
+        path = LEVEL1 / f"rank{r}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
+    return rows
+
+
+def type_totals():
+    """Σ Duration(us) per Type over both ranks, from the CSV itself."""
+    totals = Counter()
+    for r in kernel_rows():
+        totals[r["Type"]] += float(r["Duration(us)"])
+    return totals
+
+
+def shapes(row):
+    """Input Shapes as the loader keeps them: msprof's doubled quotes dropped, N/A as missing."""
+    value = row["Input Shapes"].strip('"')
+    return "" if value == "N/A" else value
+
+
+def main_table(app, pane):
+    return app.query_one(f"#pane-{pane}").query_one(PagedTable)
+
+
+@async_test
+async def test_overview_shows_the_profilers_step_breakdown():
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one("#loading").display is False
+        steps = app.query_one("#overview-steps").content.plain
+        # step_trace_time.csv, Step 50 (PROVENANCE.md): rank 0 8873.756 / 101963.203 / 25744.050 / 136581.0
+        for shown in ("computing 8.87ms", "comm not overlapped 101.96ms", "free 25.74ms", "step 136.58ms",
+                      "step 131.91ms"):
+            assert shown in steps
+        assert "rank 0" in app.query_one("#overview-categories").content.plain
+        assert "How stages were detected" in app.query_one("#overview-stages").content.plain
+
+
+@async_test
+async def test_operators_drill_to_kernel_instances_and_back():
+    totals = type_totals()
+    top_type = max(totals, key=totals.get)
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        table = main_table(app, "operators")
+        assert table.has_focus
+        assert table.total == len(totals)
+        assert table.row_dict(0)["type"] == top_type
+        assert table.row_dict(0)["total_us"] == pytest.approx(totals[top_type], rel=1e-9)
+
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrillScreen)
+        assert app.screen.crumbs == ("Operators", top_type)
+        names = app.screen.query_one(PagedTable)
+        rows = [r for r in kernel_rows() if r["Type"] == top_type]
+        groups = Counter((r["Name"], shapes(r)) for r in rows)
+        assert names.total == len(groups)
+
+        await pilot.press("enter")
+        await settle(app, pilot)
+        first = names.row_dict(0)
+        instances = app.screen.query_one(PagedTable)
+        assert app.screen.crumbs[:2] == ("Operators", top_type)
+        assert instances.total == groups[(first["name"], first["input_shapes"])]
+        assert "›" in app.screen.query_one(".breadcrumb").content.plain
+
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, DrillScreen)
+        assert main_table(app, "operators").has_focus
+
+
+@async_test
+async def test_findings_open_the_operators_behind_them():
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        findings = app.query_one("#pane-findings").findings
+        if not findings:
+            pytest.fail("the level1 sample should fire at least one finding (comm is 75% of its step)")
+        f = findings[0]
+        detail = app.query_one("#findings-detail").content.plain
+        assert f["direction"] in detail
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrillScreen)
+        ops = app.screen.query_one(PagedTable)
+        expected = app.profile.con.execute(
+            "SELECT count(DISTINCT (name, coalesce(input_shapes, ''))) FROM kernel_stages "
+            "WHERE rank = ? AND stage = ? AND category = ?", [f["rank"], f["stage"], f["category"]]).fetchone()[0]
+        assert ops.total == expected > 0
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert len(app.screen_stack) == 3
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert isinstance(app.query_one("#findings-list"), OptionList)
+        assert app.query_one(TabbedContent).active == "findings"
+
+
+@async_test
+async def test_ranks_and_comm_panes():
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        ranks = main_table(app, "ranks")
+        assert ranks.total == 2
+        # Rank 0's step (136581.0 us) is longer than rank 1's (131912.5 us): rank 0 is the slow one.
+        assert ranks.row_dict(0)["slow"] is True and ranks.row_dict(1)["slow"] is False
+        assert "◀ slowest" in app.query_one("#ranks-plots").content.plain
+        await pilot.press("4")
+        ops = app.query_one("#comm-ops").table
+        assert ops.total > 0
+        assert app.query_one("#comm-links").table.total is not None
+
+
+@async_test
+async def test_filter_sort_export_and_sql_from_the_operators_pane(tmp_path):
+    totals = type_totals()
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "slash", *"conv")
+        await settle(app, pilot)
+        table = main_table(app, "operators")
+        assert table.total == sum(1 for t in totals if "conv" in t.lower())
+        await pilot.press("enter", "right", "s")  # sort by count, largest first
+        await settle(app, pilot)
+        counts = Counter(r["Type"] for r in kernel_rows() if "conv" in r["Type"].lower())
+        assert table.row_dict(0)["count"] == max(counts.values())
+
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path").value = str(tmp_path / "ops.md")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        lines = (tmp_path / "ops.md").read_text().splitlines()
+        assert len(lines) == 2 + len(counts)
+
+        await pilot.press("v")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "sql"
+
+
+@async_test
+async def test_help_lists_every_key_and_palette_runs_actions():
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = app.screen.query_one("#help-text").content.plain
+        lines = {line.strip() for line in text.splitlines()}
+        for _, keys in help_sections(app.get_key_display):
+            for key, desc in keys:
+                assert f"{key:<16}{desc}".strip() in lines
+        # The key grammar of design.md §8, as the footer spells the keys.
+        shown = {line.split()[0] for line in lines if line}
+        assert {"enter", "/", "s", "e", "v", "?", "q", "r", "esc", "1", "7"} <= shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Operators: sort by count")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(TabbedContent).active == "operators"
+        table = main_table(app, "operators")
+        assert table.query.sort == "count"
+        counts = Counter(r["Type"] for r in kernel_rows())
+        assert table.row_dict(0)["count"] == max(counts.values())
+
+
+@async_test
+async def test_escape_cancels_a_load(monkeypatch):
+    started = []
+
+    def slow_load(path, con=None, progress=None, cancelled=None):
+        progress(1, 10, "rank 0: kernel_details.csv")
+        started.append(True)
+        while not cancelled():
+            pass
+        raise LoadCancelled()
+
+    monkeypatch.setattr(npu_tui.profile, "load_profile", slow_load)
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        while not started:
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert "kernel_details.csv" in str(app.query_one("#load-label").content)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.loading is False
+        assert "cancelled" in str(app.query_one("#load-label").content).lower()
+        assert app.query_one("#panes").display is False
+
+
+@async_test
+async def test_unreadable_path_says_why():
+    app = NpuTuiApp(REAL / "PROVENANCE.md")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.profile is None
+        assert "PROVENANCE.md" in str(app.query_one("#load-label").content)
