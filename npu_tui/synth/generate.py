@@ -40,7 +40,8 @@ def _profiler_info(spec: Spec, rank: int, end_ns: int) -> Dict:
             },
             "experimental_config": {
                 "_profiler_level": spec.level,
-                "_aic_metrics": "ACL_AICORE_PIPE_UTILIZATION" if spec.level == "Level1" else "ACL_AICORE_NONE",
+                "_aic_metrics": ("ACL_AICORE_PIPE_UTILIZATION" if spec.level == "Level1"
+                                 else "ACL_AICORE_NONE"),
                 "_l2_cache": False, "_msprof_tx": False, "_data_simplification": True,
                 "record_op_args": False, "_export_type": "text", "_op_attr": False,
                 "_gc_detect_threshold": None,

@@ -29,7 +29,8 @@ class Spec:
     vae: str = "classic"           # classic: GroupNorm + Conv2D; wan: Conv3D + RmsNorm, no GroupNorm
     vae_attention: bool = True
     markers: bool = True           # nn.Module ranges of the text encoder, DiT and VAE on the host
-    layout: str = "cluster"        # cluster: run folder of *_ascend_pt; rank: one of them; bare: trace_view.json
+    layout: str = "cluster"        # cluster: run folder of *_ascend_pt; rank: one of those;
+                                   # bare: trace_view.json alone
     level: str = "Level1"          # Level0: Type and Accelerator Core are N/A, fewer files
     comm_gbps: float = 40.0        # effective collective bandwidth between ranks
     kernels: Optional[int] = None
