@@ -42,6 +42,8 @@ def _sub_parser() -> argparse.ArgumentParser:
     r.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
     r.add_argument("--fail-on", metavar="RULE|any",
                    help="exit 1 when this rule (or any rule) fires; a CI gate")
+    r.add_argument("--stage", action="append", metavar="[RANK:]STAGE=START-END",
+                   help="set a stage window by hand (us from the rank's first kernel); repeatable")
 
     s = sub.add_parser("sql", help="run SQL over the loaded profile and print the result")
     s.add_argument("path", help="profile folder or file")
@@ -97,9 +99,12 @@ def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout)
 
 
 def cmd_sql(args) -> int:
+    from .analysis import install_views
     from .query import QueryEngine, QueryError
 
-    engine = QueryEngine(_load(args.path).con)
+    profile = _load(args.path)
+    install_views(profile.con, _rules(args))
+    engine = QueryEngine(profile.con)
     try:
         results = engine.run_all(args.query)
     except QueryError as e:
@@ -200,7 +205,28 @@ def cmd_collect(args) -> int:
     return 0
 
 
-COMMANDS = {"sql": cmd_sql, "diff": cmd_diff, "collect": cmd_collect}
+def cmd_report(args) -> int:
+    from .analysis import build_report, install_views, render
+    from .analysis.stages import add_relative_window, parse_stage_option
+
+    rules = _rules(args)
+    try:
+        windows = [parse_stage_option(s) for s in args.stage or []]
+    except ValueError as e:
+        return _fail(str(e))
+    profile = _load(args.path)
+    install_views(profile.con, rules)
+    for rank, stage, start_us, end_us in windows:
+        add_relative_window(profile.con, rank, stage, start_us, end_us)
+    report = build_report(profile, rules)
+    sys.stdout.write(render(report, args.format))
+    fired = {f["rule"] for f in report["findings"]}
+    if args.fail_on and (fired if args.fail_on == "any" else args.fail_on in fired):
+        return EXIT_FINDING
+    return 0
+
+
+COMMANDS = {"report": cmd_report, "sql": cmd_sql, "diff": cmd_diff, "collect": cmd_collect}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

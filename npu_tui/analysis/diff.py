@@ -43,6 +43,7 @@ class RunData:
     step_us: List[float]  # one per profiled step; empty when the profile has no step ranges
     step_source: str  # "ProfilerStep", "step_trace" or "none"
     operators: Dict[str, Tuple[float, int]]  # kernel name -> (total µs, count)
+    profile: Optional[object] = None  # the loaded profile, when load_run made it
 
     @property
     def steps(self) -> int:
@@ -66,10 +67,13 @@ def run_data(profile, report: dict) -> RunData:
 def load_run(path, rules) -> RunData:
     """Load a profile, build its report and gather what a comparison needs."""
     from ..profile import load_profile
-    from . import build_report
+    from . import build_report, install_views
 
     profile = load_profile(Path(path))
-    return run_data(profile, build_report(profile, rules))
+    install_views(profile.con, rules)
+    data = run_data(profile, build_report(profile, rules))
+    data.profile = profile
+    return data
 
 
 def diff_paths(base, new, rules, top: int = TOP_OPERATORS) -> dict:

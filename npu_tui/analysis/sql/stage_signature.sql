@@ -1,12 +1,16 @@
 -- stage windows from kernel signatures, per rank and step: the VAE's Conv-heavy run, the DiT's repeated attention
--- VAE: the maximum-sum run of (signature kernel ? 1 : 0) - vae_share, weighted by duration (comm
--- weighs nothing), so one patch-embedding Conv per DiT forward, or attention and MatMul inside
--- the decoder, cannot move it; it must hold vae_min_kernels signature kernels.
+-- VAE core: the maximum-sum run of (signature kernel ? 1 : 0) - vae_share, weighted by duration
+-- (comm weighs nothing), so one patch-embedding Conv per DiT forward, or attention and MatMul
+-- inside the decoder, cannot move it; it must hold vae_min_kernels signature kernels. The VAE
+-- starts at the longest idle gap between the DiT's last attention and that core, and runs to the
+-- end of the step.
 -- DiT: the (type, input shapes) of attention-category kernels with the most time is the loop's
 -- attention. Before its first kernel, the last encoder-category kernel whose (type, shapes) never
 -- recurs inside the loop is the text encoder's; the DiT starts at the longest idle gap between
--- the two, and runs up to the VAE (or the end of the step). Confidence: medium with both, low
--- with the DiT alone.
+-- the two and runs up to the VAE (or the end of the step), one window per forward: a forward
+-- starts wherever the first four compute kernels of the first forward recur in order.
+-- A Conv-heavy run without the attention loop is no evidence of a diffusion pipeline (a ResNet
+-- has one too): such a step yields no windows. Confidence: medium with both, low with the DiT alone.
 WITH cfg AS (SELECT * FROM rules_stages),
 sig_keys AS (
     SELECT DISTINCT coalesce(type, '') AS t, regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS n
@@ -29,8 +33,9 @@ run AS (
            coalesce(sum(score) OVER (PARTITION BY rank, part ORDER BY i
                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS p0,
            sum(score) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS p1,
-           max(end_ns) OVER (PARTITION BY rank, part ORDER BY i
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS busy_until
+           -- idle time before the kernel: its start minus the latest end of the kernels before it
+           start_ns - max(end_ns) OVER (PARTITION BY rank, part ORDER BY i
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS gap
     FROM (SELECT k.*, CASE WHEN k.is_comm THEN 0.0
                            ELSE (k.vae_sig::INTEGER - cfg.vae_share) * k.dur_ns END AS score
           FROM k, cfg)
@@ -42,70 +47,105 @@ best AS (
     SELECT rank, part, i AS j, m0, p1 - m0 AS gain FROM run_min
     QUALIFY row_number() OVER (PARTITION BY rank, part ORDER BY p1 - m0 DESC, i) = 1
 ),
-vae_span AS (
+core_span AS (
     SELECT b.rank, b.part, max(r.i) AS i0, b.j FROM best b
     JOIN run_min r ON r.rank = b.rank AND r.part = b.part AND r.i <= b.j AND r.p0 = b.m0
     WHERE b.gain > 0
     GROUP BY ALL
 ),
-vae AS (
-    SELECT v.rank, v.part, v.i0, v.j, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM vae_span v JOIN run r ON r.rank = v.rank AND r.part = v.part AND r.i BETWEEN v.i0 AND v.j
+core AS (
+    SELECT c.rank, c.part, c.i0 FROM core_span c
+    JOIN run r ON r.rank = c.rank AND r.part = c.part AND r.i BETWEEN c.i0 AND c.j
     GROUP BY ALL
     HAVING count(*) FILTER (WHERE r.vae_sig AND NOT r.is_comm) >= any_value((SELECT vae_min_kernels FROM cfg))
 ),
 parts AS (
-    SELECT r.rank, r.part, max(r.i) AS last_i, v.i0 AS vae_i0
-    FROM run r LEFT JOIN vae v USING (rank, part) GROUP BY ALL
+    SELECT r.rank, r.part, max(r.i) AS last_i, c.i0 AS core_i0
+    FROM run r LEFT JOIN core c USING (rank, part) GROUP BY ALL
 ),
 attention AS (
     SELECT rank, t, shapes FROM k, cfg WHERE k.category = cfg.attention_category
     GROUP BY rank, t, shapes
     QUALIFY row_number() OVER (PARTITION BY rank ORDER BY sum(dur_ns) DESC, t, shapes) = 1
 ),
-loop_start AS (
-    SELECT p.rank, p.part, min(k.i) AS a, coalesce(p.vae_i0 - 1, p.last_i) AS z
+attention_span AS (
+    SELECT p.rank, p.part, p.last_i, p.core_i0, min(k.i) AS a, max(k.i) AS la
     FROM parts p
-    JOIN k ON k.rank = p.rank AND k.part = p.part AND k.i < coalesce(p.vae_i0, p.last_i + 1)
+    JOIN k ON k.rank = p.rank AND k.part = p.part AND k.i < coalesce(p.core_i0, p.last_i + 1)
     JOIN attention att ON att.rank = k.rank AND att.t = k.t AND att.shapes = k.shapes
     GROUP BY ALL
 ),
+vae_first AS (
+    SELECT s.rank, s.part, r.i AS v0 FROM attention_span s
+    JOIN run r ON r.rank = s.rank AND r.part = s.part AND r.i > s.la AND r.i <= s.core_i0
+    QUALIFY row_number() OVER (PARTITION BY s.rank, s.part ORDER BY coalesce(r.gap, 0) DESC, r.i DESC) = 1
+),
+loop_span AS (
+    SELECT s.rank, s.part, s.a, coalesce(v.v0 - 1, s.last_i) AS z, v.v0, s.last_i
+    FROM attention_span s LEFT JOIN vae_first v USING (rank, part)
+),
 loop_sigs AS (
     SELECT DISTINCT k.rank, k.part, k.t, k.shapes
-    FROM loop_start l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i BETWEEN l.a AND l.z
+    FROM loop_span l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i BETWEEN l.a AND l.z
     CROSS JOIN cfg
     WHERE list_contains(cfg.encoder_categories, k.category)
 ),
 encoder_kernels AS (
     SELECT k.rank, k.part, k.i
-    FROM loop_start l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i < l.a
+    FROM loop_span l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i < l.a
     CROSS JOIN cfg
     ANTI JOIN loop_sigs s ON s.rank = k.rank AND s.part = k.part AND s.t = k.t AND s.shapes = k.shapes
     WHERE list_contains(cfg.encoder_categories, k.category)
 ),
 encoder_end AS (
     SELECT l.rank, l.part, l.a, l.z, coalesce(max(e.i), 0) AS e
-    FROM loop_start l LEFT JOIN encoder_kernels e ON e.rank = l.rank AND e.part = l.part
+    FROM loop_span l LEFT JOIN encoder_kernels e ON e.rank = l.rank AND e.part = l.part
     GROUP BY ALL
 ),
 dit_first AS (
     SELECT e.rank, e.part, e.z, r.i AS d0 FROM encoder_end e
     JOIN run r ON r.rank = e.rank AND r.part = e.part AND r.i > e.e AND r.i <= e.a
     QUALIFY row_number() OVER (PARTITION BY e.rank, e.part
-                               ORDER BY CASE WHEN e.e = 0 THEN 0 ELSE coalesce(r.start_ns - r.busy_until, 0) END DESC,
-                                        r.i) = 1
+                               ORDER BY CASE WHEN e.e = 0 THEN 0 ELSE coalesce(r.gap, 0) END DESC, r.i) = 1
+),
+-- Forward boundaries: each compute kernel's signature and the three after it, as one hash.
+grams AS (
+    SELECT r.rank, r.part, r.i,
+           hash(r.t, r.shapes,
+                lead(r.t, 1) OVER w, lead(r.shapes, 1) OVER w, lead(r.t, 2) OVER w, lead(r.shapes, 2) OVER w,
+                lead(r.t, 3) OVER w, lead(r.shapes, 3) OVER w) AS g
+    FROM dit_first d JOIN run r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
+    WHERE NOT r.is_comm
+    WINDOW w AS (PARTITION BY r.rank, r.part ORDER BY r.i)
+),
+first_gram AS (
+    SELECT rank, part, arg_min(g, i) AS g FROM grams GROUP BY rank, part
+),
+forward_starts AS (
+    SELECT d.rank, d.part, d.d0 AS fs, d.z FROM dit_first d
+    UNION
+    SELECT g.rank, g.part, g.i, d.z FROM grams g
+    JOIN first_gram f ON f.rank = g.rank AND f.part = g.part AND f.g = g.g
+    JOIN dit_first d ON d.rank = g.rank AND d.part = g.part AND g.i > d.d0
+),
+forwards AS (
+    SELECT rank, part, fs, coalesce(lead(fs) OVER (PARTITION BY rank, part ORDER BY fs) - 1, z) AS fe
+    FROM forward_starts
 ),
 dit AS (
-    SELECT d.rank, d.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM dit_first d JOIN run r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
-    GROUP BY ALL
+    SELECT f.rank, f.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
+    FROM forwards f JOIN run r ON r.rank = f.rank AND r.part = f.part AND r.i BETWEEN f.fs AND f.fe
+    GROUP BY f.rank, f.part, f.fs
 ),
--- Without the DiT's attention a Conv-heavy run is no evidence of a diffusion pipeline (a ResNet
--- has one too): such a step yields no windows, and a rank with none falls back to a single stage.
+vae AS (
+    SELECT l.rank, l.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
+    FROM loop_span l JOIN run r ON r.rank = l.rank AND r.part = l.part AND r.i BETWEEN l.v0 AND l.last_i
+    GROUP BY l.rank, l.part
+),
 windows AS (
     SELECT rank, part, cfg.dit_stage AS stage, start_ns, end_ns FROM dit, cfg
     UNION ALL
-    SELECT v.rank, v.part, cfg.vae_stage, v.start_ns, v.end_ns FROM vae v SEMI JOIN dit d USING (rank, part), cfg
+    SELECT rank, part, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
 )
 SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns,
        CASE WHEN EXISTS (SELECT 1 FROM vae v WHERE v.rank = w.rank AND v.part = w.part)
