@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList, TabbedContent
 
+import npu_tui.analysis
 import npu_tui.profile
 from npu_tui.profile import LoadCancelled
 from npu_tui.tui.app import NpuTuiApp
@@ -26,7 +27,7 @@ def kernel_rows():
     for r in (0, 1):
         path = LEVEL1 / f"rank{r}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
         with open(path, newline="") as f:
-            rows += list(csv.DictReader(f))
+            rows += [dict(row, rank=str(r)) for row in csv.DictReader(f)]
     return rows
 
 
@@ -42,6 +43,24 @@ def shapes(row):
     """Input Shapes as the loader keeps them: msprof's doubled quotes dropped, N/A as missing."""
     value = row["Input Shapes"].strip('"')
     return "" if value == "N/A" else value
+
+
+_reports = {}
+
+
+@pytest.fixture(autouse=True)
+def report_once(monkeypatch):
+    """Build each profile's report once for the whole module (the analysis has its own tests);
+    every test still loads the profile and installs the views itself."""
+    real_build = npu_tui.analysis.build_report
+
+    def build(profile, rules):
+        key = str(profile.path)
+        if key not in _reports:
+            _reports[key] = real_build(profile, rules)
+        return _reports[key]
+
+    monkeypatch.setattr(npu_tui.analysis, "build_report", build)
 
 
 def main_table(app, pane):
@@ -116,10 +135,12 @@ async def test_findings_open_the_operators_behind_them():
         await settle(app, pilot)
         assert isinstance(app.screen, DrillScreen)
         ops = app.screen.query_one(PagedTable)
-        expected = app.profile.con.execute(
-            "SELECT count(DISTINCT (name, coalesce(input_shapes, ''))) FROM kernel_stages "
-            "WHERE rank = ? AND stage = ? AND category = ?", [f["rank"], f["stage"], f["category"]]).fetchone()[0]
-        assert ops.total == expected > 0
+        # The evidence's top operators, by (type, input shapes), opened by name: the CSV's own rows.
+        tops = {(op["type"], op["input_shapes"] or "") for op in f["evidence"]["top_operators"]}
+        expected = {(r["Name"], shapes(r)) for r in kernel_rows()
+                    if (r["Type"], shapes(r)) in tops and r["rank"] == str(f["rank"])}
+        assert ops.total > 0
+        assert {(ops.row_dict(i)["name"], ops.row_dict(i)["input_shapes"]) for i in range(ops.total)} <= expected
         await pilot.press("enter")
         await settle(app, pilot)
         assert len(app.screen_stack) == 3

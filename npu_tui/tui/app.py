@@ -20,7 +20,7 @@ from textual.worker import get_current_worker
 
 from .cells import literal
 from .drill import DrillRequested, DrillScreen
-from .grid import PagedTable
+from .grid import PagedTable, cursor_of
 from .panes.comm import CommPane
 from .panes.findings import FindingsPane
 from .panes.operators import OperatorsPane
@@ -46,10 +46,18 @@ class LoadProgress(Message):
         self.done, self.total, self.label = done, total, label
 
 
-class ProfileReady(Message):
-    def __init__(self, profile, report: dict) -> None:
+class ProfileLoaded(Message):
+    """The tables are in: ``con`` is a cursor of the profile's database for the panes' own queries."""
+
+    def __init__(self, profile, con) -> None:
         super().__init__()
-        self.profile, self.report = profile, report
+        self.profile, self.con = profile, con
+
+
+class ReportReady(Message):
+    def __init__(self, report: dict) -> None:
+        super().__init__()
+        self.report = report
 
 
 class LoadStopped(Message):
@@ -77,6 +85,7 @@ class NpuTuiApp(App):
         self.path = Path(path)
         self.rules = rules
         self.profile = None
+        self.con = None  # the panes' connection (a cursor of the profile's database)
         self.report: Optional[dict] = None
         self.loading = False
 
@@ -128,7 +137,10 @@ class NpuTuiApp(App):
                 progress=lambda d, t, label: self.post_message(LoadProgress(d, t, label)),
                 cancelled=lambda: worker.is_cancelled,
             )
-            self.post_message(LoadProgress(1, 1, "analysing"))
+            if worker.is_cancelled:
+                raise LoadCancelled()
+            # Tables first, so the grids fill while the analysis runs on the loader's own connection.
+            self.post_message(ProfileLoaded(profile, cursor_of(profile.con)))
             ruleset = load_rules(rules)
             install_views(profile.con, ruleset)
             report = build_report(profile, ruleset)
@@ -138,8 +150,13 @@ class NpuTuiApp(App):
         except ProfileError as e:
             self.post_message(LoadStopped(str(e)))
             return
-        if not worker.is_cancelled:
-            self.post_message(ProfileReady(profile, report))
+        except Exception as e:  # noqa: BLE001 - a bug must reach the screen, not hang it on "loading"
+            self.post_message(LoadStopped(f"Load failed: {type(e).__name__}: {str(e).splitlines()[0]}"))
+            raise
+        if worker.is_cancelled:
+            self.post_message(LoadStopped("Analysis cancelled; r reloads."))
+        else:
+            self.post_message(ReportReady(report))
 
     def on_load_progress(self, msg: LoadProgress) -> None:
         self.query_one("#load-bar", ProgressBar).update(total=max(msg.total, 1), progress=msg.done)
@@ -148,18 +165,25 @@ class NpuTuiApp(App):
     def on_load_stopped(self, msg: LoadStopped) -> None:
         self.loading = False
         self.query_one("#load-label", Label).update(Text(literal(msg.reason)))
+        if self.query_one("#panes").display:
+            self.notify(literal(msg.reason), severity="warning")
 
-    def on_profile_ready(self, msg: ProfileReady) -> None:
-        self.loading = False
-        self.profile, self.report = msg.profile, msg.report
+    def on_profile_loaded(self, msg: ProfileLoaded) -> None:
+        self.profile, self.con, self.report = msg.profile, msg.con, None
         self.sub_title = (f"{literal(self.path)} · {len(msg.profile.ranks)} rank(s) · "
                           f"{', '.join(msg.profile.formats)}")
         self.query_one("#loading").display = False
         self.query_one("#panes").display = True
         for pid, _ in PANES[:5]:
-            self.query_one(f"#pane-{pid}").show(msg.profile, msg.report)
-        self._mount_console(msg.profile)
+            self.query_one(f"#pane-{pid}").show_profile(msg.con)
+        self._mount_console(msg.con)
         self._focus_pane(self.query_one(TabbedContent).active or "overview")
+
+    def on_report_ready(self, msg: ReportReady) -> None:
+        self.loading = False
+        self.report = msg.report
+        for pid in ("overview", "findings", "comm", "ranks"):
+            self.query_one(f"#pane-{pid}").show_report(msg.report)
 
     def action_cancel_load(self) -> None:
         if not self.loading:
@@ -185,11 +209,11 @@ class NpuTuiApp(App):
             self._focus_pane(msg.pane.id)
 
     def on_drill_requested(self, msg: DrillRequested) -> None:
-        self.push_screen(DrillScreen(msg.crumbs, msg.drill, self.profile.con))
+        self.push_screen(DrillScreen(msg.crumbs, msg.drill, self.con))
 
     # -- SQL console --------------------------------------------------------------------------
 
-    def _mount_console(self, profile) -> None:
+    def _mount_console(self, con) -> None:
         slot = self.query_one("#sql-slot")
         slot.remove_children()
         try:
@@ -199,7 +223,7 @@ class NpuTuiApp(App):
                                    "`npu-tui sql PATH QUERY` runs SQL headless.", style="dim"),
                               id="sql-text"))
             return
-        slot.mount(SqlConsole(profile.con.cursor()))
+        slot.mount(SqlConsole(cursor_of(con)))
 
     def on_paged_table_show_sql(self, msg: PagedTable.ShowSql) -> None:
         while self.screen is not self.screen_stack[0]:

@@ -105,19 +105,24 @@ def operator_types() -> Drill:
 # -- a finding → the operators of its rank, stage and category (the analysis view kernel_stages) → their
 # instances ---------------------------------------------------------------------------------------------
 
+# The finding's evidence names its top operators by (type, input shapes); keys join the two with
+# the unit separator, which profile text does not contain. A finding without a stage spans them all.
 FINDING_OPERATORS = """
 SELECT coalesce(nullif(type, ''), 'N/A') AS type, name, coalesce(input_shapes, '') AS input_shapes,
        count(*) AS count, sum(dur_ns) / 1e3 AS total_us, avg(dur_ns) / 1e3 AS mean_us,
        max(dur_ns) / 1e3 AS max_us,
        sum(dur_ns) / nullif(sum(sum(dur_ns)) OVER (), 0) AS share
 FROM kernel_stages
-WHERE rank = ? AND stage = ? AND category = ?
+WHERE rank = ? AND stage IS NOT DISTINCT FROM coalesce(?, stage)
+  AND list_contains(?, coalesce(type, '') || chr(31) || coalesce(input_shapes, ''))
 GROUP BY 1, 2, 3
 """
 FINDING_COLUMNS = (Column("type", "type"),) + Q.NAME_COLUMNS
 
 
 def findings_drill(f: Row) -> Drill:
-    title = f"{f['rule']} · rank {f['rank']} {f.get('stage', '')}"
-    return Drill(GridQuery(title, FINDING_OPERATORS, FINDING_COLUMNS, params=(f["rank"], f["stage"], f["category"]),
+    title = f"{f['rule']} · rank {f['rank']} {f.get('stage') or ''}".rstrip()
+    keys = [f"{op.get('type') or ''}\x1f{op.get('input_shapes') or ''}"
+            for op in (f.get("evidence") or {}).get("top_operators") or []]
+    return Drill(GridQuery(title, FINDING_OPERATORS, FINDING_COLUMNS, params=(f["rank"], f.get("stage"), keys),
                            sort="total_us", filter_on=("type", "name", "input_shapes")), instances)

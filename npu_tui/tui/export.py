@@ -23,6 +23,8 @@ def sql_literal(value: Any) -> str:
         return "NULL"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(sql_literal(v) for v in value) + "]"
     if isinstance(value, (int, float, decimal.Decimal)):
         return repr(value) if isinstance(value, float) else str(value)
     return "'" + str(value).replace("'", "''") + "'"

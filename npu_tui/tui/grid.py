@@ -8,6 +8,7 @@ million kernels costs one small indexed read and a repaint of the visible lines 
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -37,6 +38,13 @@ MIN_TEXT_WIDTH = 8
 GAP = 1
 
 _names = itertools.count()
+_cursor_lock = threading.Lock()
+
+
+def cursor_of(con):
+    """A new DuckDB connection to the same database; workers each take their own."""
+    with _cursor_lock:
+        return con.cursor()
 
 
 def _ident(name: str) -> str:
@@ -196,7 +204,7 @@ class PagedTable(ScrollView, can_focus=True):
     def _materialise(self, generation: int, sql: str, params: List[Any]) -> None:
         import duckdb
 
-        cur = self._source.cursor()
+        cur = cursor_of(self._source)
         table = f"_grid_{next(_names)}"
         try:
             cur.execute(f"CREATE TEMP TABLE {table} AS {sql}", params)
@@ -423,7 +431,7 @@ class PagedTable(ScrollView, can_focus=True):
         from .export import export_rows
 
         sql, params = self.query.effective(self.filter_text)
-        cur = self._source.cursor()
+        cur = cursor_of(self._source)
         try:
             written, where = export_rows(cur, sql, params, self.query.columns, path)
         except (OSError, ValueError) as e:

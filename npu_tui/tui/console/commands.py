@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from .console import SqlConsole
@@ -33,7 +31,7 @@ class SqlConsoleCommands(Provider):
         if console is None:
             return
         for title, action, help_text in COMMANDS:
-            yield DiscoveryHit(title, partial(console.run_action, action), help=help_text)
+            yield DiscoveryHit(title, getattr(console, f"action_{action}"), help=help_text)
 
     async def search(self, query: str) -> Hits:
         console = self._console()
@@ -43,5 +41,5 @@ class SqlConsoleCommands(Provider):
         for title, action, help_text in COMMANDS:
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(console.run_action, action),
+                yield Hit(score, matcher.highlight(title), getattr(console, f"action_{action}"),
                           help=help_text)

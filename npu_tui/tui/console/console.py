@@ -141,6 +141,8 @@ class SqlConsole(Widget):
             self._start(text, statements)
 
     def _start(self, text: str, statements) -> None:
+        if self.running:  # the palette can ask while a statement runs; one at a time
+            return
         self._hide_error()
         self._close_completion()
         self.running = True

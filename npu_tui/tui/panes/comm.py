@@ -40,7 +40,10 @@ class CommPane(Vertical):
         yield DrillGrid(Drill(GridQuery("Bandwidth per link", Q.COMM_LINKS, Q.COMM_LINK_COLUMNS,
                                         sort="size_mb", filter_on=("transport",))), ("Comm",), id="comm-links")
 
-    def show(self, profile, report) -> None:
-        self.query_one("#comm-exposure", Static).update(exposure_text(report))
+    def show_profile(self, con) -> None:
+        self.query_one("#comm-exposure", Static).update(Text("analysing…", style="dim"))
         for grid in self.query(DrillGrid):
-            grid.set_source(profile.con)
+            grid.set_source(con)
+
+    def show_report(self, report: dict) -> None:
+        self.query_one("#comm-exposure", Static).update(exposure_text(report))

@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..cells import literal
+from ..cells import fmt_us, literal
 from ..drill import DrillRequested, findings_drill
 from ..grid import PagedTable
 
@@ -26,7 +26,7 @@ def _value(f: dict, key: str) -> str:
 
 def gain_us(f: dict) -> float:
     est = f.get("estimate")
-    return float(est.get("saved_us") or 0.0) if isinstance(est, dict) else 0.0
+    return float(est.get("step_saving_us") or 0.0) if isinstance(est, dict) else 0.0
 
 
 def ranked_findings(report: dict) -> List[dict]:
@@ -41,9 +41,11 @@ def ranked_findings(report: dict) -> List[dict]:
 def finding_line(f: dict) -> Text:
     text = Text().append("▲ ", style="bold color(203)")
     text.append(f"{literal(f['rule'])}", style="bold")
-    text.append(f"  rank {f['rank']} {literal(f.get('stage', ''))}  ")
+    text.append(f"  rank {f['rank']} {literal(f.get('stage') or 'all stages')}  ")
     text.append(f"{literal(f.get('metric', ''))} {_value(f, 'value')} > {_value(f, 'threshold')}")
     text.append(f"  → {literal(f.get('direction', ''))}", style="italic")
+    if gain_us(f):
+        text.append(f"  (−{fmt_us(gain_us(f))}/step)", style="dim")
     return text
 
 
@@ -54,9 +56,7 @@ def finding_detail(f: dict) -> Text:
             ("direction", f.get("direction")), ("docs", ", ".join(f.get("docs", [])))]
     est = f.get("estimate")
     if isinstance(est, dict):
-        rows.append(("estimate", est.get("text") or ", ".join(f"{k} {v}" for k, v in est.items())))
-    elif est:
-        rows.append(("estimate", est))
+        rows.append(("estimate", f"{fmt_us(gain_us(f))} less per step if {est.get('what', 'fixed')}"))
     for k, v in rows:
         text.append(f"{k:<10}", style="bold")
         text.append(literal(v) + "\n")
@@ -64,9 +64,8 @@ def finding_detail(f: dict) -> Text:
     if tops:
         text.append("top operators\n", style="bold")
         for op in tops[:5]:
-            name = op.get("name") if isinstance(op, dict) else op
-            share = op.get("share") if isinstance(op, dict) else None
-            text.append(f"  {literal(name)}" + (f"  {share * 100:.1f}%" if isinstance(share, float) else "") + "\n")
+            text.append(f"  {(op.get('share') or 0.0) * 100:5.1f}%  {fmt_us(op.get('time_us') or 0.0):>9}  ")
+            text.append(f"{literal(op.get('type'))}  {literal(op.get('input_shapes') or '')}\n")
     text.append("enter: operators behind it · v: its SQL", style="dim")
     return text
 
@@ -83,7 +82,12 @@ class FindingsPane(Vertical):
         with VerticalScroll(id="findings-detail-scroll"):
             yield Static(id="findings-detail")
 
-    def show(self, profile, report) -> None:
+    def show_profile(self, con) -> None:
+        self.findings = []
+        self.query_one(OptionList).clear_options()
+        self.query_one("#findings-detail", Static).update(Text("analysing…", style="dim"))
+
+    def show_report(self, report: dict) -> None:
         self.findings = ranked_findings(report)
         opts = self.query_one(OptionList)
         opts.clear_options()

@@ -12,5 +12,5 @@ class OperatorsPane(Vertical):
     def compose(self) -> ComposeResult:
         yield DrillGrid(operator_types(), ("Operators",), id="operators-grid")
 
-    def show(self, profile, report) -> None:
-        self.query_one(DrillGrid).set_source(profile.con)
+    def show_profile(self, con) -> None:
+        self.query_one(DrillGrid).set_source(con)

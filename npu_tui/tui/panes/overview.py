@@ -99,7 +99,12 @@ class OverviewPane(VerticalScroll):
         for name in ("steps", "categories", "findings", "stages"):
             yield Static(id=f"overview-{name}", classes="section")
 
-    def show(self, profile, report) -> None:
+    def show_profile(self, con) -> None:
+        self.query_one("#overview-steps", Static).update(Text("analysing…", style="dim"))
+        for name in ("categories", "findings", "stages"):
+            self.query_one(f"#overview-{name}", Static).update("")
+
+    def show_report(self, report: dict) -> None:
         self.query_one("#overview-steps", Static).update(steps_text(report))
         self.query_one("#overview-categories", Static).update(categories_text(report))
         self.query_one("#overview-findings", Static).update(findings_text(report))

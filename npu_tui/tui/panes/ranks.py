@@ -76,6 +76,9 @@ class RanksPane(Vertical):
         yield DrillGrid(Drill(GridQuery("Ranks", Q.RANKS, Q.RANK_COLUMNS, sort="rank", descending=False,
                                         highlight="slow")), ("Ranks",), id="ranks-grid")
 
-    def show(self, profile, report) -> None:
+    def show_profile(self, con) -> None:
+        self.query_one("#ranks-plots", Static).update(Text("analysing…", style="dim"))
+        self.query_one(DrillGrid).set_source(con)
+
+    def show_report(self, report: dict) -> None:
         self.query_one("#ranks-plots", Static).update(rank_plots(report))
-        self.query_one(DrillGrid).set_source(profile.con)
