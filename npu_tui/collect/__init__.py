@@ -10,7 +10,8 @@ user's script), so importing it stays light. A workload is either
 """
 
 from .recipe import profile_steps
-from .runner import Collection, CollectError, CollectSpec, RunResult, list_runs, previous_run, read_record
+from .runner import (Collection, CollectError, CollectSpec, RunResult, list_runs, previous_run,
+                     read_record, run_of)
 
 __all__ = ["Collection", "CollectError", "CollectSpec", "RunResult", "list_runs", "previous_run",
-           "profile_steps", "read_record"]
+           "profile_steps", "read_record", "run_of"]

@@ -132,6 +132,15 @@ def previous_run(root: Path, before: Optional[Path] = None) -> Optional[Path]:
     return runs[-1] if runs else None
 
 
+def run_of(path: Path) -> Optional[Path]:
+    """The run folder holding ``path`` (a run folder, or a file or folder inside one), if any."""
+    path = Path(path).resolve()
+    for d in (path, *path.parents):
+        if (d / RUN_RECORD).is_file():
+            return d
+    return None
+
+
 def _has_output(run_dir: Path) -> bool:
     return any(p.name not in (RUN_RECORD, LOG_FILE) for p in run_dir.iterdir())
 
