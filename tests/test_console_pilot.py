@@ -178,3 +178,31 @@ async def test_base_tables_are_protected(con):
         assert error.display and "refused" in str(error.render())
         assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == 3
         assert "mine" in console.catalog.relations  # the temp table is the user's, and listed
+
+
+@async_test
+async def test_escape_reaches_the_app_when_nothing_runs(con):
+    class Back(Host):
+        BINDINGS = [("escape", "back", "Back")]
+        went_back = 0
+
+        def action_back(self):
+            self.went_back += 1
+
+    async with Back(con).run_test(size=(100, 30)) as pilot:
+        pilot.app.query_one(SqlConsole).load_sql("SELECT 1")
+        await pilot.press("escape")
+        assert pilot.app.went_back == 1
+
+
+@async_test
+async def test_palette_offers_the_console_commands(con):
+    async with Host(con).run_test(size=(100, 30)) as pilot:
+        console = pilot.app.query_one(SqlConsole)
+        console.load_sql("SELECT 40 + 2 AS answer")
+        provider = SqlConsoleCommands(pilot.app.screen)
+        hits = [hit async for hit in provider.search("SQL: run statement")]
+        assert hits and str(hits[0].text) == "SQL: run statement"
+        hits[0].command()  # what the palette calls on enter
+        await settle(pilot.app, pilot)
+        assert cells(console) == [("42",)]

@@ -165,3 +165,13 @@ def test_catalog_lists_tables_with_columns_and_functions(profile):
     assert ("dur_ns", "BIGINT") in cat.relation("kernels").columns
     assert cat.relation("_console_result") is None  # the engine's own result table stays hidden
     assert "regexp_matches" in cat.functions and "SELECT" in cat.keywords
+
+
+def test_engine_imports_no_ui():
+    import subprocess
+    import sys
+    code = ("import sys, npu_tui.query, npu_tui.cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
