@@ -98,6 +98,11 @@ CREATE TABLE IF NOT EXISTS stage_overrides (rank INTEGER, stage VARCHAR, start_n
 """
 
 
+def _insert(con: duckdb.DuckDBPyConnection, sql: str, rows: list) -> None:
+    if rows:  # DuckDB refuses executemany with no parameter sets
+        con.executemany(sql, rows)
+
+
 def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     d = rules.data
     con.execute(RULE_TABLES)
@@ -106,20 +111,20 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
         if "pattern" in c:
             rows += [(i, c["name"], f, c["pattern"]) for f in ("type", "name")]
         rows += [(i, c["name"], "core", core.lower()) for core in c.get("core", [])]
-    con.executemany("INSERT INTO rules_categories VALUES (?, ?, ?, ?)", rows)
+    _insert(con, "INSERT INTO rules_categories VALUES (?, ?, ?, ?)", rows)
 
     order = [("category", i, c) for i, c in enumerate(d.get("category_order", rules.categories))]
     order += [("stage", i, s) for i, s in enumerate(d["stages"]["names"])]
-    con.executemany("INSERT INTO rules_order VALUES (?, ?, ?)", order)
+    _insert(con, "INSERT INTO rules_order VALUES (?, ?, ?)", order)
 
     comp = d["compute"]
     comm = comp.get("comm_category", "Comm")
-    con.executemany("INSERT INTO rules_compute VALUES (?, ?, ?)",
+    _insert(con, "INSERT INTO rules_compute VALUES (?, ?, ?)",
                     [(c, None, comm) for c in comp.get("categories", [])]
                     + [(None, c.lower(), comm) for c in comp.get("cores", [])])
 
     st = d["stages"]
-    con.executemany("INSERT INTO rules_stage_markers VALUES (?, ?, ?)",
+    _insert(con, "INSERT INTO rules_stage_markers VALUES (?, ?, ?)",
                     [(i, m["stage"], m["pattern"]) for i, m in enumerate(st["marker"])])
     sig = st["signature"]
     names = st["names"]
@@ -130,7 +135,7 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
          float(sig["vae_share"]), int(sig["vae_min_kernels"]), sig["attention_category"],
          list(sig["encoder_categories"])],
     )
-    con.executemany(
+    _insert(con, 
         "INSERT INTO rules_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(i, f["rule"], f.get("stage"), f["metric"], f.get("category"), float(f["threshold"]),
           f["direction"], list(f["docs"]), f.get("speedup"), f.get("estimate"))

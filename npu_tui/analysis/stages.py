@@ -6,6 +6,8 @@ from typing import Iterable, Optional, Tuple
 
 import duckdb
 
+from .views import refresh_stages
+
 # (rank, stage, start_ns, end_ns)
 Window = Tuple[int, str, int, int]
 
@@ -25,7 +27,9 @@ def set_stage_windows(con: duckdb.DuckDBPyConnection, windows: Iterable[Window],
     windows = list(windows)
     for r in set(ranks if ranks is not None else (w[0] for w in windows)):
         con.execute("DELETE FROM stage_overrides WHERE rank = ?", [r])
-    con.executemany("INSERT INTO stage_overrides VALUES (?, ?, ?, ?)", windows)
+    if windows:
+        con.executemany("INSERT INTO stage_overrides VALUES (?, ?, ?, ?)", windows)
+    refresh_stages(con)
 
 
 def parse_stage_option(text: str) -> Tuple[Optional[int], str, float, float]:
@@ -49,3 +53,4 @@ def add_relative_window(con: duckdb.DuckDBPyConnection, rank: Optional[int], sta
                         start_us: float, end_us: float) -> None:
     """One override window, µs from the rank's first kernel; rank None: every rank."""
     con.execute(INSERT_RELATIVE, {"rank": rank, "stage": stage, "start_us": start_us, "end_us": end_us})
+    refresh_stages(con)

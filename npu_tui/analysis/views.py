@@ -36,6 +36,12 @@ VIEW_ORDER = (
 )
 
 
+# Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
+# views DuckDB would inline and re-run the whole stage detection in every query that uses them.
+# refresh_stages() recomputes them after stage overrides change.
+MATERIALIZED = ("kernel_stages", "stage_windows", "busy_segments")
+
+
 @lru_cache(maxsize=None)
 def view_sql(name: str) -> str:
     """The SQL behind a view, as shipped (comments included). KeyError for an unknown name."""
@@ -51,8 +57,19 @@ def _description(name: str) -> str:
 VIEW_DESCRIPTIONS: Dict[str, str] = {name: _description(name) for name in VIEW_ORDER}
 
 
+def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    kind = "TABLE" if name in MATERIALIZED else "VIEW"
+    con.execute(f"CREATE OR REPLACE {kind} {name} AS\n{view_sql(name)}")
+
+
 def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules)."""
     install_rule_tables(con, rules)
     for name in VIEW_ORDER:
-        con.execute(f"CREATE OR REPLACE VIEW {name} AS\n{view_sql(name)}")
+        _create(con, name)
+
+
+def refresh_stages(con: duckdb.DuckDBPyConnection) -> None:
+    """Recompute the stored stage assignment (after stage_overrides changed)."""
+    for name in MATERIALIZED:
+        _create(con, name)

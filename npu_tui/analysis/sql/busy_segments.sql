@@ -2,10 +2,10 @@
 -- A sweep over start (+1) and end (-1) events: a running count above zero is inside the union.
 WITH ev AS (
     SELECT rank, start_ns AS t, is_comm::INTEGER AS dc, is_compute::INTEGER AS dp
-    FROM kernel_categories WHERE (is_comm OR is_compute) AND dur_ns > 0
+    FROM kernel_stages WHERE (is_comm OR is_compute) AND dur_ns > 0
     UNION ALL
     SELECT rank, end_ns, -is_comm::INTEGER, -is_compute::INTEGER
-    FROM kernel_categories WHERE (is_comm OR is_compute) AND dur_ns > 0
+    FROM kernel_stages WHERE (is_comm OR is_compute) AND dur_ns > 0
 ),
 points AS (SELECT rank, t, sum(dc) AS dc, sum(dp) AS dp FROM ev GROUP BY rank, t),
 running AS (

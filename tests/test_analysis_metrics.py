@@ -1,0 +1,148 @@
+"""Categories, shares, exposed comm, step breakdown and findings on hand-made kernels, with the
+expected numbers worked out by hand below each input."""
+
+import pytest
+
+from npu_tui.analysis import build_report, load_rules
+
+from analysis_support import make_profile, rows
+
+US = 1000  # ns per µs: inputs are written in µs for readability
+
+# One DiT-only rank, no step ids. Timeline (µs):
+#   FA [0,300)  MatMul [300,700)  Conv [700,800)  Vector [800,900)     compute union [0,900)
+#   comm [850,1150)  memcpy [1150,1200) (neither)  AI_CPU [1200,1300) (compute, category Other)
+KERNELS = [
+    (0, None, "aclnnFlashAttentionScore_FlashAttentionScore", "FlashAttentionScore", "AI_CORE", 0, 300, "1,2"),
+    (0, None, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "AI_CORE", 300, 400, "3,4"),
+    (0, None, "aclnnConvolution_Conv2D_Conv2D", "Conv2D", "AI_CORE", 700, 100, "5"),
+    (0, None, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 800, 100, "6"),
+    (0, None, "hcom_allReduce__586_0_1", "hcom_allReduce_", "HCCL", 850, 300, None),
+    (0, None, "MemcpyAsync", "MEMCPY_ASYNC", "", 1150, 50, None),
+    (0, None, "NonZero", "NonZero", "AI_CPU", 1200, 100, None),
+]
+TOTAL = 300 + 400 + 100 + 100 + 300 + 50 + 100  # 1350
+# Exposed: comm [850,1150) minus compute [0,900) ∪ [1200,1300) = [900,1150) = 250.
+# Wall: first start 0 to last end 1300. Busy (comm ∪ compute) = [0,1150) ∪ [1200,1300) = 1250.
+LANES = [
+    (0, "Computing", 0, 900), (0, "Computing", 1200, 100), (0, "Communication", 850, 300),
+    (0, "Communication(Not Overlapped)", 900, 250), (0, "Free", 1150, 50),
+]
+
+
+def _us(rows_in):
+    return [r[:5] + (r[5] * US, r[6] * US) + r[7:] for r in rows_in]
+
+
+def _lanes_us(lanes):
+    return [(r, lane, s * US, d * US) for r, lane, s, d in lanes]
+
+
+def test_categories_and_shares():
+    p = make_profile(_us(KERNELS))
+    got = {c: (t, n, s) for c, t, n, s in rows(
+        p, "SELECT category, time_us, count, share FROM stage_categories WHERE rank = 0 AND stage = 'DiT'")}
+    expected = {"FA": 300, "MatMul": 400, "Conv": 100, "Vector": 100, "Comm": 300, "Other": 150}
+    for cat, t in expected.items():
+        assert got[cat][0] == pytest.approx(t)
+        assert got[cat][2] == pytest.approx(t / TOTAL)
+    assert got["Other"][1] == 2
+    assert sum(v[2] for v in got.values()) == pytest.approx(1.0)
+    compute = dict(rows(p, "SELECT type, is_compute FROM kernel_categories"))
+    assert compute["NonZero"] and not compute["MEMCPY_ASYNC"] and not compute["hcom_allReduce_"]
+
+
+def test_exposed_comm_from_kernels_and_lanes_agree():
+    k_only = make_profile(_us(KERNELS))
+    with_lanes = make_profile(_us(KERNELS), lanes=_lanes_us(LANES))
+    for p, source in ((k_only, "kernels"), (with_lanes, "overlap_lanes")):
+        (wall, comm, exposed, share, src, by_kernels), = rows(
+            p, "SELECT wall_us, comm_us, exposed_us, exposed_share, source, exposed_kernels_us "
+               "FROM comm_exposure WHERE rank = 0 AND stage = 'DiT'")
+        assert src == source
+        assert (wall, comm, exposed, by_kernels) == pytest.approx((1300, 300, 250, 250))
+        assert share == pytest.approx(250 / 1300)
+
+
+def test_step_breakdown_from_kernels_and_from_lanes():
+    expected = (1000, 250, 50, 50, 1300)  # computing, comm not overlapped, overlapped, free, stage
+    cols = "computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, source"
+    p = make_profile(_us(KERNELS))
+    (*vals, source), = rows(p, f"SELECT {cols} FROM step_breakdown")
+    assert source == "kernels" and tuple(vals) == pytest.approx(expected)
+    p = make_profile(_us(KERNELS), lanes=_lanes_us(LANES))
+    (*vals, source), = rows(p, f"SELECT {cols} FROM step_breakdown")
+    assert source == "overlap_lanes" and tuple(vals) == pytest.approx(expected)
+    # the profiler's own values win when present
+    p = make_profile(_us(KERNELS), lanes=_lanes_us(LANES), step_trace=[(0, 7, 1.0, 2.0, 3.0, 4.0, 7.0)])
+    (*vals, source), = rows(p, f"SELECT {cols} FROM step_breakdown")
+    assert source == "step_trace_time.csv" and tuple(vals) == (1.0, 2.0, 3.0, 4.0, 7.0)
+
+
+def test_no_attention_means_single_stage():
+    # Conv-heavy, no FA: a ResNet, not a diffusion pipeline.
+    ks = [(0, None, f"Conv2D{i}", "Conv2D", "AI_CORE", i * 10 * US, 10 * US, "1") for i in range(20)]
+    p = make_profile(ks)
+    assert rows(p, "SELECT stage, method, confidence, start_us, end_us, kernel_count FROM stage_summary") == [
+        ("DiT", "single", "low", 0.0, 200.0, 20)]
+
+
+def _rules_with(tmp_path, **thresholds):
+    text = load_rules().data and (
+        __import__("importlib.resources", fromlist=["files"]).files("npu_tui.analysis")
+        .joinpath("rules.toml").read_text())
+    for rule, (old, new) in thresholds.items():
+        marker = f'rule = "{rule}"'
+        head, _, tail = text.partition(marker)
+        tail = tail.replace(f"threshold = {old}", f"threshold = {new}", 1)
+        text = head + marker + tail
+    path = tmp_path / "rules.toml"
+    path.write_text(text)
+    return load_rules(path)
+
+
+def test_findings_fire_with_evidence_and_estimate(tmp_path):
+    # MatMul share 400/1350 = 0.296 and exposed share 250/1300 = 0.192: lower the thresholds to fire.
+    rules = _rules_with(tmp_path, matmul_high=("0.50", "0.25"), comm_exposed_high=("0.30", "0.15"))
+    p = make_profile(_us(KERNELS), rules=rules)
+    report = build_report(p, rules)
+    by_rule = {f["rule"]: f for f in report["findings"]}
+    assert set(by_rule) == {"matmul_high", "comm_exposed_high"}
+    mm = by_rule["matmul_high"]
+    assert (mm["rank"], mm["stage"], mm["metric"], mm["threshold"]) == (0, "DiT", "share", 0.25)
+    assert mm["value"] == pytest.approx(400 / TOTAL)
+    # one step: MatMul 1.5x faster saves a third of its 400 µs
+    assert mm["estimate"]["step_saving_us"] == pytest.approx(400 / 3)
+    assert mm["evidence"]["top_operators"][0]["type"] == "MatMulV3"
+    assert "stage_categories" in mm["evidence"]["sql"]
+    assert p.con.execute(mm["evidence"]["sql"]).fetchall()  # the evidence query runs as shown
+    assert mm["docs"] == ["features/quantization.md"]
+    cx = by_rule["comm_exposed_high"]
+    assert cx["value"] == pytest.approx(250 / 1300)
+    assert cx["estimate"]["step_saving_us"] == pytest.approx(250 / 2)  # half hidden
+    assert cx["evidence"]["top_operators"][0]["type"] == "hcom_allReduce_"
+    assert build_report(make_profile(_us(KERNELS)), load_rules())["findings"] == []
+
+
+def test_rank_spread_finding_names_the_slow_rank():
+    # step time 100 vs 110 µs: (110 - 100) / 105 = 9.5% > 5%; exposed comm equal: no finding.
+    p = make_profile(_us(KERNELS) + [(1,) + k[1:] for k in _us(KERNELS)],
+                     step_trace=[(0, 1, 50.0, 20.0, 0.0, 30.0, 100.0), (1, 1, 50.0, 20.0, 0.0, 40.0, 110.0)])
+    report = build_report(p, load_rules())
+    spread = [f for f in report["findings"] if f["metric"] == "spread"]
+    assert [(f["rule"], f["rank"], f["stage"]) for f in spread] == [("rank_step_imbalance", 1, None)]
+    assert spread[0]["value"] == pytest.approx(10 / 105)
+    assert spread[0]["estimate"]["step_saving_us"] == pytest.approx(5.0)
+    measures = {s["measure"]: s for s in report["cluster"]["spread"]}
+    assert measures["exposed_comm"]["spread"] == 0.0
+
+
+def test_stage_override_replaces_detection():
+    from npu_tui.analysis import set_stage_windows
+
+    p = make_profile(_us(KERNELS))
+    set_stage_windows(p.con, [(0, "VAE", 700 * US, 1000 * US)])
+    got = rows(p, "SELECT stage, method, start_us, end_us, kernel_count FROM stage_windows ORDER BY start_ns")
+    # Conv, Add, allReduce start inside [700, 1000); the rest falls outside every window.
+    assert got == [("Other", "override", 0.0, 700.0, 2), ("VAE", "override", 700.0, 1150.0, 3),
+                   ("Other", "override", 1150.0, 1300.0, 2)]
