@@ -88,7 +88,8 @@ CREATE OR REPLACE TABLE rules_stage_markers (ord INTEGER, stage VARCHAR, pattern
 CREATE OR REPLACE TABLE rules_stages (
     default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR,
     vae_stage VARCHAR, dit_stage VARCHAR, vae_pattern VARCHAR, vae_share DOUBLE,
-    vae_min_kernels INTEGER, attention_category VARCHAR, encoder_categories VARCHAR[]);
+    vae_min_kernels INTEGER, attention_category VARCHAR, encoder_categories VARCHAR[],
+    max_prologue_kernels INTEGER);
 CREATE OR REPLACE TABLE rules_findings (
     ord INTEGER, rule VARCHAR, stage VARCHAR, metric VARCHAR, category VARCHAR, threshold DOUBLE,
     direction VARCHAR, docs VARCHAR[], speedup DOUBLE, estimate VARCHAR);
@@ -129,11 +130,11 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     sig = st["signature"]
     names = st["names"]
     con.execute(
-        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [st["default"], st["rest"], st["markers"]["own"], st["markers"]["ignore"],
          sig.get("vae_stage", names[1]), sig.get("dit_stage", names[0]), sig["vae_pattern"],
          float(sig["vae_share"]), int(sig["vae_min_kernels"]), sig["attention_category"],
-         list(sig["encoder_categories"])],
+         list(sig["encoder_categories"]), int(sig["max_prologue_kernels"])],
     )
     _insert(con, 
         "INSERT INTO rules_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -6,9 +6,10 @@
 -- end of the step.
 -- DiT: the (type, input shapes) of attention-category kernels with the most time is the loop's
 -- attention. Before its first kernel, the last encoder-category kernel whose (type, shapes) never
--- recurs inside the loop is the text encoder's; the DiT starts at the longest idle gap between
--- the two and runs up to the VAE (or the end of the step), one window per forward: a forward
--- starts wherever the first four compute kernels of the first forward recur in order.
+-- recurs inside the loop is the text encoder's. With two forwards or more the DiT starts where
+-- the first forward's prologue does (below); with one, at the longest idle gap between the text
+-- encoder and the attention. It runs up to the VAE (or the end of the step), one window per
+-- forward: a forward starts wherever the first four compute kernels of the first forward recur.
 -- A Conv-heavy run without the attention loop is no evidence of a diffusion pipeline (a ResNet
 -- has one too): such a step yields no windows. Confidence: medium with both, low with the DiT alone.
 WITH cfg AS (SELECT * FROM rules_stages),
@@ -102,11 +103,51 @@ encoder_end AS (
     FROM loop_span l LEFT JOIN encoder_kernels e ON e.rank = l.rank AND e.part = l.part
     GROUP BY ALL
 ),
-dit_first AS (
+dit_first_by_gap AS (
     SELECT e.rank, e.part, e.z, r.i AS d0 FROM encoder_end e
     JOIN run r ON r.rank = e.rank AND r.part = e.part AND r.i > e.e AND r.i <= e.a
     QUALIFY row_number() OVER (PARTITION BY e.rank, e.part
                                ORDER BY CASE WHEN e.e = 0 THEN 0 ELSE coalesce(r.gap, 0) END DESC, r.i) = 1
+),
+-- With two forwards or more the first forward's start is exact: read the compute kernels backwards
+-- from the loop's first attention and from each later one; the longest run that agrees is the
+-- forward's prologue (the kernels before it differ: text encoder or latent set-up, versus the
+-- previous forward's end).
+comp AS (
+    SELECT rank, part, i, t, shapes, row_number() OVER (PARTITION BY rank, part ORDER BY i) AS ci
+    FROM run WHERE NOT is_comm
+),
+occurrences AS (
+    SELECT c.rank, c.part, c.ci FROM loop_span l
+    JOIN comp c ON c.rank = l.rank AND c.part = l.part AND c.i BETWEEN l.a AND l.z
+    JOIN attention att ON att.rank = c.rank AND att.t = c.t AND att.shapes = c.shapes
+),
+first_occurrence AS (SELECT rank, part, min(ci) AS c1 FROM occurrences GROUP BY rank, part),
+pairs AS (
+    SELECT o.rank, o.part, o.ci AS cm, f.c1, j.range AS j
+    FROM occurrences o JOIN first_occurrence f USING (rank, part)
+    CROSS JOIN range(1, (SELECT max_prologue_kernels FROM cfg) + 1) j
+    WHERE o.ci > f.c1 AND j.range < f.c1
+),
+agreement AS (
+    SELECT p.rank, p.part, p.cm, any_value(p.c1) AS c1,
+           coalesce(min(p.j) FILTER (WHERE x.t <> y.t OR x.shapes <> y.shapes) - 1, max(p.j)) AS len
+    FROM pairs p
+    JOIN comp x ON x.rank = p.rank AND x.part = p.part AND x.ci = p.c1 - p.j
+    JOIN comp y ON y.rank = p.rank AND y.part = p.part AND y.ci = p.cm - p.j
+    GROUP BY p.rank, p.part, p.cm
+),
+prologue AS (
+    SELECT rank, part, any_value(c1) - max(len) AS c0 FROM agreement GROUP BY rank, part HAVING max(len) > 0
+),
+-- the forward starts right after the compute kernel before its prologue (comm launched with it included)
+dit_first_by_prologue AS (
+    SELECT p.rank, p.part, coalesce(b.i + 1, 1) AS d0
+    FROM prologue p LEFT JOIN comp b ON b.rank = p.rank AND b.part = p.part AND b.ci = p.c0 - 1
+),
+dit_first AS (
+    SELECT g.rank, g.part, g.z, coalesce(p.d0, g.d0) AS d0
+    FROM dit_first_by_gap g LEFT JOIN dit_first_by_prologue p USING (rank, part)
 ),
 -- Forward boundaries: each compute kernel's signature and the three after it, as one hash.
 grams AS (
