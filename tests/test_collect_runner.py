@@ -168,11 +168,21 @@ def test_cancel_kills_the_whole_process_group(tmp_path, monkeypatch):
     assert previous_run(root) == earlier
 
 
-def test_demo_through_the_child_on_fake_torch_npu(tmp_path, monkeypatch):
+def test_workload_through_the_child_on_fake_torch_npu(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(FAKE))
     monkeypatch.setenv("ASCEND_TOOLKIT_HOME", "/usr/local/Ascend/ascend-toolkit/latest")
+    # The fake registers no "npu" device, so the step stays on the CPU.
+    wl = _workload(tmp_path, """
+        import npu_tui
+
+        def build():
+            def step():
+                with npu_tui.stage("DiT"):
+                    sum(range(1000))
+            return step
+    """)
     phases = []
-    result = Collection(CollectSpec(demo=True, steps=5), tmp_path / "prof",
+    result = Collection(CollectSpec(workload=str(wl), steps=5), tmp_path / "prof",
                         on_event=lambda e: phases.append(e["phase"])).run()
 
     assert result.status == "ok", result.error
@@ -181,3 +191,16 @@ def test_demo_through_the_child_on_fake_torch_npu(tmp_path, monkeypatch):
     assert json.loads((rank_dir / "profiler_info.json").read_text()) == {"recorded_steps": 5}
     assert [p for p in phases if p != "log"] == (["build", "backend"] + ["warmup"] * 2
                                                  + ["step"] * 5 + ["export", "done"])
+
+
+def test_missing_cann_environment_fails_before_building(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(FAKE))
+    for var in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    phases = []
+    result = Collection(CollectSpec(demo=True), tmp_path / "prof",
+                        on_event=lambda e: phases.append(e["phase"])).run()
+    assert result.status == "failed"
+    assert result.error == ("torch_npu is installed but the CANN environment is not set: "
+                            "run `source /usr/local/Ascend/ascend-toolkit/set_env.sh` first")
+    assert phases == ["error"]

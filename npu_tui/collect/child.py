@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 from . import progress
-from .recipe import MIN_STEPS, RecipeError, profile_steps
+from .recipe import MIN_STEPS, RecipeError, profile_steps, select_backend
 
 
 class WorkloadError(Exception):
@@ -36,15 +36,18 @@ def load_build(path: Path) -> Callable[[], Callable[[], object]]:
 
 
 def _run(args) -> None:
+    # The profiler first: a missing CANN environment is reported before the workload is built.
+    backend = select_backend()
     progress.emit("build")
     if args.demo:
         from .demo_workload import build
+
+        step = build(backend.device)
     else:
-        build = load_build(Path(args.workload))
-    step = build()
+        step = load_build(Path(args.workload))()
     if not callable(step):
         raise WorkloadError(f"build() returned {type(step).__name__}, not a callable running one step")
-    profile_steps(step, out=args.out, steps=args.steps)
+    profile_steps(step, out=args.out, steps=args.steps, backend=backend)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -109,11 +109,12 @@ class VAEDecoder(nn.Module):
         return self.out(self.up(self.mid(self.conv_in(z))))
 
 
-def build():
-    """One step = one pipeline call: a few denoising iterations of the DiT, then the VAE decode."""
+def build(device: str = "cpu"):
+    """One step = one pipeline call: a few denoising iterations of the DiT, then the VAE decode,
+    on ``device`` (the collection child passes the profiled device: "npu", "cuda" or "cpu")."""
     torch.manual_seed(0)
-    dit, vae = DiT().eval(), VAEDecoder().eval()
-    noise = torch.randn(1, LATENT_CHANNELS, LATENT_SIZE, LATENT_SIZE)
+    dit, vae = DiT().eval().to(device), VAEDecoder().eval().to(device)
+    noise = torch.randn(1, LATENT_CHANNELS, LATENT_SIZE, LATENT_SIZE).to(device)
 
     @torch.inference_mode()
     def step():

@@ -38,6 +38,7 @@ class RecipeError(Exception):
 @dataclass
 class Backend:
     name: str  # "torch_npu", "cuda" or "cpu"
+    device: str  # where the demo puts its tensors: "npu", "cuda" or "cpu"
     synchronize: Callable[[], None]
     profiler: Callable[[Path, int], ContextManager]
 
@@ -68,7 +69,7 @@ def _npu_backend(torch_npu) -> Backend:
             experimental_config=experimental,
         )
 
-    return Backend("torch_npu", torch_npu.npu.synchronize, profiler)
+    return Backend("torch_npu", "npu", torch_npu.npu.synchronize, profiler)
 
 
 def _torch_backend(torch) -> Backend:
@@ -86,8 +87,8 @@ def _torch_backend(torch) -> Backend:
             with_stack=False,
         )
 
-    return Backend("cuda" if cuda else "cpu", torch.cuda.synchronize if cuda else (lambda: None),
-                   profiler)
+    device = "cuda" if cuda else "cpu"
+    return Backend(device, device, torch.cuda.synchronize if cuda else (lambda: None), profiler)
 
 
 def select_backend() -> Backend:
