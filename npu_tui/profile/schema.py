@@ -45,7 +45,9 @@ def _sql(name: str) -> str:
 
 def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that never reaches the network and has the canonical schema."""
+    # No extension downloads (servers are often offline) and no progress bar on stderr.
     con = duckdb.connect(database, config={"autoinstall_known_extensions": False})
+    con.execute("SET enable_progress_bar = false")
     create_schema(con)
     return con
 
