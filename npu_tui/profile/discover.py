@@ -31,8 +31,6 @@ class RankSource:
     files: Dict[str, List[Path]] = field(default_factory=dict)
     rank: Optional[int] = None
     info: dict = field(default_factory=dict)
-    # Files found but deliberately not loaded, with the reason (logged in load_log).
-    ignored: List[Tuple[Path, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -131,14 +129,8 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
                 for d in _msprof_output_dirs(prof):
                     for k, v in _group(_files(d), modules).items():
                         files.setdefault(k, []).extend(v)
-    src = RankSource(root=folder, source_format="torch_npu", files=files, rank=rank, info=info)
-    if "sqlite_export" in files and len(files) > 1:
-        # export_type=[text, db] writes the same run twice; loading both would double every row.
-        src.ignored = [(f, "db export of the same run as the text files; the text export is used")
-                       for f in files.pop("sqlite_export")]
-    elif set(files) == {"sqlite_export"}:
-        src.source_format = "db"
-    return src
+    fmt = "db" if set(files) == {"sqlite_export"} else "torch_npu"
+    return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info)
 
 
 def _msprof_rank(dev: Path) -> Optional[int]:

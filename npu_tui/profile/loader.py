@@ -103,8 +103,6 @@ def load_discovered(
     for src in sorted(disc.ranks, key=lambda s: s.rank):
         ctx = RankContext(rank=src.rank, root=src.root, files=src.files, source_format=src.source_format)
         _apply_info(ctx, src.info)
-        for path, note in src.ignored:
-            con.execute(INSERT_LOG, [src.rank, str(path), "ignored", 0, 0, 0.0, note])
         for module in modules:
             for path in src.files.get(module.KIND, []):
                 if cancelled and cancelled():

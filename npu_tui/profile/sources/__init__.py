@@ -7,7 +7,9 @@
 - ``load(con, path, ctx) -> LoadResult``: write canonical rows for ``ctx.rank``; raise
   ``SourceError`` with a one-line reason when the file cannot be used.
 
-``SOURCE_ORDER`` is the order loaders run within a rank: better sources of kernels first.
+``SOURCE_ORDER`` is the order loaders run within a rank: better sources of kernels first, and the
+db export last: torch_npu's export_type=[text, db] writes one run twice, so the db only fills the
+tables the text files left empty for the rank.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from typing import List
 SOURCE_ORDER = (
     "kernel_details",
     "op_summary",
-    "sqlite_export",
     "trace_view",
     "msprof_timeline",
     "kineto",
@@ -29,6 +30,7 @@ SOURCE_ORDER = (
     "communication_matrix",
     "op_statistic",
     "operator_details",
+    "sqlite_export",
 )
 
 
