@@ -140,6 +140,9 @@ class CollectLog(Vertical):
         except ProfileError as e:
             self.post_message(self.Finished(result, error=str(e)))
             return
+        except Exception as e:  # an analysis bug must not leave the pane waiting forever
+            self.post_message(self.Finished(result, error=f"{type(e).__name__}: {e}"))
+            return
         self.post_message(self.Finished(result, new.profile, new.report, diff))
 
     def cancel(self) -> bool:
