@@ -82,6 +82,8 @@ class NpuTuiApp(App):
 
     def __init__(self, path: Path, rules: Optional[Path] = None) -> None:
         super().__init__()
+        # Over SSH every animation frame is bytes on the wire; panes switch without sliding.
+        self.animation_level = "none"
         self.path = Path(path)
         self.rules = rules
         self.profile = None
