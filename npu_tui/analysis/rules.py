@@ -72,6 +72,8 @@ def _check(data: Dict[str, Any], source: str) -> None:
     for c in data["category"]:
         need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
     need("compute" in data, "no [compute] table")
+    for key in ("comm_category", "default_category"):
+        need(key in data["compute"], f"[compute] lacks {key}")
     stages = data.get("stages", {})
     for key in ("names", "default", "rest", "markers", "marker", "signature"):
         need(key in stages, f"[stages] lacks {key}")
@@ -83,7 +85,8 @@ def _check(data: Dict[str, Any], source: str) -> None:
 
 RULE_TABLES = """
 CREATE OR REPLACE TABLE rules_categories (ord INTEGER, category VARCHAR, field VARCHAR, pattern VARCHAR);
-CREATE OR REPLACE TABLE rules_compute (category VARCHAR, core VARCHAR, comm_category VARCHAR);
+CREATE OR REPLACE TABLE rules_compute (category VARCHAR, core VARCHAR, comm_category VARCHAR,
+                                        default_category VARCHAR);
 CREATE OR REPLACE TABLE rules_stage_markers (ord INTEGER, stage VARCHAR, pattern VARCHAR);
 CREATE OR REPLACE TABLE rules_stages (
     default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR,
@@ -119,10 +122,10 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     _insert(con, "INSERT INTO rules_order VALUES (?, ?, ?)", order)
 
     comp = d["compute"]
-    comm = comp.get("comm_category", "Comm")
-    _insert(con, "INSERT INTO rules_compute VALUES (?, ?, ?)",
-                    [(c, None, comm) for c in comp.get("categories", [])]
-                    + [(None, c.lower(), comm) for c in comp.get("cores", [])])
+    shared = (comp["comm_category"], comp["default_category"])
+    _insert(con, "INSERT INTO rules_compute VALUES (?, ?, ?, ?)",
+            [(c, None) + shared for c in comp.get("categories", [])]
+            + [(None, c.lower()) + shared for c in comp.get("cores", [])])
 
     st = d["stages"]
     _insert(con, "INSERT INTO rules_stage_markers VALUES (?, ?, ?)",

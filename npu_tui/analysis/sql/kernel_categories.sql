@@ -1,4 +1,5 @@
 -- every kernel with its category (rules file), end_ns, and whether it counts as compute / comm
+-- Type first, then name, then core: the first rule (in file order) matching the earliest field.
 -- Categories are decided once per distinct (type, name, core), names without their trailing
 -- instance numbers (`trans_TransData_17`): the regular expressions are the expensive part.
 WITH k AS (
@@ -9,7 +10,9 @@ WITH k AS (
 ),
 keys AS (SELECT DISTINCT type_key, name_key, core_key FROM k),
 matched AS (
-    SELECT k.type_key, k.name_key, k.core_key, arg_min(r.category, r.ord) AS category
+    SELECT k.type_key, k.name_key, k.core_key,
+           arg_min(r.category, CASE r.field WHEN 'type' THEN 0 WHEN 'name' THEN 1 ELSE 2 END * 100000 + r.ord)
+               AS category
     FROM keys k
     JOIN rules_categories r
       ON CASE r.field
@@ -27,7 +30,7 @@ labelled AS (
     FROM matched m
 )
 SELECT k.* EXCLUDE (type_key, name_key, core_key), k.start_ns + k.dur_ns AS end_ns,
-       coalesce(l.category, 'Other') AS category,
+       coalesce(l.category, (SELECT any_value(default_category) FROM rules_compute)) AS category,
        coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
        coalesce(l.is_comm, false) AS is_comm
 FROM k
