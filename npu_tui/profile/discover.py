@@ -182,17 +182,16 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     return out
 
 
-def _candidates(folder: Path, depth: int = 0) -> List[Path]:
+def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List[Path]:
     """Sub-folders that would load, to suggest when the given folder holds no profile itself."""
-    found = []
-    for d in _dirs(folder):
-        if _is_rank_dir(d) or d.name.startswith("PROF_"):
-            found.append(folder)
-            break
-    if not found and depth < MAX_SEARCH_DEPTH:
-        for d in _dirs(folder):
-            found.extend(_candidates(d, depth + 1))
-    return found
+    if depth > 0 and (_is_rank_dir(folder) or folder.name.startswith("PROF_")
+                      or any(classify(f, modules) for f in _files(folder))):
+        return [folder]
+    if any(_is_rank_dir(d) or d.name.startswith("PROF_") for d in _dirs(folder)):
+        return [folder] if depth > 0 else []
+    if depth >= MAX_SEARCH_DEPTH:
+        return []
+    return [c for d in _dirs(folder) for c in _candidates(d, modules, depth + 1)]
 
 
 def discover(path: Path) -> Discovery:
@@ -225,7 +224,7 @@ def discover(path: Path) -> Discovery:
     if loose:
         return Discovery(path, "output", loose)
 
-    hint = _candidates(path)
+    hint = _candidates(path, modules)
     if hint:
         names = ", ".join(str(h) for h in hint[:5])
         raise ProfileError(f"{path}: no profile here; profiles were found under {names}")
