@@ -15,6 +15,7 @@ from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line, ranked_findings
 
 BAR_WIDTH = 30
+CATEGORY_BAR_WIDTH = 24  # leaves room for the top three shares at 80 columns
 STEP_PARTS = ("computing", "comm_not_overlapped", "free")
 TOP_FINDINGS = 3
 
@@ -59,8 +60,8 @@ def categories_text(report: dict) -> Text:
         rows[(c["rank"], c["stage"])][c["category"]] = c["share"]
     for (rank, stage), shares in sorted(rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         label = f"rank {rank} {literal(stage)}"
-        text.append(f"{label:<14.14} ")
-        text.append_text(stacked_bar([(c, shares.get(c, 0.0)) for c in order], BAR_WIDTH))
+        text.append(f"{label:<12.12} ")
+        text.append_text(stacked_bar([(c, shares.get(c, 0.0)) for c in order], CATEGORY_BAR_WIDTH))
         top = sorted(shares.items(), key=lambda kv: -kv[1])[:3]
         text.append("  " + " · ".join(f"{literal(c)} {v * 100:.0f}%" for c, v in top if v > 0) + "\n")
     return text.append_text(legend(order))
