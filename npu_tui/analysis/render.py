@@ -8,6 +8,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 FORMATS = ("text", "md", "json")
 
 Column = Tuple[str, str]  # (key, header)
+# Input shapes of fused ops run to hundreds of characters; the JSON keeps them whole.
+MAX_CELL = 48
 
 
 def _cell(v: Any) -> str:
@@ -15,9 +17,8 @@ def _cell(v: Any) -> str:
         return "-"
     if isinstance(v, float):
         return f"{v:,.3f}" if abs(v) >= 1 or v == 0 else f"{v:.3f}"
-    if isinstance(v, (list, tuple)):
-        return ", ".join(str(x) for x in v)
-    return str(v)
+    text = ", ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v)
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
 
 
 def _pct(v: Any) -> str:

@@ -1,0 +1,129 @@
+"""`npu-tui report`: the §7 JSON shape on every fixture, --fail-on exit codes, readable Markdown."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npu_tui.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = sorted(p for p in (ROOT / "fixtures").iterdir() if p.is_dir())
+REAL = ["msinsight-pt-2rank-levels/text/level1", "msinsight-pt-2rank-levels/text/level0",
+        "msinsight-pt-2rank-levels/db/level1",
+        "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv",
+        "mindinsight-msprof-2dev-hccl", "kineto/hta-sampled-2rank", "kineto/hta-alexnet-1gpu"]
+
+NUM = (int, float)
+SHAPE = {
+    "ranks": {"rank": int, "device_id": (int, type(None)), "kernel_count": int, "kernel_time_us": NUM},
+    "steps": {"rank": int, "step": (int, type(None)), "computing_us": NUM, "comm_not_overlapped_us": NUM,
+              "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "source": str},
+    "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,
+               "kernel_time_us": NUM, "kernel_count": int, "method": str},
+    "categories": {"rank": int, "stage": str, "category": str, "time_us": NUM, "count": int, "share": NUM},
+    "comm": {"rank": int, "stage": str, "comm_us": NUM, "exposed_us": NUM, "exposed_share": NUM, "source": str},
+    "findings": {"rule": str, "rank": int, "stage": (str, type(None)), "metric": str, "value": NUM,
+                 "threshold": NUM, "direction": str, "docs": list, "evidence": dict, "estimate": dict},
+}
+
+
+def _report(capsys, path, *args):
+    code = main(["report", str(path), *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def check_shape(doc):
+    assert doc["schema_version"] == 1
+    assert set(doc["profile"]) == {"path", "format", "ranks"}
+    assert all(isinstance(r, int) for r in doc["profile"]["ranks"])
+    for key, fields in SHAPE.items():
+        assert isinstance(doc[key], list), key
+        for entry in doc[key]:
+            assert set(entry) == set(fields), (key, set(entry) ^ set(fields))
+            for name, kind in fields.items():
+                assert isinstance(entry[name], kind) and not isinstance(entry[name], bool), (key, name, entry[name])
+    for c in doc["categories"]:
+        assert 0.0 <= c["share"] <= 1.0 + 1e-9
+    for c in doc["comm"]:
+        assert 0.0 <= c["exposed_share"] <= 1.0 + 1e-9 and c["source"] in ("overlap_lanes", "kernels")
+    for f in doc["findings"]:
+        assert isinstance(f["evidence"]["sql"], str) and isinstance(f["evidence"]["top_operators"], list)
+        assert set(f["estimate"]) == {"what", "step_saving_us"}
+    # the six shares of every stage sum to 1
+    sums = {}
+    for c in doc["categories"]:
+        sums[(c["rank"], c["stage"])] = sums.get((c["rank"], c["stage"]), 0.0) + c["share"]
+    assert all(s == pytest.approx(1.0) for s in sums.values())
+
+
+@pytest.mark.parametrize("path", FIXTURES + REAL, ids=lambda p: str(p).split("fixtures/")[-1])
+def test_json_report_has_the_documented_shape(capsys, real, path):
+    path = path if isinstance(path, Path) else real / path
+    code, out, err = _report(capsys, path, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)  # stdout holds the JSON document and nothing else
+    check_shape(doc)
+    assert doc["ranks"] and doc["stages"]
+
+
+def test_fail_on_exit_codes(capsys):
+    # The 2-rank fixture's DiT exposes comm (truth: 12.86 of 60.97 ms is 21%) and is FA/MatMul-light;
+    # which rules fire is read from the JSON, then each --fail-on is checked against it.
+    fixture = ROOT / "fixtures" / "diffusion_2rank"
+    fired = {f["rule"] for f in json.loads(_report(capsys, fixture, "--format", "json")[1])["findings"]}
+    assert fired  # at least one fires, so "any" can be tested both ways below
+    some = sorted(fired)[0]
+    assert _report(capsys, fixture, "--fail-on", some)[0] == 1
+    assert _report(capsys, fixture, "--fail-on", "any")[0] == 1
+    unfired = {"matmul_high", "fa_high", "vector_high", "comm_exposed_high"} - fired
+    assert unfired and _report(capsys, fixture, "--fail-on", sorted(unfired)[0])[0] == 0
+    code, out, err = _report(capsys, ROOT / "no-such-profile", "--fail-on", "any")
+    assert code == 2 and out == "" and "no such file" in err
+
+
+def test_rules_override_changes_findings(capsys, tmp_path):
+    rules = (ROOT / "npu_tui" / "analysis" / "rules.toml").read_text()
+    rules = rules.replace("threshold = 0.50", "threshold = 0.01", 1)  # matmul_high at 1%
+    path = tmp_path / "rules.toml"
+    path.write_text(rules)
+    fixture = ROOT / "fixtures" / "diffusion_2rank"
+    assert _report(capsys, fixture, "--fail-on", "matmul_high")[0] == 0
+    assert _report(capsys, fixture, "--rules", str(path), "--fail-on", "matmul_high")[0] == 1
+    path.write_text("not toml [")
+    code, _, err = _report(capsys, fixture, "--rules", str(path))
+    assert code == 2 and "rules" in err
+
+
+def test_markdown_is_a_readable_page(capsys):
+    code, out, _ = _report(capsys, ROOT / "fixtures" / "diffusion_2rank", "--format", "md")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "# npu-tui report"
+    heads = [l for l in lines if l.startswith("## ")]
+    for h in ("## Findings", "## Step breakdown (us)", "## Stages", "## Stage x category",
+              "## Exposed communication", "## Ranks"):
+        assert h in heads
+    # every table: header, separator, rows with the same number of cells, blank line around it
+    i = 0
+    tables = 0
+    while i < len(lines):
+        if lines[i].startswith("|"):
+            block = []
+            while i < len(lines) and lines[i].startswith("|"):
+                block.append(lines[i])
+                i += 1
+            cells = {b.count(" | ") for b in block[:1] + block[2:]}
+            assert len(cells) == 1 and set(block[1].strip("|").split("|")) == {"---"}, block[:3]
+            assert i == len(lines) or lines[i] == ""
+            tables += 1
+        i += 1
+    assert tables >= 6
+    assert "```sql" in out  # evidence queries are fenced
+
+
+def test_text_report_fits_a_terminal(capsys):
+    code, out, _ = _report(capsys, ROOT / "fixtures" / "diffusion_1rank")
+    assert code == 0 and out.startswith("npu-tui report\n")
+    assert max(len(l) for l in out.splitlines()) <= 160
