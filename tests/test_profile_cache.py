@@ -1,0 +1,65 @@
+"""The per-profile cache: a second open comes from it, a change or corruption rebuilds it."""
+
+import shutil
+
+import pytest
+
+from npu_tui.profile import LoadCancelled, load_profile
+from npu_tui.profile.cache import cache_dir
+
+TABLES = ("kernels", "host_events", "flows", "overlap_lanes", "step_trace", "comm_ops", "load_log")
+
+
+@pytest.fixture
+def profile_copy(real, tmp_path, monkeypatch):
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "level1"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", src)
+    return src
+
+
+def counts(p):
+    return {t: p.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+
+def labels(path):
+    seen = []
+    p = load_profile(path, cache=True, progress=lambda d, t, label: seen.append(label))
+    return p, seen
+
+
+def test_second_open_comes_from_the_cache_with_the_same_rows(profile_copy):
+    first, seen1 = labels(profile_copy)
+    second, seen2 = labels(profile_copy)
+    assert "opened from cache" not in seen1 and seen2 == ["opened from cache"]
+    assert counts(second) == counts(first) and counts(first)["kernels"] == 382
+    assert second.ranks == first.ranks == [0, 1]
+    assert len(list(cache_dir().glob("*.duckdb"))) == 1
+    assert not any(f.name.endswith(".tmp") for f in cache_dir().iterdir())
+    # Nothing was written beside the profile.
+    assert not any(f.suffix == ".duckdb" for f in profile_copy.rglob("*"))
+
+
+def test_a_changed_file_rebuilds(profile_copy):
+    labels(profile_copy)
+    kd = profile_copy / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+    lines = kd.read_bytes().splitlines(keepends=True)
+    kd.write_bytes(b"".join(lines[:-1]))  # one kernel fewer
+    p, seen = labels(profile_copy)
+    assert "opened from cache" not in seen
+    assert counts(p)["kernels"] == 381
+
+
+def test_a_corrupt_cache_is_rebuilt_not_trusted(profile_copy):
+    labels(profile_copy)
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    entry.write_bytes(b"not a database" * 1000)
+    p, seen = labels(profile_copy)
+    assert "opened from cache" not in seen and counts(p)["kernels"] == 382
+    _, seen = labels(profile_copy)
+    assert seen == ["opened from cache"]
+
+
+def test_cancel_stops_the_load(profile_copy):
+    with pytest.raises(LoadCancelled):
+        load_profile(profile_copy, cancelled=lambda: True)
