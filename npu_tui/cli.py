@@ -77,7 +77,7 @@ def _fail(msg: str) -> int:
 def _load(path: str):
     from .profile import load_profile
 
-    return load_profile(Path(path))
+    return load_profile(Path(path), cache=True)
 
 
 def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
 from importlib import resources
+from pathlib import Path
 
 import duckdb
 
@@ -46,7 +48,11 @@ def _sql(name: str) -> str:
 def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that never reaches the network and has the canonical schema."""
     # No extension downloads (servers are often offline) and no progress bar on stderr.
-    con = duckdb.connect(database, config={"autoinstall_known_extensions": False})
+    # DuckDB spills to ./.tmp by default: that would write into a profile folder npu-tui was
+    # started from. Spill under the user's temp dir instead.
+    spill = Path(tempfile.gettempdir()) / "npu-tui-spill"
+    con = duckdb.connect(database, config={"autoinstall_known_extensions": False,
+                                           "temp_directory": str(spill)})
     con.execute("SET enable_progress_bar = false")
     create_schema(con)
     return con
