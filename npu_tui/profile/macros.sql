@@ -13,10 +13,14 @@ CREATE OR REPLACE MACRO us_decimal(x) AS
          THEN TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DECIMAL(20, 3)) END;
 
 -- Microseconds as text or number -> integer nanoseconds, exact to the profiler's 3 decimals.
-CREATE OR REPLACE MACRO us_to_ns(x) AS CAST(round(us_decimal(x) * 1000) AS BIGINT);
+-- TRY: a hand-edited 17-digit value overflows BIGINT ns, and one such cell must not fail the file.
+CREATE OR REPLACE MACRO us_to_ns(x) AS TRY_CAST(round(us_decimal(x) * 1000) AS BIGINT);
 
--- Numeric cell -> DOUBLE, NULL for N/A and anything unparsable.
-CREATE OR REPLACE MACRO num(x) AS TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS DOUBLE);
+-- DOUBLE -> NULL for NaN and +-inf, which would poison every sum over the column.
+CREATE OR REPLACE MACRO finite(x) AS CASE WHEN isfinite(x) THEN x END;
+
+-- Numeric cell -> DOUBLE, NULL for N/A, NaN, inf and anything unparsable.
+CREATE OR REPLACE MACRO num(x) AS finite(TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS DOUBLE));
 
 -- Integer cell -> BIGINT, NULL for N/A and anything unparsable.
 CREATE OR REPLACE MACRO int_or_null(x) AS TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS BIGINT);
