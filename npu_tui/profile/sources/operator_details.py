@@ -23,11 +23,17 @@ HOST_COLUMNS = {"Host Self Duration(us)", "Call Stack"}
 
 INSERT = """
 INSERT INTO operators
-SELECT $rank, name, clean_text(regexp_replace({shapes}, '[\\r\\n]', '', 'g')),
+SELECT $rank, od_name, clean_text(regexp_replace({shapes}, '[\\r\\n]', '', 'g')),
        clean_text(replace({stack}, chr(13), '')), num({host_self}), num({host_total}),
        num({device_self}), num({device_total})
-FROM (SELECT *, clean_text({name}) AS name FROM {table})
-WHERE name IS NOT NULL
+-- od_ prefix: identifiers are case-insensitive, so `name` would be the file's raw Name text.
+FROM (SELECT *, clean_text({name}) AS od_name FROM {table})
+WHERE od_name IS NOT NULL
+  -- a time cell that holds something but not a number (hand-edited, garbled): the row is skipped
+  AND (clean_text({host_self}) IS NULL OR num({host_self}) IS NOT NULL)
+  AND (clean_text({host_total}) IS NULL OR num({host_total}) IS NOT NULL)
+  AND (clean_text({device_self}) IS NULL OR num({device_self}) IS NOT NULL)
+  AND (clean_text({device_total}) IS NULL OR num({device_total}) IS NOT NULL)
 """
 
 

@@ -28,10 +28,11 @@ INSERT = """
 INSERT INTO step_trace
 SELECT $rank, COALESCE(int_or_null({device_id}), $device_id),
        int_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')),
-       computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
+       st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
        num({stage}), num({bubble}), num({comm_excl_recv}), num({preparing}), $source
-FROM (SELECT *, num({computing}) AS computing FROM {table})
-WHERE computing IS NOT NULL
+-- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.
+FROM (SELECT *, num({computing}) AS st_computing FROM {table})
+WHERE st_computing IS NOT NULL
 """
 
 
