@@ -52,10 +52,11 @@ OBJECT_COLUMNS = {
 }
 
 # ts_ns is absolute when the trace gives baseTimeNanoseconds (Kineto writes ts relative to it).
+# TRY: a value past BIGINT ns (hand-edited, or garbage) makes that event untimed, not the file unreadable.
 EVENT_SELECT = """
 SELECT ph, name, cat, pid, tid,
-       CAST(round(ts * 1000) AS BIGINT) + $base_ns AS ts_ns,
-       CAST(round(dur * 1000) AS BIGINT) AS dur_ns,
+       TRY_CAST(round(ts * 1000) + $base_ns AS BIGINT) AS ts_ns,
+       TRY_CAST(round(dur * 1000) AS BIGINT) AS dur_ns,
        id, bp, args,
        row_number() OVER () AS seq  -- file order (parent ops come before children that tie with them)
 """
@@ -73,6 +74,14 @@ STAGE_OBJECT = (
     "CREATE OR REPLACE TEMP TABLE {table} AS" + EVENT_SELECT
     + "FROM (SELECT unnest(traceEvents, recursive := true) FROM {table}_doc)"
 )
+
+# Events that cannot be placed in time: ts missing or unparsable, or a complete event whose dur is
+# missing, unparsable, NaN, inf or negative. Dropped here and counted, so no loader ever sees them.
+DROP_UNTIMED = """
+DELETE FROM {table}
+WHERE (ph IN ('X', 'B', 'E', 'i', 'I', 's', 't', 'f') AND ts_ns IS NULL)
+   OR (ph = 'X' AND (dur_ns IS NULL OR dur_ns < 0))
+"""
 
 PROBE = {
     "array": "SELECT count(*) FROM read_json($path, format = 'array', columns = {'ph': 'VARCHAR'})",
@@ -93,6 +102,7 @@ class StagedTrace:
 
     events: int
     lost: int = 0  # unfinished events dropped at a cut end
+    untimed: int = 0  # events without a usable ts / dur, dropped (DROP_UNTIMED)
     note: str = ""
     base_ns: int = 0  # Kineto's baseTimeNanoseconds, already added to ts_ns
     distributed_info: dict = field(default_factory=dict)  # Kineto's distributedInfo (rank, world_size)
@@ -101,18 +111,25 @@ class StagedTrace:
 def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> StagedTrace:
     """Load the events of Chrome-trace file ``path`` into temp table ``table``.
 
-    Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns, NULL when absent or
-    unparsable), args (JSON), seq (BIGINT, the event's place in the file). Raises SourceError with a one-line reason when nothing can be read.
-    Drop the table with ``drop_staged_trace`` when done.
+    Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns; dur_ns is >= 0 on
+    every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT, the event's place
+    in the file). Events without a usable time are dropped and counted in ``untimed``. Raises
+    SourceError with a one-line reason when nothing can be read. Drop the table with
+    ``drop_staged_trace`` when done.
     """
     shape = _shape(path)
     # Checked before reading: a failed read would abort the caller's transaction, leaving no retry.
     if _cut_short(path, shape):
-        return _stage_repaired(con, path, table, shape)
-    try:
-        return _stage(con, path, table, shape)
-    except duckdb.Error as e:
-        raise SourceError(_reason(e)) from None
+        staged = _stage_repaired(con, path, table, shape)
+    else:
+        try:
+            staged = _stage(con, path, table, shape)
+        except duckdb.Error as e:
+            raise SourceError(_reason(e)) from None
+    if staged.events == 0:
+        raise SourceError("no events: the trace is an empty list")
+    staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
+    return staged
 
 
 def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:

@@ -26,6 +26,8 @@ from .chrome_trace import drop_staged_trace, stage_trace
 
 KIND = "kineto"
 FILE_NAMES = ()
+# tensorboard_trace_handler's names, so a broken trace is reported rather than passed over.
+NAME_PATTERN = re.compile(r"\.pt\.trace\.json(\.gz)?$")
 STAGE = "stg_kineto"
 
 _OBJECT = re.compile(rb"^\s*\{")
@@ -107,7 +109,6 @@ SELECT CASE WHEN bool_or(name LIKE 'hip%') THEN 'ROCm' ELSE 'CUDA' END
 FROM kn_event WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver')
 """
 DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
-UNTIMED = "SELECT count(*) FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_ns IS NULL"
 
 TEMP_TABLES = ("kn_event", "kn_launch", "kn_device", "kn_launch_op", "kn_step")
 
@@ -135,7 +136,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]
-        skipped = staged.lost + con.execute(UNTIMED).fetchone()[0]
+        skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:
         for t in TEMP_TABLES:

@@ -113,7 +113,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if not ctx.loaded & RICHER:
             for sql in (LANES, HOST):
                 rows += con.execute(sql, params).fetchone()[0]
-        return LoadResult(rows=rows, skipped=staged.lost, note=staged.note)
+        return LoadResult(rows=rows, skipped=staged.lost + staged.untimed, note=staged.note)
     finally:
         for t in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {t}")

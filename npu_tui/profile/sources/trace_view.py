@@ -120,8 +120,6 @@ SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
 FROM tv_process WHERE regexp_matches(labels, 'NPU\\D*\\d+')
 """
 
-UNTIMED = "SELECT count(*) FROM stg_trace_view WHERE ph IN ('X', 'i', 'I', 's', 'f') AND ts_ns IS NULL"
-
 TEMP_TABLES = ("tv_process", "tv_event", "tv_link", "tv_step")
 
 
@@ -143,7 +141,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             rows += _inserted(con, INSERT_KERNELS, {**params, "device_id": ctx.device_id})
         for sql in (INSERT_LANES, INSERT_HOST, INSERT_FLOWS):
             rows += _inserted(con, sql, params)
-        skipped = staged.lost + con.execute(UNTIMED).fetchone()[0]
+        skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:
         for t in TEMP_TABLES:
