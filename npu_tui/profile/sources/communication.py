@@ -36,24 +36,28 @@ OP_TYPE = """STRUCT(
     "Communication Bandwidth Info" MAP(VARCHAR, STRUCT("Transit Size(MB)" DOUBLE,
         "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE)))"""
 
-# The whole document as step -> kind -> op -> typed op; fields of the wrong type become NULL.
+# The document is checked, then walked step -> kind -> op as JSON, and each op alone is typed: one
+# malformed op (wrong types, a list where an object belongs) costs that op, not its step or kind.
 # Nothing here may raise: a failed statement would abort the loader's transaction, so bad bytes
 # and bad JSON are flagged (TRY, json_valid) and reported afterwards.
 STAGE_JSON = """
 CREATE OR REPLACE TEMP TABLE {table} AS
 SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
-       CASE WHEN json_valid(text) THEN json_transform(text, $spec) END AS doc
+       CASE WHEN json_valid(text) THEN json(text) END AS doc
 FROM (SELECT TRY(decode(content)) AS text FROM read_blob($path))
 """
 
-# One row per op: step number from "step50" (NULL when the key has none), kind, key and value.
+# One row per op: step number from "step50" (NULL when the key has none), kind, key and typed value
+# (NULL when the op is not an object of the expected shape).
 FLATTEN = """
 CREATE OR REPLACE TEMP TABLE {table}_ops AS
-WITH steps AS (SELECT unnest(map_entries(doc)) AS s FROM {table}),
-     kinds AS (SELECT s.key AS step_key, unnest(map_entries(s.value)) AS k FROM steps),
-     ops AS (SELECT step_key, k.key AS kind, unnest(map_entries(k.value)) AS o FROM kinds)
+WITH steps AS (SELECT s.key AS step_key, s.value AS v FROM {table}, json_each(doc) s
+               WHERE s.type = 'OBJECT'),
+     kinds AS (SELECT step_key, k.key AS kind, k.value AS v FROM steps, json_each(steps.v) k
+               WHERE k.type = 'OBJECT'),
+     ops AS (SELECT step_key, kind, o.key AS op_key, o.value AS v FROM kinds, json_each(kinds.v) o)
 SELECT TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER) AS step,
-       kind, o.key AS op_key, o.value AS op
+       kind, op_key, CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op
 FROM ops
 """
 
@@ -63,18 +67,18 @@ INSERT_OPS = """
 INSERT INTO comm_ops
 SELECT $rank, step, kind, regexp_replace(op_key, '@[^@]*$', ''),
        NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
-       us_decimal(t."Start Timestamp(us)"), t."Elapse Time(ms)", t."Transit Time(ms)",
-       t."Wait Time(ms)", t."Synchronization Time(ms)", t."Idle Time(ms)"
+       us_decimal(t."Start Timestamp(us)"), finite(t."Elapse Time(ms)"), finite(t."Transit Time(ms)"),
+       finite(t."Wait Time(ms)"), finite(t."Synchronization Time(ms)"), finite(t."Idle Time(ms)")
 FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total)
-WHERE t."Elapse Time(ms)" IS NOT NULL
+WHERE finite(t."Elapse Time(ms)") IS NOT NULL
 """
 
 INSERT_BANDWIDTH = """
 INSERT INTO comm_bandwidth
 SELECT $rank, step, kind, regexp_replace(op_key, '@[^@]*$', ''), b.key,
-       b.value."Transit Size(MB)", b.value."Transit Time(ms)", b.value."Bandwidth(GB/s)"
+       finite(b.value."Transit Size(MB)"), finite(b.value."Transit Time(ms)"), finite(b.value."Bandwidth(GB/s)")
 FROM (SELECT step, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
-      FROM {table}_ops WHERE op_key <> $total AND op."Communication Time Info"."Elapse Time(ms)" IS NOT NULL)
+      FROM {table}_ops WHERE op_key <> $total AND finite(op."Communication Time Info"."Elapse Time(ms)") IS NOT NULL)
 """
 
 COUNT_OPS = "SELECT count(*) FROM {table}_ops WHERE op_key <> $total"
@@ -89,16 +93,15 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     ``op_type``. Raises SourceError for empty, non-UTF-8, truncated or non-object files."""
     if not read_head(path).strip():
         raise SourceError("empty file")
-    spec = json.dumps(f"MAP(VARCHAR, MAP(VARCHAR, MAP(VARCHAR, {op_type})))")
-    con.execute(STAGE_JSON.format(table=table), {"path": str(path), "spec": spec})
-    not_utf8, valid, no_doc = con.execute(f"SELECT not_utf8, valid, doc IS NULL FROM {table}").fetchone()
+    con.execute(STAGE_JSON.format(table=table), {"path": str(path)})
+    not_utf8, valid, kind = con.execute(f"SELECT not_utf8, valid, json_type(doc) FROM {table}").fetchone()
     if not_utf8:
         raise SourceError("not UTF-8 text")
     if not valid:
         raise SourceError("truncated or malformed JSON")
-    if no_doc:
+    if kind != "OBJECT":
         raise SourceError("not a JSON object of steps")
-    con.execute(FLATTEN.format(table=table))
+    con.execute(FLATTEN.format(table=table), {"spec": json.dumps(op_type)})
 
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:

@@ -32,12 +32,13 @@ FROM (SELECT step, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
 INSERT = """
 INSERT INTO comm_matrix
 SELECT $rank, step, kind, op_key, clean_text(v."Op Name"),
-       CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
-       CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
-       clean_text(v."Transport Type"), v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)"
+       TRY_CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
+       TRY_CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
+       clean_text(v."Transport Type"), finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"),
+       finite(v."Bandwidth(GB/s)")
 FROM {table}_links
 WHERE regexp_full_match(link, '[0-9]+-[0-9]+')
-  AND COALESCE(v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)") IS NOT NULL
+  AND COALESCE(finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"), finite(v."Bandwidth(GB/s)")) IS NOT NULL
 """
 
 
@@ -49,7 +50,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     try:
         stage_json(con, path, STAGE, OP_TYPE)
         con.execute(LINKS.format(table=STAGE))
-        total = con.execute(f"SELECT count(*) FROM {STAGE}_links").fetchone()[0]
+        # Links, plus the ops that were not a map of links at all (each lost whole).
+        total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
+                            f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE), {"rank": ctx.rank}).fetchone()[0]
         note = "" if total else "no communication links"
         return LoadResult(rows=rows, skipped=total - rows, note=note)
