@@ -50,9 +50,10 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
             if m.sniff(head):
                 return m.KIND
     for m in modules:
+        pattern = getattr(m, "NAME_PATTERN", None)
         if path.name in m.FILE_NAMES or any(
             path.name.startswith(p) for p in getattr(m, "NAME_PREFIXES", ())
-        ):
+        ) or (pattern is not None and pattern.search(path.name)):
             return m.KIND
     return None
 

@@ -2,7 +2,8 @@
 
 - ``KIND``: the name used in ``load_log.kind`` and in ``RankContext.files``;
 - ``FILE_NAMES``: names the profiler gives the file (a fallback when the content is unrecognisable,
-  so an empty or broken kernel_details.csv is still reported rather than silently ignored);
+  so an empty or broken kernel_details.csv is still reported rather than silently ignored), with
+  the optional ``NAME_PREFIXES`` (tuple) and ``NAME_PATTERN`` (compiled regex, searched in the name);
 - ``sniff(head: bytes) -> bool``: recognise the file by its first bytes (decompressed);
 - ``load(con, path, ctx) -> LoadResult``: write canonical rows for ``ctx.rank``; raise
   ``SourceError`` with a one-line reason when the file cannot be used.

@@ -11,6 +11,7 @@ DuckDB staging tables as text, and mapped to the canonical tables by SQL.
 from __future__ import annotations
 
 import csv
+import re
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -25,6 +26,8 @@ from .csvfile import col
 KIND = "sqlite_export"
 # By name only these two: a prefix would also take the -wal/-shm files sqlite leaves beside a db.
 FILE_NAMES = ("analysis.db", "ascend_pytorch_profiler.db")
+# The per-rank names (ascend_pytorch_profiler_3.db, msprof_20250101.db), whole names only.
+NAME_PATTERN = re.compile(r"^(ascend_pytorch_profiler_\d+|msprof_\d+)\.db$")
 MAGIC = b"SQLite format 3\x00"
 BATCH = 50_000
 STAGE_PREFIX = "stg_db_"
