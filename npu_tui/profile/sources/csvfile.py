@@ -2,13 +2,19 @@
 
 Columns are typed by our own SQL afterwards (the auto-detecting reader turns TAB-suffixed and N/A
 columns into text unpredictably). Rows DuckDB cannot split (ragged, over-long, bad bytes) are
-rejected and counted, never fatal.
+rejected and counted, never fatal. The profiler ends every line with a line break, so a file that
+does not end with one was cut while being written or copied: its last line is a partial row (cut in
+its last cell it would still split into the right number of fields), so it is counted as rejected
+and the rest is read from a copy without it.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import duckdb
 
@@ -33,13 +39,39 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Tuple[L
     if len(set(columns)) != len(columns) or not all(columns):
         raise SourceError("unreadable CSV header")
     spec = {c: "VARCHAR" for c in columns}
-    try:
-        con.execute(STAGE_CSV.format(table=table),
-                    {"path": str(path), "columns": spec, "strict": not _mixed_line_ends(path)})
-    except duckdb.Error as e:
-        raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
+    complete = _complete_size(path)
+    with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") as tmp:
+        src = path
+        if complete is not None:
+            src = Path(tmp) / path.name
+            shutil.copyfile(path, src)
+            os.truncate(src, complete)
+        try:
+            con.execute(STAGE_CSV.format(table=table),
+                        {"path": str(src), "columns": spec, "strict": not _mixed_line_ends(src)})
+        except duckdb.Error as e:
+            raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
     rejected = con.execute(f"SELECT count(DISTINCT line) FROM {table}_rejects").fetchone()[0]
-    return columns, rejected
+    return columns, rejected + (complete is not None)
+
+
+def _complete_size(path: Path) -> Optional[int]:
+    """None when the file ends with a line break, else the size up to its last one."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        f.seek(max(0, size - 1))
+        if f.read(1) in (b"\n", b"\r"):
+            return None
+        pos = size
+        while pos > 0:
+            step = min(1 << 16, pos)
+            f.seek(pos - step)
+            block = f.read(step)
+            i = max(block.rfind(b"\n"), block.rfind(b"\r"))
+            if i >= 0:
+                return pos - step + i + 1
+            pos -= step
+    return 0
 
 
 def _mixed_line_ends(path: Path, chunk: int = 1 << 24) -> bool:
