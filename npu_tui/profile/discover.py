@@ -20,6 +20,8 @@ INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
 MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
 MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
+NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
+           "written or was copied in part; rank taken from folder order")
 
 
 @dataclass
@@ -42,9 +44,17 @@ class Discovery:
     problems: List[Tuple[Path, str]] = field(default_factory=list)
 
 
+def _head(path: Path) -> bytes:
+    """read_head, or b'' for a file that cannot be read now (its loader will say why)."""
+    try:
+        return read_head(path)
+    except OSError:
+        return b""
+
+
 def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
     """The source kind of one file: by its content, else by the profiler's name for it."""
-    head = read_head(path)
+    head = _head(path)
     if head.strip():
         for m in modules:
             if m.sniff(head):
@@ -134,6 +144,12 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info)
 
 
+def _missing_info(sources: List[RankSource]) -> List[Tuple[Path, str]]:
+    """torch_npu writes profiler_info_N.json last, when the profiler stops: without it the folder
+    is from a job that died, is still being written, or was copied in part."""
+    return [(s.root, NO_INFO) for s in sources if not any(INFO_RE.match(f.name) for f in _files(s.root))]
+
+
 def _msprof_rank(dev: Path) -> Optional[int]:
     """A device_N folder's rank: ``rank_id`` of its info.json.N (JSON without a .json ending; -1
     when the job was not distributed), else N."""
@@ -175,7 +191,7 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     """An output folder, or a folder of traces: Kineto traces are one rank per file."""
     files = _group(_files(folder), modules)
     out = [RankSource(root=folder, source_format="kineto", files={"kineto": [f]},
-                      rank=rank_hint(read_head(f)))
+                      rank=rank_hint(_head(f)))
            for f in files.pop("kineto", [])]
     if files:
         fmt = "trace_view" if set(files) == {"trace_view"} else "torch_npu"
@@ -208,14 +224,16 @@ def discover(path: Path) -> Discovery:
         return Discovery(path, "file", [RankSource(root=path.parent, source_format=fmt, files={kind: [path]})])
 
     if _is_rank_dir(path):
-        return Discovery(path, "rank", [_rank_source(path, modules)])
+        ranks = [_rank_source(path, modules)]
+        return Discovery(path, "rank", ranks, problems=_missing_info(ranks))
     if path.name.startswith("PROF_"):
         return Discovery(path, "msprof", _msprof_sources(path, modules))
 
     subdirs = _dirs(path)
     rank_dirs = [d for d in subdirs if _is_rank_dir(d)]
     if rank_dirs:
-        return Discovery(path, "cluster", [_rank_source(d, modules) for d in rank_dirs])
+        ranks = [_rank_source(d, modules) for d in rank_dirs]
+        return Discovery(path, "cluster", ranks, problems=_missing_info(ranks))
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if profs:
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)])

@@ -36,16 +36,17 @@ class LoadResult:
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first bytes of a file, decompressed when it is gzip; b'' when unreadable or cut short."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(size)
-        if raw[:2] == b"\x1f\x8b":
+    """The first bytes of a file, decompressed when it is gzip; b'' when the gzip stream is broken.
+    OSError (unreadable, gone since discovery) propagates, so the load log says why."""
+    with open(path, "rb") as f:
+        raw = f.read(size)
+    if raw[:2] == b"\x1f\x8b":
+        try:
             # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
             return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, size)
-        return raw
-    except (OSError, zlib.error, gzip.BadGzipFile):
-        return b""
+        except (zlib.error, gzip.BadGzipFile):
+            return b""
+    return raw
 
 
 def first_line(head: bytes) -> str:
