@@ -1,0 +1,89 @@
+"""Data health: what a load skipped, why, and what would fix it, from ``load_log``, in words for
+people (the Overview's "data health" summary, the report's stderr). Pure: no UI imports."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import List, Optional, Pattern, Tuple
+
+ROWS = """
+SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
+WHERE note <> '' OR skipped_rows > 0
+ORDER BY rank NULLS FIRST, file, kind
+"""
+
+# Why a file stopped copying or writing half-way, said once for every symptom of it.
+NOT_STOPPED = ("the profiler was not stopped cleanly or the copy is incomplete: stop it with "
+               "prof.stop() (or leave its with-block) and copy the whole folder again")
+CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
+
+# (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
+CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
+    (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
+    (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
+    (r"claimed twice", "{note_head}", "two folders carry the same profiler_info_N.json (a copied "
+     "folder?): remove the duplicate, or load the folders one at a time"),
+    (r"^empty file", "{name} is empty", "the profiler was killed before writing it, or the copy is "
+     "incomplete: copy the folder again"),
+    (r"^header only", "{name} has a header and no rows", "the profiled steps ran no device work: "
+     "check that the profiler schedule (wait / warmup / active) covers real steps"),
+    (r"^no events", "{name} holds no events", NOT_STOPPED),
+    (r"not UTF-8", "{name} is not UTF-8 text", "re-export it, or save it as UTF-8"),
+    (r"Permission denied", "{name} cannot be read (permission denied)", "make it readable: "
+     "chmod a+r on the file"),
+    (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "
+     "it was read: reload once the job has finished writing it"),
+    (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
+    (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
+))
+SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
+                "compare with the file the profiler wrote; its rows are never ragged")
+
+
+@dataclass(frozen=True)
+class HealthItem:
+    severity: str        # "error": the file gave nothing; "warning": rows lost; "info": by design
+    rank: Optional[int]  # None for problems of the whole profile (discovery)
+    file: str            # the file or folder concerned, as logged
+    what: str            # what was skipped and why, one line
+    fix: str             # what would fix it; "" when nothing needs fixing
+    lost: int            # rows or events skipped
+
+    def line(self) -> str:
+        where = f"rank {self.rank}: " if self.rank is not None else ""
+        return where + self.what + (f" ({self.fix})" if self.fix else "")
+
+
+def health(profile) -> List[HealthItem]:
+    """One item per load_log row that skipped something or carries a note, ranks in order."""
+    return [_item(*row) for row in profile.con.execute(ROWS).fetchall()]
+
+
+def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> HealthItem:
+    name = PurePath(file).name
+    lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
+    fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1]}
+    what, fix = SKIPPED_ONLY
+    for pattern, w, f in CAUSES:
+        if note and pattern.search(note):
+            what, fix = w, f
+            break
+    else:
+        if note:
+            what, fix = "{name}: {note}", ""
+    if kind == "ignored":
+        severity = "info"
+    elif note and rows == 0 and kind != "discovery":
+        severity = "error"
+    else:
+        severity = "warning"
+    text = what.format(**fields)
+    if skipped and "{lost}" not in what:
+        text += f"; {lost} skipped"
+    return HealthItem(severity, rank, file, text, fix, skipped)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

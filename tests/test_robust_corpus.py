@@ -1,0 +1,611 @@
+"""A corpus of broken inputs, made in tmp_path from the real samples and the committed fixtures:
+every source kind gets every damage a crashed job, a half-copied folder or a hand edit leaves.
+
+For each case the load either succeeds with the damaged file's problem in load_log (a note and/or
+skipped rows), the intact companion file's rows untouched and no row from the damaged file that the
+intact file did not have; or it stops with ProfileError and a one-line message. Nothing else.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import random
+import shutil
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import pytest
+
+from npu_tui.profile import ProfileError, load_profile
+from npu_tui.profile.discover import discover
+from npu_tui.profile.loader import load_discovered
+from npu_tui.profile.sources import SOURCE_ORDER
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+L1 = "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+L0 = "msinsight-pt-2rank-levels/text/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+DB0 = "msinsight-pt-2rank-levels/db/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+MSPROF = "mindinsight-msprof-2dev-hccl/PROF_000001_20230818142704322_COJGGGCANRMICFBC/device_0"
+KINETO = "kineto/hta-sampled-2rank"
+HUGE = 10 * 1024 * 1024
+KERNEL_CSV = ("kernel_details", "op_summary")
+
+
+def copy(src: Path, dst: Path, data: Optional[bytes] = None) -> Path:
+    """A writable copy (the samples are read-only), optionally with other content."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(src.read_bytes() if data is None else data)
+    return dst
+
+
+# --- the undamaged corpus: per kind, the file to damage and an intact companion file ---------------
+
+
+@dataclass
+class Sample:
+    root: Path        # what load_profile is given
+    target: Path      # the file to damage
+    companion: Path   # an intact file that must load the same whatever happens to the target
+    fmt: str          # csv | trace (Chrome-trace JSON) | comm (communication*.json) | sqlite
+
+
+def _op_summary(kernel_details: Path) -> bytes:
+    """msprof's op_summary columns over the rows of a real kernel_details.csv."""
+    names = {"Name": "Op Name", "Type": "OP Type", "Accelerator Core": "Task Type",
+             "Start Time(us)": "Task Start Time(us)", "Duration(us)": "Task Duration(us)",
+             "Wait Time(us)": "Task Wait Time(us)"}
+    with open(kernel_details, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[0] = [names.get(c, c) for c in rows[0]]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().encode()
+
+
+def build(kind: str, real: Path, tmp: Path) -> Sample:
+    rank = tmp / "run" / "node_1_20250101000000000_ascend_pt"
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    step = real / L1 / "step_trace_time.csv"
+    if kind in ("kernel_details", "communication", "communication_matrix", "op_statistic"):
+        ext = "csv" if kind.startswith(("kernel", "op_")) else "json"
+        t = copy(real / L1 / f"{kind}.{ext}", out / f"{kind}.{ext}")
+        c = copy(step, out / "step_trace_time.csv")
+        return Sample(rank, t, c, "csv" if ext == "csv" else "comm")
+    if kind == "operator_details":
+        t = copy(real / L0 / "operator_details.csv", out / "operator_details.csv")
+        return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "csv")
+    if kind == "step_trace_time":
+        t = copy(step, out / "step_trace_time.csv")
+        return Sample(rank, t, copy(real / L1 / "op_statistic.csv", out / "op_statistic.csv"), "csv")
+    if kind == "trace_view":  # the bare-trace recipe's file, from the generator's fixture
+        t = copy(FIXTURES / "bare_trace" / "trace_view.json", out / "trace_view.json")
+        return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "trace")
+    if kind == "sqlite_export":
+        t = copy(real / DB0 / "ascend_pytorch_profiler_0.db", out / "ascend_pytorch_profiler_0.db")
+        return Sample(rank, t, copy(real / DB0 / "analysis.db", out / "analysis.db"), "sqlite")
+    prof = tmp / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
+    if kind == "msprof_timeline":
+        dev = prof / "device_0"
+        copy(real / MSPROF / "info.json.0", dev / "info.json.0")
+        t = copy(real / MSPROF / "timeline" / "msprof_0_2_1.json", dev / "timeline" / "msprof_0_2_1.json")
+        c = copy(real / MSPROF / "timeline" / "msprof_0_2_2.json", dev / "timeline" / "msprof_0_2_2.json")
+        return Sample(dev, t, c, "trace")
+    if kind == "op_summary":
+        merged = prof / "mindstudio_profiler_output"
+        t = copy(real / L1 / "kernel_details.csv", merged / "op_summary_20250101.csv",
+                 _op_summary(real / L1 / "kernel_details.csv"))
+        c = copy(real / MSPROF / "timeline" / "msprof_0_2_1.json", merged / "msprof_20250101.json")
+        return Sample(prof, t, c, "csv")
+    if kind == "kineto":  # one trace per rank, named as tensorboard_trace_handler names them
+        runs = tmp / "kineto"
+        t = copy(real / KINETO / "sampled_rank-0.json.gz", runs / "w0.1700000000000.pt.trace.json",
+                 gzip.decompress((real / KINETO / "sampled_rank-0.json.gz").read_bytes()))
+        c = copy(real / KINETO / "sampled_rank-1.json.gz", runs / "w1.1700000000001.pt.trace.json.gz")
+        return Sample(runs, t, c, "trace")
+    raise AssertionError(f"no sample for {kind}")
+
+
+# Rows only the target file writes, for the inclusion check (rank left out: it may be renumbered).
+TARGET_ROWS = {
+    "kernel_details": ["SELECT * EXCLUDE (rank) FROM kernels WHERE source = 'kernel_details'"],
+    "op_summary": ["SELECT * EXCLUDE (rank) FROM kernels WHERE source = 'op_summary'"],
+    "sqlite_export": ["SELECT * EXCLUDE (rank) FROM kernels", "SELECT * EXCLUDE (rank) FROM overlap_lanes",
+                      "SELECT * EXCLUDE (rank) FROM host_events", "SELECT * EXCLUDE (rank) FROM flows"],
+    "trace_view": ["SELECT * EXCLUDE (rank) FROM kernels", "SELECT * EXCLUDE (rank) FROM overlap_lanes",
+                   "SELECT * EXCLUDE (rank) FROM host_events", "SELECT * EXCLUDE (rank) FROM flows"],
+    "msprof_timeline": [],  # target and companion fill the same tables
+    "kineto": ["SELECT * EXCLUDE (rank) FROM kernels WHERE rank = $rank",
+               "SELECT * EXCLUDE (rank) FROM host_events WHERE rank = $rank",
+               "SELECT * EXCLUDE (rank) FROM flows WHERE rank = $rank"],
+    "step_trace_time": ["SELECT * EXCLUDE (rank) FROM step_trace"],
+    "communication": ["SELECT * EXCLUDE (rank) FROM comm_ops", "SELECT * EXCLUDE (rank) FROM comm_bandwidth"],
+    "communication_matrix": ["SELECT * EXCLUDE (rank) FROM comm_matrix"],
+    "op_statistic": ["SELECT * EXCLUDE (rank) FROM op_statistic"],
+    "operator_details": ["SELECT * EXCLUDE (rank) FROM operators"],
+}
+
+LOG = "SELECT rank, rows, skipped_rows, note FROM load_log WHERE file = ?"
+
+
+def log_row(p, path: Path) -> Optional[Tuple]:
+    rows = p.con.execute(LOG, [str(path)]).fetchall()
+    assert len(rows) <= 1, rows
+    return rows[0] if rows else None
+
+
+def target_rows(p, kind: str, rank: int) -> List[Counter]:
+    return [Counter(p.con.execute(sql, {"rank": rank} if "$rank" in sql else {}).fetchall())
+            for sql in TARGET_ROWS[kind]]
+
+
+@dataclass
+class Baseline:
+    sample: Sample
+    intact: bytes
+    log: Tuple
+    companion_log: Tuple
+    rows: List[Counter]
+
+
+_BASELINES: Dict[str, Baseline] = {}
+
+
+@pytest.fixture
+def baseline(real, tmp_path_factory) -> Callable[[str], Baseline]:
+    """The undamaged sample of a kind, loaded once per test run."""
+    def get(kind: str) -> Baseline:
+        if kind not in _BASELINES:
+            s = build(kind, real, tmp_path_factory.mktemp(f"intact_{kind}"))
+            p = load_profile(s.root)
+            log = log_row(p, s.target)
+            assert log and log[1] > 0 and log[3] == "", f"intact {kind} sample does not load cleanly: {log}"
+            _BASELINES[kind] = Baseline(s, s.target.read_bytes(), log, log_row(p, s.companion),
+                                        target_rows(p, kind, log[0]))
+        return _BASELINES[kind]
+    return get
+
+
+# --- damages --------------------------------------------------------------------------------------
+
+
+def _rng(*key) -> random.Random:
+    return random.Random("/".join(map(str, key)))
+
+
+def _csv_rows(data: bytes) -> Tuple[List[List[str]], str]:
+    text = data.decode("utf-8")
+    return list(csv.reader(io.StringIO(text, newline=""))), ("\r\n" if "\r\n" in text else "\n")
+
+
+def _csv_bytes(rows: List[List[str]], end: str) -> bytes:
+    out = io.StringIO()
+    csv.writer(out, lineterminator=end).writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
+def _pick(rng: random.Random, n: int, k: int = 5) -> List[int]:
+    return sorted(rng.sample(range(1, n), min(k, n - 1)))
+
+
+NUMERIC_HINTS = ("(us)", "(ms)", "Computing", "Communication", "Free", "Stage", "Count", "Ratio")
+# Not numbers at all; each damaged row gets one of them in every numeric cell.
+BAD_NUMBERS = ["NaN", "inf", "-inf", "1e999", "12..5"]
+# Kernel times also get a negative duration and a start past what integer ns can hold.
+BAD_KERNEL_NUMBERS = ["NaN", "inf", "-5", "1e999", "99999999999999999.5"]
+
+
+def csv_damage(data: bytes, damage: str, rng: random.Random, kind: str) -> bytes:
+    rows, end = _csv_rows(data)
+    picked = _pick(rng, len(rows))
+    if damage == "ragged":
+        for i in picked:
+            rows[i] = rows[i][: max(1, len(rows[i]) - 3)]
+    elif damage == "overlong":
+        for i in picked:
+            rows[i] = rows[i] + ["x", "1.5", "y"]
+    elif damage == "bad_numbers":
+        cols = [j for j, c in enumerate(rows[0]) if any(h in c for h in NUMERIC_HINTS)]
+        bad = BAD_KERNEL_NUMBERS if kind in KERNEL_CSV else BAD_NUMBERS
+        for n, i in enumerate(picked):
+            for j in cols:
+                rows[i][j] = bad[n % len(bad)]
+    elif damage == "huge_cell":
+        rows[picked[0]][0] = "A" * HUGE
+    elif damage == "non_utf8":
+        body = _csv_bytes(rows, end)
+        cut = body.index(end.encode(), len(body) // 2) + len(end)  # start of a middle row
+        return body[:cut] + b"\xff\xfe\xc3(" + body[cut:]
+    return _csv_bytes(rows, end)
+
+
+def _trace_insert_at(data: bytes) -> int:
+    """Just after the '[' that opens the event list."""
+    key = data.find(b'"traceEvents"')
+    return data.index(b"[", max(key, 0)) + 1
+
+
+BAD_EVENTS = {
+    # Fields missing or of the wrong type.
+    "ragged": [b'{"ph": "X", "name": "no_time", "pid": 1, "tid": 1}',
+               b'{"ph": "X", "name": "obj_ts", "pid": 1, "tid": 1, "ts": {"a": 1}, "dur": [1, 2]}',
+               b'{"ph": "X", "name": "null_ts", "pid": null, "tid": 1, "ts": null, "dur": 1}',
+               b'{"ph": "i", "name": "str_ts", "pid": 1, "tid": 1, "ts": "soon"}'],
+    "overlong": [b'{"ph": "X", "name": "wide", "pid": 1, "tid": 1, "ts": "x", "dur": 1, '
+                 + b", ".join(b'"k%d": [%d, {"n": null}]' % (i, i) for i in range(5000)) + b"}"],
+    "bad_numbers": [b'{"ph": "X", "name": "nan", "pid": 1, "tid": 1, "ts": 1000, "dur": NaN}',
+                    b'{"ph": "X", "name": "inf", "pid": 1, "tid": 1, "ts": 1000, "dur": Infinity}',
+                    b'{"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": 1000, "dur": -5}',
+                    b'{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 1e400, "dur": 1}',
+                    b'{"ph": "X", "name": "huge_ts", "pid": 1, "tid": 1, "ts": 99999999999999999.5, "dur": 1}'],
+}
+BAD_OPS = {
+    "communication": {
+        "ragged": b'"bad@1": {"Communication Time Info": {"Elapse Time(ms)": {"a": 1}}}, '
+                  b'"bad@2": {"Communication Time Info": "soon"}, "bad@3": [1, 2], ',
+        "overlong": b'"bad@4": {' + b", ".join(b'"k%d": [%d]' % (i, i) for i in range(5000)) + b"}, ",
+        "bad_numbers": b'"bad@5": {"Communication Time Info": {"Elapse Time(ms)": NaN, "Transit Time(ms)": 1}}, '
+                       b'"bad@6": {"Communication Time Info": {"Elapse Time(ms)": -Infinity, "Wait Time(ms)": 1}, '
+                       b'"Communication Bandwidth Info": {"HCCS": {"Bandwidth(GB/s)": -Infinity}}}, ',
+    },
+    "communication_matrix": {
+        "ragged": b'"bad@1": {"0-1": {"Transit Size(MB)": {"a": 1}}}, "bad@2": {"0-1": "HCCS"}, '
+                  b'"bad@3": [1, 2], ',
+        "overlong": b'"bad@4": {' + b", ".join(b'"%d-%d": [%d]' % (i, i, i) for i in range(5000)) + b"}, ",
+        "bad_numbers": b'"bad@5": {"9-9": {"Transport Type": "HCCS", "Transit Size(MB)": NaN, '
+                       b'"Transit Time(ms)": -1e400, "Bandwidth(GB/s)": Infinity}}, ',
+    },
+}
+
+
+def _text_at(data: bytes, fmt: str) -> int:
+    """Inside a string: an event name half-way through a trace, the first op name of a comm file."""
+    if fmt == "trace":
+        return data.index(b'"name": "', len(data) // 2) + len(b'"name": "')
+    return data.index(b'"', data.index(b"{", data.index(b'"collective"')) + 1) + 1
+
+
+def json_damage(data: bytes, fmt: str, damage: str, kind: str) -> bytes:
+    if damage in ("huge_cell", "non_utf8"):
+        i = _text_at(data, fmt)
+        return data[:i] + (b"A" * HUGE if damage == "huge_cell" else b"\xff\xfe\xc3(") + data[i:]
+    if fmt == "trace":
+        i = _trace_insert_at(data)
+        return data[:i] + b", ".join(BAD_EVENTS[damage]) + b", " + data[i:]
+    i = data.index(b"{", data.index(b'"collective"')) + 1  # inside the first step's collective ops
+    return data[:i] + BAD_OPS[kind][damage] + data[i:]
+
+
+def truncate(data: bytes, fmt: str, n: int) -> bytes:
+    """A cut at a random point (fixed seed). A CSV cut right at a line end leaves a shorter valid
+    file that nothing can tell from a complete one, so those points are not used."""
+    rng = _rng("cut", fmt, n, len(data))
+    while True:
+        cut = rng.randrange(1, len(data) - 1)
+        if fmt != "csv" or data[cut - 1:cut] not in (b"\n", b"\r"):
+            return data[:cut]
+
+
+def header_only(data: bytes, fmt: str) -> bytes:
+    if fmt == "csv":
+        return data[: data.index(b"\n") + 1]
+    if fmt == "sqlite":
+        return data[:100]  # the database header alone
+    return b"[]" if data.lstrip()[:1] == b"[" else b"{}"
+
+
+def damaged(data: bytes, fmt: str, damage: str, kind: str) -> bytes:
+    rng = _rng(kind, damage)
+    if damage == "empty":
+        return b""
+    if damage == "header_only":
+        return header_only(data, fmt)
+    if damage.startswith("truncated"):
+        return truncate(data, fmt, int(damage.rsplit("_", 1)[1]))
+    if damage == "garbage":
+        return bytes(rng.getrandbits(8) for _ in range(min(len(data), 256 * 1024)))
+    if damage == "garbage_middle":
+        i = len(data) // 2
+        return data[:i] + bytes(rng.getrandbits(8) for _ in range(4096)) + data[i + 4096:]
+    if damage == "gzip_cut":
+        gz = gzip.compress(data, mtime=0)
+        return gz[: rng.randrange(len(gz) // 4, len(gz) - 8)]
+    if fmt == "csv":
+        return csv_damage(data, damage, rng, kind)
+    return json_damage(data, fmt, damage, kind)
+
+
+COMMON = ["empty", "header_only", "truncated_0", "truncated_1", "truncated_2", "garbage", "garbage_middle"]
+TEXT = ["ragged", "overlong", "bad_numbers", "huge_cell", "non_utf8"]
+DAMAGES = {"csv": COMMON + TEXT, "comm": COMMON + TEXT, "trace": COMMON + TEXT + ["gzip_cut"],
+           "sqlite": COMMON}
+FORMAT = {"kernel_details": "csv", "op_summary": "csv", "sqlite_export": "sqlite", "trace_view": "trace",
+          "msprof_timeline": "trace", "kineto": "trace", "step_trace_time": "csv", "communication": "comm",
+          "communication_matrix": "comm", "op_statistic": "csv", "operator_details": "csv"}
+# Damages confined to a few rows or events (at most 5); the rest of the file must still load.
+# JSON that is not UTF-8 cannot be parsed past the bad bytes, so it costs the whole file.
+ROW_LEVEL = {"csv": TEXT, "comm": ["ragged", "overlong", "bad_numbers", "huge_cell"],
+             "trace": ["ragged", "overlong", "bad_numbers", "huge_cell"], "sqlite": []}
+CASES = [(kind, damage) for kind in SOURCE_ORDER for damage in DAMAGES[FORMAT[kind]]]
+
+
+def test_every_source_kind_is_in_the_corpus():
+    assert sorted(FORMAT) == sorted(SOURCE_ORDER)
+
+
+def load_or_error(root: Path):
+    """load_profile's result, or its ProfileError after checking the message is one line."""
+    try:
+        return load_profile(root)
+    except ProfileError as e:
+        msg = str(e)
+        assert msg and "\n" not in msg and "Traceback" not in msg
+        return e
+
+
+def non_finite(p) -> List[Tuple[str, str]]:
+    """(table, column) pairs holding NaN or infinity: such a value poisons every sum over it."""
+    cols = p.con.execute("SELECT table_name, column_name FROM information_schema.columns "
+                         "WHERE data_type = 'DOUBLE' AND table_schema = 'main'").fetchall()
+    return [(t, c) for t, c in cols
+            if p.con.execute(f'SELECT count(*) FROM {t} WHERE NOT isfinite("{c}")').fetchone()[0]]
+
+
+@pytest.mark.parametrize("kind,damage", CASES)
+def test_damaged_file_is_skipped_and_counted(baseline, tmp_path, kind, damage):
+    base = baseline(kind)
+    s = rebuild(base, tmp_path)
+    bad = damaged(base.intact, base.sample.fmt, damage, kind)
+    s.target.write_bytes(bad)
+
+    p = load_profile(s.root)  # the intact companion always loads, so this never raises
+    # The companion file gave what it gives when the target is intact.
+    comp = log_row(p, s.companion)
+    assert comp is not None and comp[3] == base.companion_log[3] and comp[1] >= base.companion_log[1]
+    # The damaged file is reported: a note, skipped rows, or fewer rows than the intact file gave.
+    log = log_row(p, s.target)
+    assert log is not None, f"{s.target.name} was passed over without a word"
+    rank, rows, skipped, note = log
+    assert "\n" not in note
+    got_rows = target_rows(p, kind, rank)
+    if damage == "huge_cell" and base.sample.fmt != "csv":
+        # A 10 MB string in JSON is still data: the file loads as before, nothing is lost.
+        assert (rows, skipped, note) == base.log[1:]
+        return
+    # Evidence, unless the damage hit nothing the loader reads (rows exactly as from the intact file).
+    assert note or skipped > 0 or (rows == base.log[1] and got_rows == base.rows), log
+    assert rows <= base.log[1]
+    if damage in ROW_LEVEL[base.sample.fmt]:  # a few bad rows cost those rows, not the file
+        assert rows >= base.log[1] - 5, log
+    # No row the intact file did not have (a cut or garbled row never gets in half-read).
+    for got, want in zip(got_rows, base.rows):
+        assert not got - want, f"rows not in the intact file: {list(got - want)[:3]}"
+    assert p.con.execute("SELECT count(*) FROM kernels WHERE NOT dur_ns >= 0").fetchone()[0] == 0
+    assert non_finite(p) == []
+
+
+def rebuild(base: Baseline, tmp_path: Path) -> Sample:
+    """The same sample, in this test's folder."""
+    old = base.sample
+    top = old.root
+    while top.parent.name and not top.parent.name.startswith("intact_"):
+        top = top.parent
+    new_top = tmp_path / top.name
+    shutil.copytree(top, new_top)
+
+    def moved(path: Path) -> Path:
+        return new_top / path.relative_to(top)
+
+    return Sample(moved(old.root), moved(old.target), moved(old.companion), old.fmt)
+
+
+# --- situations beyond one damaged file ------------------------------------------------------------
+
+
+def small_rank(real: Path, folder: Path, info: Optional[int] = 0) -> Path:
+    """A rank folder with a real kernel_details.csv and step_trace_time.csv (and profiler_info_N)."""
+    out = folder / "ASCEND_PROFILER_OUTPUT"
+    copy(real / L1 / "kernel_details.csv", out / "kernel_details.csv")
+    copy(real / L1 / "step_trace_time.csv", out / "step_trace_time.csv")
+    if info is not None:
+        copy(real / L1 / "step_trace_time.csv", folder / f"profiler_info_{info}.json", b'{"config": {}}')
+    return folder
+
+
+def kernel_rows(path: Path) -> int:
+    with open(path, newline="", encoding="utf-8") as f:
+        return sum(1 for _ in csv.DictReader(f))
+
+
+def notes(p, kind: Optional[str] = None) -> List[str]:
+    sql = "SELECT note FROM load_log WHERE note <> ''" + (" AND kind = ?" if kind else "")
+    return [n for (n,) in p.con.execute(sql, [kind] if kind else []).fetchall()]
+
+
+def test_csv_cut_inside_its_last_cell_drops_that_row(real, tmp_path):
+    """A cut in the last cell still splits into the right number of fields: without a line break at
+    the end the row is known to be partial and must not load."""
+    intact = load_profile(small_rank(real, tmp_path / "a" / "r_ascend_pt"))
+    rank = small_rank(real, tmp_path / "b" / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    data = kd.read_bytes().rstrip(b"\r\n")
+    kd.write_bytes(data[:-1])  # the last row loses the last character of its last cell
+    p = load_profile(rank)
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert log_row(p, kd)[1:3] == (n - 1, 1)
+    q = "SELECT * EXCLUDE (rank) FROM kernels"
+    lost = Counter(intact.con.execute(q).fetchall()) - Counter(p.con.execute(q).fetchall())
+    (row,) = lost
+    last = next(csv.reader(io.StringIO(data.decode().rsplit("\n", 1)[1])))
+    us, frac = last[8].strip().split(".")  # Start Time(us), as the profiler wrote it
+    assert row[5] == int(us) * 1000 + int(frac.ljust(3, "0"))
+
+
+def test_nan_inf_negative_durations_never_become_kernels(real, tmp_path):
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    rows, end = _csv_rows(kd.read_bytes())
+    dur = rows[0].index("Duration(us)")
+    for i, bad in enumerate(["NaN", "inf", "-inf", "-0.5", "1e999"], start=1):
+        rows[i][dur] = bad
+    kd.write_bytes(_csv_bytes(rows, end))
+    p = load_profile(rank)
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert log_row(p, kd)[1:3] == (n - 5, 5)
+    assert p.con.execute("SELECT count(*), min(dur_ns) >= 0 FROM kernels").fetchone() == (n - 5, True)
+
+    # The same in a trace_view.json, on the Ascend Hardware process where kernels come from.
+    tv = copy(FIXTURES / "bare_trace" / "trace_view.json", tmp_path / "tv" / "trace_view.json")
+    events = json.loads(tv.read_text())
+    hw = next(e["pid"] for e in events if e.get("ph") == "M" and e.get("args", {}).get("name") == "Ascend Hardware")
+    bad = [b'{"ph": "X", "name": "aclnnMm_MatMulCommon_MatMulV2", "pid": %s, "tid": 1, "ts": "%s", '
+           b'"dur": %s, "args": {"Task Type": "AI_CORE"}}' % (json.dumps(hw).encode(), b"1000.0", d)
+           for d in (b"NaN", b"Infinity", b"-Infinity", b"-3.5", b'"-1"', b"1e400")]
+    data = tv.read_bytes()
+    i = _trace_insert_at(data)
+    tv.write_bytes(data[:i] + b", ".join(bad) + b", " + data[i:])
+    before = load_profile(FIXTURES / "bare_trace" / "trace_view.json")
+    p = load_profile(tv)
+    assert log_row(p, tv)[2] == 6
+    q = "SELECT count(*), min(dur_ns) FROM kernels"
+    assert p.con.execute(q).fetchone() == before.con.execute(q).fetchone()
+    assert p.con.execute("SELECT count(*) FROM kernels WHERE start_ns = 1000000").fetchone()[0] == 0
+
+
+def run_with_deadline(fn, seconds: float):
+    """fn() in a thread; fails the test instead of hanging it."""
+    import threading
+    out: Dict[str, object] = {}
+
+    def target():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # handed back to the test below
+            out["error"] = e
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_symlink_loops_do_not_hang_discovery(real, tmp_path):
+    run = tmp_path / "run"
+    rank = small_rank(real, run / "node_1_ascend_pt")
+    (rank / "loop").symlink_to(rank)                  # a folder link pointing at its own folder
+    (rank / "ASCEND_PROFILER_OUTPUT" / "up").symlink_to(run)  # and one at its grandparent
+    (run / "self").symlink_to(run)
+    p = run_with_deadline(lambda: load_profile(run), 30)
+    assert p.ranks == [0]
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
+    # A folder holding nothing but loops is no profile, said in one line.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "a").symlink_to(empty)
+    with pytest.raises(ProfileError) as e:
+        run_with_deadline(lambda: load_profile(empty), 30)
+    assert "\n" not in str(e.value)
+
+
+def test_unreadable_file_is_reported_with_the_os_reason(real, tmp_path, monkeypatch):
+    """Tests run as root, where chmod 000 does not stop reads, so open() is made to refuse this one
+    file as it would for another user; the loader must log the OS error, not call the file empty."""
+    import builtins
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    real_open = builtins.open
+
+    def refusing_open(file, *args, **kwargs):
+        if Path(file) == kd:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing_open)
+    p = load_profile(rank)
+    _, rows, _, note = log_row(p, kd)
+    assert rows == 0 and "Permission denied" in note and "\n" not in note
+    assert log_row(p, rank / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv")[1] == 1
+
+
+@pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link"])
+def test_entries_named_like_files_but_not_files_do_not_hang(real, tmp_path, make):
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    odd = rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    if make == "fifo":
+        os.mkfifo(odd)  # opening it would block until a writer comes: it must never be opened
+    elif make == "folder":
+        odd.mkdir()
+    else:
+        odd.symlink_to(tmp_path / "gone.json")
+    p = run_with_deadline(lambda: load_profile(rank), 30)
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == kernel_rows(real / L1 / "kernel_details.csv")
+
+
+def test_profile_still_being_written(real, tmp_path):
+    """No profiler_info yet and trace_view.json cut mid-event: the complete events load, and both
+    problems are said."""
+    rank = tmp_path / "node_1_20250101000000000_ascend_pt"
+    tv = copy(FIXTURES / "bare_trace" / "trace_view.json", rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
+    data = tv.read_bytes()
+    tv.write_bytes(data[: len(data) * 2 // 3])
+    p = load_profile(rank)
+    assert p.ranks == [0]
+    (note,) = notes(p, "trace_view")
+    assert "cut short" in note
+    (info,) = notes(p, "discovery")
+    assert "no profiler_info.json" in info
+    events = json.loads(data)
+    kept = p.con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+    assert 0 < kept < sum(1 for e in events if e.get("ph") == "X")
+
+
+def test_duplicate_rank_ids_are_renumbered_and_logged(real, tmp_path):
+    run = tmp_path / "run"
+    small_rank(real, run / "a_ascend_pt", info=0)
+    small_rank(real, run / "b_ascend_pt", info=0)
+    p = load_profile(run)
+    assert p.ranks == [0, 1]
+    assert p.con.execute("SELECT rank, path LIKE '%b_ascend_pt' FROM ranks ORDER BY rank").fetchall() == [
+        (0, False), (1, True)]
+    (note,) = notes(p, "discovery")
+    assert note.endswith("rank 0 claimed twice; renumbered") and "b_ascend_pt" in note
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [
+        (0, n), (1, n)]
+
+
+def test_folder_that_changes_between_discovery_and_load(real, tmp_path):
+    run = tmp_path / "run"
+    r0 = small_rank(real, run / "a_ascend_pt", info=0)
+    r1 = small_rank(real, run / "b_ascend_pt", info=1)
+    disc = discover(run)
+    kd0 = r0 / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    kd0.unlink()                                                     # deleted
+    st1 = r1 / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
+    with open(st1, "ab") as f:                                       # grown
+        f.write(b"51,1.0,2.0,3.0,4.0,5.0,6.0,0,2.0,0\r\n")
+    p = load_discovered(disc)
+    _, rows, _, note = log_row(p, kd0)
+    assert rows == 0 and "No such file" in note and "\n" not in note
+    assert p.con.execute("SELECT rank, step FROM step_trace ORDER BY rank, step").fetchall() == [
+        (0, 50), (1, 50), (1, 51)]
+    assert p.con.execute("SELECT DISTINCT rank FROM kernels").fetchall() == [(1,)]
+
+    # Every file gone by the time it is read: one line saying nothing could be loaded.
+    disc = discover(run)
+    shutil.rmtree(r0)
+    shutil.rmtree(r1)
+    with pytest.raises(ProfileError) as e:
+        load_discovered(disc)
+    assert "\n" not in str(e.value) and "nothing could be loaded" in str(e.value)
