@@ -15,7 +15,6 @@ from npu_tui.profile import load_profile
 
 # A CPU-only Kineto trace has no device events, and the Kineto loader writes none of its CPU ops
 # to `kernels` yet, so stages and categories come out empty; these tests pass once it does.
-CPU_KERNELS = pytest.mark.xfail(strict=True, reason="Kineto loader: no kernels from a CPU-only trace")
 
 
 def _trace(run_dir):
@@ -57,7 +56,6 @@ def test_two_collections_make_two_recorded_runs(runs):
         assert names.count("npu_tui:stage:DiT") == 5 and names.count("npu_tui:stage:VAE") == 5
 
 
-@CPU_KERNELS
 def test_report_finds_dit_and_vae_through_the_markers(runs):
     _, dirs, _ = runs
     rules = load_rules()
@@ -106,7 +104,6 @@ def test_second_collection_is_compared_with_the_first(runs, capsys):
     assert v["noise_us"] > 0
 
 
-@CPU_KERNELS
 def test_diff_has_stage_and_operator_rows(runs, capsys):
     _, dirs, _ = runs
     assert main(["diff", str(dirs[0]), str(dirs[1]), "--format", "json"]) == 0

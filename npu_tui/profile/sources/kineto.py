@@ -9,7 +9,9 @@
   that is what Kineto's ``ac2g`` flow arrows draw, and sampled traces keep the correlation but drop
   the arrows.
 - host_events: cpu ops, user annotations (``ProfilerStep#N``, record_function), python functions,
-  runtime/driver calls. A CPU-only trace has only these.
+  runtime/driver calls.
+- A CPU-only trace (torch.profiler on the CPU) has no device events: its outermost cpu ops per
+  thread become the kernels, with core ``CPU``.
 - device id from the device events' ``args.device``; the rank is read by discovery (``rank_hint``).
 """
 
@@ -91,6 +93,18 @@ LEFT JOIN kn_launch l USING (corr)
 LEFT JOIN kn_launch_op o USING (corr)
 """
 
+# A CPU-only run has no device events: its outermost CPU ops are the work, so they stand in for
+# kernels (core 'CPU', typed by their own name). Nested ops are their children's time, not more.
+INSERT_CPU_KERNELS = """
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, source)
+SELECT $rank, NULL, (SELECT max(step) FROM kn_step WHERE ts_ns BETWEEN lo AND hi),
+       name, name, 'CPU', ts_ns, dur_ns, 'kineto'
+FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY pid, tid ORDER BY ts_ns, dur_ns DESC, seq
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+      FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0)
+WHERE prev_end IS NULL OR ts_ns >= prev_end
+"""
+
 INSERT_FLOWS = """
 INSERT INTO flows
 SELECT $rank, d.corr, 'ac2g', l.ts_ns, d.ts_ns FROM kn_device d JOIN kn_launch l USING (corr)
@@ -134,6 +148,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         runtime = con.execute(RUNTIME).fetchone()[0]
         rank = {"rank": ctx.rank}
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
+        if rows == 0:
+            rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]
         skipped = staged.lost + staged.untimed
