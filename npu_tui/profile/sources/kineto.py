@@ -148,7 +148,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         runtime = con.execute(RUNTIME).fetchone()[0]
         rank = {"rank": ctx.rank}
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
-        if rows == 0:
+        # A cut trace without device events is not a CPU-only run: its device events were still
+        # to come (torch writes them after the CPU ops), so its CPU ops must not pass for kernels.
+        if rows == 0 and not staged.lost:
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]
