@@ -15,7 +15,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,15 +243,18 @@ BAD_EVENTS = {
                     b'{"ph": "X", "name": "inf", "pid": 1, "tid": 1, "ts": 1000, "dur": Infinity}',
                     b'{"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": 1000, "dur": -5}',
                     b'{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 1e400, "dur": 1}',
-                    b'{"ph": "X", "name": "huge_ts", "pid": 1, "tid": 1, "ts": 99999999999999999.5, "dur": 1}'],
+                    b'{"ph": "X", "name": "huge_ts", "pid": 1, "tid": 1, "ts": 99999999999999999.5, '
+                    b'"dur": 1}'],
 }
 BAD_OPS = {
     "communication": {
         "ragged": b'"bad@1": {"Communication Time Info": {"Elapse Time(ms)": {"a": 1}}}, '
                   b'"bad@2": {"Communication Time Info": "soon"}, "bad@3": [1, 2], ',
         "overlong": b'"bad@4": {' + b", ".join(b'"k%d": [%d]' % (i, i) for i in range(5000)) + b"}, ",
-        "bad_numbers": b'"bad@5": {"Communication Time Info": {"Elapse Time(ms)": NaN, "Transit Time(ms)": 1}}, '
-                       b'"bad@6": {"Communication Time Info": {"Elapse Time(ms)": -Infinity, "Wait Time(ms)": 1}, '
+        "bad_numbers": b'"bad@5": {"Communication Time Info": {"Elapse Time(ms)": NaN, '
+                       b'"Transit Time(ms)": 1}}, '
+                       b'"bad@6": {"Communication Time Info": {"Elapse Time(ms)": -Infinity, '
+                       b'"Wait Time(ms)": 1}, '
                        b'"Communication Bandwidth Info": {"HCCS": {"Bandwidth(GB/s)": -Infinity}}}, ',
     },
     "communication_matrix": {
@@ -464,7 +466,8 @@ def test_nan_inf_negative_durations_never_become_kernels(real, tmp_path):
     # The same in a trace_view.json, on the Ascend Hardware process where kernels come from.
     tv = copy(FIXTURES / "bare_trace" / "trace_view.json", tmp_path / "tv" / "trace_view.json")
     events = json.loads(tv.read_text())
-    hw = next(e["pid"] for e in events if e.get("ph") == "M" and e.get("args", {}).get("name") == "Ascend Hardware")
+    hw = next(e["pid"] for e in events
+              if e.get("ph") == "M" and e.get("args", {}).get("name") == "Ascend Hardware")
     bad = [b'{"ph": "X", "name": "aclnnMm_MatMulCommon_MatMulV2", "pid": %s, "tid": 1, "ts": "%s", '
            b'"dur": %s, "args": {"Task Type": "AI_CORE"}}' % (json.dumps(hw).encode(), b"1000.0", d)
            for d in (b"NaN", b"Infinity", b"-Infinity", b"-3.5", b'"-1"', b"1e400")]
@@ -549,14 +552,16 @@ def test_entries_named_like_files_but_not_files_do_not_hang(real, tmp_path, make
     else:
         odd.symlink_to(tmp_path / "gone.json")
     p = run_with_deadline(lambda: load_profile(rank), 30)
-    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == kernel_rows(real / L1 / "kernel_details.csv")
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
 
 
 def test_profile_still_being_written(real, tmp_path):
     """No profiler_info yet and trace_view.json cut mid-event: the complete events load, and both
     problems are said."""
     rank = tmp_path / "node_1_20250101000000000_ascend_pt"
-    tv = copy(FIXTURES / "bare_trace" / "trace_view.json", rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
+    tv = copy(FIXTURES / "bare_trace" / "trace_view.json",
+              rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
     data = tv.read_bytes()
     tv.write_bytes(data[: len(data) * 2 // 3])
     p = load_profile(rank)

@@ -197,7 +197,8 @@ def test_exposed_comm_matches_brute_force(views, kernels, windows):
     con = views
     con.execute("DELETE FROM kernels")
     con.executemany(
-        "INSERT INTO kernels (rank, name, type, core, start_ns, dur_ns, source) VALUES (0, ?, ?, ?, ?, ?, 'test')",
+        "INSERT INTO kernels (rank, name, type, core, start_ns, dur_ns, source) "
+        "VALUES (0, ?, ?, ?, ?, ?, 'test')",
         [(KINDS[k][0], KINDS[k][1], KINDS[k][2], BASE_NS + s, d) for k, s, d in kernels])
     # Hand-set windows (overlapping ones too), else the detection's own; either way the stored
     # stage tables are recomputed for these kernels.
@@ -211,7 +212,8 @@ def test_exposed_comm_matches_brute_force(views, kernels, windows):
     compute = union([(BASE_NS + s, BASE_NS + s + d) for k, s, d in kernels if KINDS[k][4]])
     exposed = subtract(comm, compute)
     want = {}
-    for stage, lo, hi in con.execute("SELECT stage, start_ns, end_ns FROM stage_windows WHERE rank = 0").fetchall():
+    windows_now = con.execute("SELECT stage, start_ns, end_ns FROM stage_windows WHERE rank = 0").fetchall()
+    for stage, lo, hi in windows_now:
         c, x, w = want.get(stage, (0, 0, 0))
         want[stage] = (c + length_inside(comm, lo, hi), x + length_inside(exposed, lo, hi), w + hi - lo)
 
