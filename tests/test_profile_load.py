@@ -176,3 +176,11 @@ def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
 def test_db_only_rank_is_labelled_db(real):
     p = load_profile(real / "msinsight-pt-2rank-levels/db/level1")
     assert p.con.execute("SELECT DISTINCT source_format FROM ranks").fetchall() == [("db",)]
+
+
+def test_a_folder_name_with_a_newline_gives_a_one_line_error(tmp_path):
+    odd = tmp_path / "run\n\x1b[31mred"
+    odd.mkdir()
+    with pytest.raises(ProfileError) as e:
+        load_profile(odd)
+    assert "\n" not in str(e.value) and "\x1b" not in str(e.value) and "\\n" in str(e.value)

@@ -1,8 +1,20 @@
 """Errors the profile layer raises on purpose; anything else is a bug."""
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """Control characters escaped (a folder name may hold a newline or an ANSI escape)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 class ProfileError(Exception):
     """Nothing usable could be loaded from the given path; the message says why, in one line."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
 class SourceError(Exception):

@@ -14,7 +14,7 @@ import duckdb
 
 from .cache import cache_key, open_cached, write_cache
 from .discover import Discovery, RankSource, discover
-from .errors import LoadCancelled, ProfileError, SourceError
+from .errors import LoadCancelled, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
 from .sources import source_modules
 from .sources.base import LoadResult, RankContext
@@ -66,9 +66,13 @@ def _assign_ranks(sources: List[RankSource]) -> List[str]:
     return notes
 
 
-def _one_line(e: BaseException) -> str:
+def _reason(e: BaseException) -> str:
+    """The first line of what went wrong; when a failed statement aborted the transaction and the
+    loader's cleanup then failed too, the original error, not the cleanup's."""
+    if isinstance(e, duckdb.TransactionException) and e.__context__ is not None:
+        e = e.__context__
     text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
+    return one_line(text[0] if text else type(e).__name__)
 
 
 def _load_file(con, module, path: Path, ctx: RankContext) -> LoadResult:
@@ -78,10 +82,10 @@ def _load_file(con, module, path: Path, ctx: RankContext) -> LoadResult:
         result = module.load(con, path, ctx)
     except SourceError as e:
         con.execute("ROLLBACK")
-        return LoadResult(rows=0, note=_one_line(e))
+        return LoadResult(rows=0, note=_reason(e))
     except (duckdb.Error, OSError, ValueError, UnicodeError) as e:
         con.execute("ROLLBACK")
-        return LoadResult(rows=0, note=f"unreadable: {_one_line(e)}")
+        return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
     except BaseException:
         con.execute("ROLLBACK")
         raise
