@@ -4,6 +4,7 @@ Public API::
 
     rules = load_rules(path=None)          # shipped rules.toml, or a user file (--rules)
     install_views(con, rules)              # rules_* tables + every view below; idempotent
+    ensure_views(con, rules)               # the same, unless these rules are installed already
     report = build_report(profile, rules)  # design.md §7 dict (+ stage_detection, cluster)
     render(report, "text" | "md" | "json")
     VIEW_DESCRIPTIONS[name], view_sql(name)
@@ -13,6 +14,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 
 - kernel_categories: kernels.* + end_ns, category, is_compute, is_comm
 - stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
+- signature_scan: per kernel in time order: rank, part, i, category, vae_sig, score, p0, p1, m0, gap
 - stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows)
 - stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection)
 - kernel_stages: kernel_categories.* + win, stage, window_no
@@ -22,6 +24,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - stage_categories: rank, stage, category, time_us, count, share
 - top_operators: rank, stage, category, type, input_shapes, example_name, count, time_us, share
 - busy_segments: rank, start_ns, end_ns, comm, compute (the union of comm / compute kernels)
+- lane_segments: rank, start_ns, end_ns, computing, comm, not_overlapped, free (the overlap lanes)
 - comm_exposure: rank, stage, wall_us, comm_us, exposed_us, exposed_share, source, exposed_lanes_us,
   exposed_kernels_us
 - step_windows: rank, step, start_ns, end_ns
@@ -35,7 +38,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - comm_op_times: rank, op_type, kind, ops, elapse_ms, transit_ms, wait_ms, sync_ms, wait_ratio
 - link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps
 
-Helper tables: rules_categories, rules_compute, rules_order, rules_stage_markers, rules_stages,
+Helper tables: rules_installed (fingerprint of the installed rules), rules_categories, rules_compute, rules_order, rules_stage_markers, rules_stages,
 rules_findings (the rules file as rows), stage_overrides (windows set by hand).
 """
 
@@ -43,7 +46,7 @@ from .render import render
 from .report import build_report
 from .rules import Rules, load_rules
 from .stages import set_stage_windows
-from .views import VIEW_DESCRIPTIONS, VIEW_ORDER, install_views, view_sql
+from .views import VIEW_DESCRIPTIONS, VIEW_ORDER, ensure_views, install_views, view_sql
 
-__all__ = ["Rules", "VIEW_DESCRIPTIONS", "VIEW_ORDER", "build_report", "install_views", "load_rules",
-           "render", "set_stage_windows", "view_sql"]
+__all__ = ["Rules", "VIEW_DESCRIPTIONS", "VIEW_ORDER", "build_report", "ensure_views", "install_views",
+           "load_rules", "render", "set_stage_windows", "view_sql"]

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Sequence
 import duckdb
 
 from .rules import Rules
-from .views import install_views
+from .views import ensure_views
 
 SCHEMA_VERSION = 1
 TOP_OPERATORS = 5
@@ -106,7 +106,7 @@ def _format(formats: Sequence[str]) -> str:
 def build_report(profile, rules: Rules) -> Dict[str, Any]:
     """The §7 document for a loaded profile, plus stage_detection and cluster."""
     con = profile.con
-    install_views(con, rules)
+    ensure_views(con, rules)
     return {
         "schema_version": SCHEMA_VERSION,
         "profile": {"path": str(profile.path), "format": _format(profile.formats),

@@ -6,6 +6,8 @@ rows of small ``rules_*`` tables, so every view is plain SQL and patterns never 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +30,11 @@ CATEGORY_FIELDS = ("type", "name", "core")
 class Rules:
     data: Dict[str, Any]
     source: str
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the rules' content, so views installed with them need not be rebuilt."""
+        return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()
 
     @property
     def stage_names(self) -> List[str]:

@@ -14,6 +14,7 @@ from .rules import Rules, install_rule_tables
 VIEW_ORDER = (
     "kernel_categories",
     "stage_markers",
+    "signature_scan",
     "stage_signature",
     "stage_windows_raw",
     "kernel_stages",
@@ -21,9 +22,10 @@ VIEW_ORDER = (
     "stage_summary",
     "stage_categories",
     "top_operators",
-    "busy_segments",
-    "comm_exposure",
     "step_windows",
+    "busy_segments",
+    "lane_segments",
+    "comm_exposure",
     "step_breakdown_kernels",
     "step_breakdown_lanes",
     "step_breakdown",
@@ -39,7 +41,8 @@ VIEW_ORDER = (
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
 # views DuckDB would inline and re-run the whole stage detection in every query that uses them.
 # refresh_stages() recomputes them after stage overrides change.
-MATERIALIZED = ("kernel_stages", "stage_windows", "busy_segments")
+MATERIALIZED = ("signature_scan", "stage_signature", "kernel_stages", "stage_windows", "busy_segments",
+                "lane_segments")
 
 
 @lru_cache(maxsize=None)
@@ -67,6 +70,17 @@ def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     install_rule_tables(con, rules)
     for name in VIEW_ORDER:
         _create(con, name)
+    con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [rules.fingerprint])
+
+
+def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
+    """install_views unless these rules are installed already (stage detection is the costly part)."""
+    try:
+        installed = con.execute("SELECT fingerprint FROM rules_installed").fetchone()
+    except duckdb.CatalogException:
+        installed = None
+    if installed is None or installed[0] != rules.fingerprint:
+        install_views(con, rules)
 
 
 def refresh_stages(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,11 +1,17 @@
--- each rank's device time cut where comm or compute kernels start or end: segments with comm and / or compute running
+-- each rank's device time cut where comm or compute kernels start or end (and at stage / step window edges): segments with comm and / or compute running
 -- A sweep over start (+1) and end (-1) events: a running count above zero is inside the union.
+-- Window edges cut segments too, so each segment lies wholly inside or outside every window and
+-- the views that clip to windows need no range join.
 WITH ev AS (
     SELECT rank, start_ns AS t, is_comm::INTEGER AS dc, is_compute::INTEGER AS dp
     FROM kernel_stages WHERE (is_comm OR is_compute) AND dur_ns > 0
     UNION ALL
     SELECT rank, end_ns, -is_comm::INTEGER, -is_compute::INTEGER
     FROM kernel_stages WHERE (is_comm OR is_compute) AND dur_ns > 0
+    UNION ALL
+    SELECT rank, unnest([start_ns, end_ns]), 0, 0 FROM stage_windows
+    UNION ALL
+    SELECT rank, unnest([start_ns, end_ns]), 0, 0 FROM step_windows
 ),
 points AS (SELECT rank, t, sum(dc) AS dc, sum(dp) AS dp FROM ev GROUP BY rank, t),
 running AS (

@@ -1,21 +1,20 @@
 -- per rank and stage: comm time and exposed comm (comm not covered by compute) in the stage's windows; lanes when present, else kernels
 WITH w AS (SELECT rank, stage, start_ns, end_ns FROM stage_windows),
+-- segments never straddle a window edge (see busy_segments), so each lies in the window holding its start
 from_kernels AS (
     SELECT w.rank, w.stage,
-           sum(least(s.end_ns, w.end_ns) - greatest(s.start_ns, w.start_ns)) FILTER (WHERE s.comm) AS comm_ns,
-           sum(least(s.end_ns, w.end_ns) - greatest(s.start_ns, w.start_ns))
-               FILTER (WHERE s.comm AND NOT s.compute) AS exposed_ns
-    FROM w JOIN busy_segments s ON s.rank = w.rank AND s.start_ns < w.end_ns AND s.end_ns > w.start_ns
+           sum(s.end_ns - s.start_ns) FILTER (WHERE s.comm) AS comm_ns,
+           sum(s.end_ns - s.start_ns) FILTER (WHERE s.comm AND NOT s.compute) AS exposed_ns
+    FROM busy_segments s ASOF JOIN w ON s.rank = w.rank AND s.start_ns >= w.start_ns
+    WHERE s.start_ns < w.end_ns
     GROUP BY w.rank, w.stage
 ),
 from_lanes AS (
     SELECT w.rank, w.stage,
-           sum(least(l.start_ns + l.dur_ns, w.end_ns) - greatest(l.start_ns, w.start_ns))
-               FILTER (WHERE l.lane = 'Communication') AS comm_ns,
-           sum(least(l.start_ns + l.dur_ns, w.end_ns) - greatest(l.start_ns, w.start_ns))
-               FILTER (WHERE l.lane = 'Communication(Not Overlapped)') AS exposed_ns
-    FROM w JOIN overlap_lanes l
-      ON l.rank = w.rank AND l.start_ns < w.end_ns AND l.start_ns + l.dur_ns > w.start_ns
+           sum(s.end_ns - s.start_ns) FILTER (WHERE s.comm) AS comm_ns,
+           sum(s.end_ns - s.start_ns) FILTER (WHERE s.not_overlapped) AS exposed_ns
+    FROM lane_segments s ASOF JOIN w ON s.rank = w.rank AND s.start_ns >= w.start_ns
+    WHERE s.start_ns < w.end_ns
     GROUP BY w.rank, w.stage
 ),
 lane_ranks AS (SELECT DISTINCT rank FROM overlap_lanes WHERE lane = 'Communication(Not Overlapped)'),

@@ -2,7 +2,7 @@
 -- Type first, then name, then core: the first rule (in file order) matching the earliest field.
 -- Categories are decided once per distinct (type, name, core), names without their trailing
 -- instance numbers (`trans_TransData_17`): the regular expressions are the expensive part.
-WITH k AS (
+WITH k AS MATERIALIZED (
     SELECT *, coalesce(type, '') AS type_key,
            regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS name_key,
            lower(coalesce(core, '')) AS core_key
@@ -22,7 +22,7 @@ matched AS (
          END
     GROUP BY ALL
 ),
-labelled AS (
+labelled AS MATERIALIZED (
     SELECT m.*,
            m.category = (SELECT any_value(comm_category) FROM rules_compute) AS is_comm,
            m.category IN (SELECT category FROM rules_compute WHERE category IS NOT NULL)

@@ -7,7 +7,7 @@ WITH cfg AS (SELECT * FROM rules_stages),
 names AS (
     SELECT DISTINCT name FROM host_events WHERE dur_ns > 0 AND name IS NOT NULL
 ),
-stage_of AS (
+stage_of AS MATERIALIZED (
     SELECT n.name, regexp_extract(n.name, cfg.own_marker, 1) AS stage, true AS own
     FROM names n, cfg
     WHERE regexp_matches(n.name, cfg.own_marker)
@@ -19,7 +19,7 @@ stage_of AS (
       AND NOT regexp_matches(n.name, cfg.ignore_marker)
     GROUP BY n.name
 ),
-cand AS (
+cand AS MATERIALIZED (
     SELECT h.rank, h.name, s.stage, s.own, h.start_ns AS host_start_ns,
            h.start_ns + h.dur_ns AS host_end_ns
     FROM host_events h JOIN stage_of s USING (name)
@@ -29,7 +29,7 @@ chosen AS (
     SELECT * FROM cand c
     WHERE c.own OR NOT EXISTS (SELECT 1 FROM cand o WHERE o.rank = c.rank AND o.own)
 ),
-outer_ranges AS (
+outer_ranges AS MATERIALIZED (
     SELECT c.*, row_number() OVER (PARTITION BY c.rank ORDER BY c.host_start_ns, c.host_end_ns DESC) AS marker
     FROM chosen c
     WHERE NOT EXISTS (

@@ -13,58 +13,28 @@
 -- A Conv-heavy run without the attention loop is no evidence of a diffusion pipeline (a ResNet
 -- has one too): such a step yields no windows. Confidence: medium with both, low with the DiT alone.
 WITH cfg AS (SELECT * FROM rules_stages),
-sig_keys AS (
-    SELECT DISTINCT coalesce(type, '') AS t, regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS n
-    FROM kernels
-),
-sig AS (
-    SELECT t, n, regexp_matches(t, cfg.vae_pattern, 'i') OR regexp_matches(n, cfg.vae_pattern, 'i') AS vae_sig
-    FROM sig_keys, cfg
-),
-k AS (
-    SELECT c.rank, coalesce(c.step, -1) AS part, c.start_ns, c.end_ns, c.dur_ns, c.category, c.is_comm,
-           coalesce(c.type, '') AS t, coalesce(c.input_shapes, '') AS shapes, s.vae_sig,
-           row_number() OVER (PARTITION BY c.rank, coalesce(c.step, -1)
-                              ORDER BY c.start_ns, c.end_ns, c.name, c.stream_id) AS i
-    FROM kernel_categories c
-    JOIN sig s ON s.t = coalesce(c.type, '') AND s.n = regexp_replace(coalesce(c.name, ''), '[_0-9]+$', '')
-),
-run AS (
-    SELECT *,
-           coalesce(sum(score) OVER (PARTITION BY rank, part ORDER BY i
-                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS p0,
-           sum(score) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS p1,
-           -- idle time before the kernel: its start minus the latest end of the kernels before it
-           start_ns - max(end_ns) OVER (PARTITION BY rank, part ORDER BY i
-                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS gap
-    FROM (SELECT k.*, CASE WHEN k.is_comm THEN 0.0
-                           ELSE (k.vae_sig::INTEGER - cfg.vae_share) * k.dur_ns END AS score
-          FROM k, cfg)
-),
-run_min AS (
-    SELECT *, min(p0) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS m0 FROM run
-),
+k AS (SELECT * FROM signature_scan),
 best AS (
-    SELECT rank, part, i AS j, m0, p1 - m0 AS gain FROM run_min
+    SELECT rank, part, i AS j, m0, p1 - m0 AS gain FROM k
     QUALIFY row_number() OVER (PARTITION BY rank, part ORDER BY p1 - m0 DESC, i) = 1
 ),
 core_span AS (
     SELECT b.rank, b.part, max(r.i) AS i0, b.j FROM best b
-    JOIN run_min r ON r.rank = b.rank AND r.part = b.part AND r.i <= b.j AND r.p0 = b.m0
+    JOIN k r ON r.rank = b.rank AND r.part = b.part AND r.i <= b.j AND r.p0 = b.m0
     WHERE b.gain > 0
     GROUP BY ALL
 ),
 core AS (
     SELECT c.rank, c.part, c.i0 FROM core_span c
-    JOIN run r ON r.rank = c.rank AND r.part = c.part AND r.i BETWEEN c.i0 AND c.j
+    JOIN k r ON r.rank = c.rank AND r.part = c.part AND r.i BETWEEN c.i0 AND c.j
     GROUP BY ALL
     HAVING count(*) FILTER (WHERE r.vae_sig AND NOT r.is_comm) >= any_value((SELECT vae_min_kernels FROM cfg))
 ),
-parts AS (
+parts AS MATERIALIZED (
     SELECT r.rank, r.part, max(r.i) AS last_i, c.i0 AS core_i0
-    FROM run r LEFT JOIN core c USING (rank, part) GROUP BY ALL
+    FROM k r LEFT JOIN core c USING (rank, part) GROUP BY ALL
 ),
-attention AS (
+attention AS MATERIALIZED (
     SELECT rank, t, shapes FROM k, cfg WHERE k.category = cfg.attention_category
     GROUP BY rank, t, shapes
     QUALIFY row_number() OVER (PARTITION BY rank ORDER BY sum(dur_ns) DESC, t, shapes) = 1
@@ -78,10 +48,10 @@ attention_span AS (
 ),
 vae_first AS (
     SELECT s.rank, s.part, r.i AS v0 FROM attention_span s
-    JOIN run r ON r.rank = s.rank AND r.part = s.part AND r.i > s.la AND r.i <= s.core_i0
+    JOIN k r ON r.rank = s.rank AND r.part = s.part AND r.i > s.la AND r.i <= s.core_i0
     QUALIFY row_number() OVER (PARTITION BY s.rank, s.part ORDER BY coalesce(r.gap, 0) DESC, r.i DESC) = 1
 ),
-loop_span AS (
+loop_span AS MATERIALIZED (
     SELECT s.rank, s.part, s.a, coalesce(v.v0 - 1, s.last_i) AS z, v.v0, s.last_i
     FROM attention_span s LEFT JOIN vae_first v USING (rank, part)
 ),
@@ -105,7 +75,7 @@ encoder_end AS (
 ),
 dit_first_by_gap AS (
     SELECT e.rank, e.part, e.z, r.i AS d0 FROM encoder_end e
-    JOIN run r ON r.rank = e.rank AND r.part = e.part AND r.i > e.e AND r.i <= e.a
+    JOIN k r ON r.rank = e.rank AND r.part = e.part AND r.i > e.e AND r.i <= e.a
     QUALIFY row_number() OVER (PARTITION BY e.rank, e.part
                                ORDER BY CASE WHEN e.e = 0 THEN 0 ELSE coalesce(r.gap, 0) END DESC, r.i) = 1
 ),
@@ -113,9 +83,9 @@ dit_first_by_gap AS (
 -- from the loop's first attention and from each later one; the longest run that agrees is the
 -- forward's prologue (the kernels before it differ: text encoder or latent set-up, versus the
 -- previous forward's end).
-comp AS (
+comp AS MATERIALIZED (
     SELECT rank, part, i, t, shapes, row_number() OVER (PARTITION BY rank, part ORDER BY i) AS ci
-    FROM run WHERE NOT is_comm
+    FROM k WHERE NOT is_comm
 ),
 occurrences AS (
     SELECT c.rank, c.part, c.ci FROM loop_span l
@@ -123,18 +93,22 @@ occurrences AS (
     JOIN attention att ON att.rank = c.rank AND att.t = c.t AND att.shapes = c.shapes
 ),
 first_occurrence AS (SELECT rank, part, min(ci) AS c1 FROM occurrences GROUP BY rank, part),
-pairs AS (
-    SELECT o.rank, o.part, o.ci AS cm, f.c1, j.range AS j
+pairs AS MATERIALIZED (
+    SELECT o.rank, o.part, o.ci AS cm, f.c1, j.range AS j, f.c1 - j.range AS cx, o.ci - j.range AS cy
     FROM occurrences o JOIN first_occurrence f USING (rank, part)
     CROSS JOIN range(1, (SELECT max_prologue_kernels FROM cfg) + 1) j
     WHERE o.ci > f.c1 AND j.range < f.c1
 ),
+-- one side at a time: joined together, the planner pairs the two sides on (rank, part) first
+pairs_x AS MATERIALIZED (
+    SELECT p.*, x.t AS xt, x.shapes AS xs
+    FROM pairs p JOIN comp x ON x.rank = p.rank AND x.part = p.part AND x.ci = p.cx
+),
 agreement AS (
     SELECT p.rank, p.part, p.cm, any_value(p.c1) AS c1,
-           coalesce(min(p.j) FILTER (WHERE x.t <> y.t OR x.shapes <> y.shapes) - 1, max(p.j)) AS len
-    FROM pairs p
-    JOIN comp x ON x.rank = p.rank AND x.part = p.part AND x.ci = p.c1 - p.j
-    JOIN comp y ON y.rank = p.rank AND y.part = p.part AND y.ci = p.cm - p.j
+           coalesce(min(p.j) FILTER (WHERE p.xt <> y.t OR p.xs <> y.shapes) - 1, max(p.j)) AS len
+    FROM pairs_x p
+    JOIN comp y ON y.rank = p.rank AND y.part = p.part AND y.ci = p.cy
     GROUP BY p.rank, p.part, p.cm
 ),
 prologue AS (
@@ -145,7 +119,7 @@ dit_first_by_prologue AS (
     SELECT p.rank, p.part, coalesce(b.i + 1, 1) AS d0
     FROM prologue p LEFT JOIN comp b ON b.rank = p.rank AND b.part = p.part AND b.ci = p.c0 - 1
 ),
-dit_first AS (
+dit_first AS MATERIALIZED (
     SELECT g.rank, g.part, g.z, coalesce(p.d0, g.d0) AS d0
     FROM dit_first_by_gap g LEFT JOIN dit_first_by_prologue p USING (rank, part)
 ),
@@ -155,7 +129,7 @@ grams AS (
            hash(r.t, r.shapes,
                 lead(r.t, 1) OVER w, lead(r.shapes, 1) OVER w, lead(r.t, 2) OVER w, lead(r.shapes, 2) OVER w,
                 lead(r.t, 3) OVER w, lead(r.shapes, 3) OVER w) AS g
-    FROM dit_first d JOIN run r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
+    FROM dit_first d JOIN k r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
     WHERE NOT r.is_comm
     WINDOW w AS (PARTITION BY r.rank, r.part ORDER BY r.i)
 ),
@@ -175,12 +149,12 @@ forwards AS (
 ),
 dit AS (
     SELECT f.rank, f.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM forwards f JOIN run r ON r.rank = f.rank AND r.part = f.part AND r.i BETWEEN f.fs AND f.fe
+    FROM forwards f JOIN k r ON r.rank = f.rank AND r.part = f.part AND r.i BETWEEN f.fs AND f.fe
     GROUP BY f.rank, f.part, f.fs
 ),
 vae AS (
     SELECT l.rank, l.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM loop_span l JOIN run r ON r.rank = l.rank AND r.part = l.part AND r.i BETWEEN l.v0 AND l.last_i
+    FROM loop_span l JOIN k r ON r.rank = l.rank AND r.part = l.part AND r.i BETWEEN l.v0 AND l.last_i
     GROUP BY l.rank, l.part
 ),
 windows AS (

@@ -1,9 +1,9 @@
 -- the windows each rank's stage detection chose (override > markers > signature > single), before kernels are assigned
 WITH cfg AS (SELECT * FROM rules_stages),
-overridden AS (
+overridden AS MATERIALIZED (
     SELECT rank, stage, start_ns, end_ns, 'override' AS method, 'high' AS confidence FROM stage_overrides
 ),
-marked AS (
+marked AS MATERIALIZED (
     SELECT rank, stage, start_ns, end_ns, 'markers' AS method, 'high' AS confidence FROM stage_markers
     WHERE rank NOT IN (SELECT rank FROM overridden)
 ),
@@ -11,7 +11,7 @@ signed AS (
     SELECT rank, stage, start_ns, end_ns, 'signature' AS method, confidence FROM stage_signature
     WHERE rank NOT IN (SELECT rank FROM overridden UNION ALL SELECT rank FROM marked)
 ),
-chosen AS (
+chosen AS MATERIALIZED (
     SELECT * FROM overridden UNION ALL SELECT * FROM marked UNION ALL SELECT * FROM signed
 ),
 single AS (

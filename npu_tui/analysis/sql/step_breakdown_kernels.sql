@@ -1,9 +1,9 @@
 -- per rank and step, from kernel intervals: computing, comm not overlapped, overlapped, free and stage (us)
 WITH clipped AS (
-    SELECT w.rank, w.step, s.comm, s.compute,
-           least(s.end_ns, w.end_ns) - greatest(s.start_ns, w.start_ns) AS ns
-    FROM step_windows w
-    JOIN busy_segments s ON s.rank = w.rank AND s.start_ns < w.end_ns AND s.end_ns > w.start_ns
+    -- segments are cut at step edges (see busy_segments)
+    SELECT w.rank, w.step, s.comm, s.compute, s.end_ns - s.start_ns AS ns
+    FROM busy_segments s ASOF JOIN step_windows w ON s.rank = w.rank AND s.start_ns >= w.start_ns
+    WHERE s.start_ns < w.end_ns
 ),
 sums AS (
     SELECT rank, step,

@@ -7,17 +7,17 @@ WITH spans AS (
     WHERE rank NOT IN (SELECT rank FROM step_windows) GROUP BY rank
 ),
 clipped AS (
-    SELECT w.rank, w.step, l.lane,
-           least(l.start_ns + l.dur_ns, w.end_ns) - greatest(l.start_ns, w.start_ns) AS ns
-    FROM spans w
-    JOIN overlap_lanes l ON l.rank = w.rank AND l.start_ns < w.end_ns AND l.start_ns + l.dur_ns > w.start_ns
+    -- lane segments are cut at step edges (see lane_segments)
+    SELECT w.rank, w.step, s.computing, s.comm, s.not_overlapped, s.free, s.end_ns - s.start_ns AS ns
+    FROM lane_segments s ASOF JOIN spans w ON s.rank = w.rank AND s.start_ns >= w.start_ns
+    WHERE s.start_ns < w.end_ns
 ),
 sums AS (
     SELECT rank, step,
-           coalesce(sum(ns) FILTER (WHERE lane = 'Computing'), 0) AS computing,
-           coalesce(sum(ns) FILTER (WHERE lane = 'Communication(Not Overlapped)'), 0) AS not_overlapped,
-           coalesce(sum(ns) FILTER (WHERE lane = 'Communication'), 0) AS comm,
-           coalesce(sum(ns) FILTER (WHERE lane = 'Free'), 0) AS free
+           coalesce(sum(ns) FILTER (WHERE computing), 0) AS computing,
+           coalesce(sum(ns) FILTER (WHERE not_overlapped), 0) AS not_overlapped,
+           coalesce(sum(ns) FILTER (WHERE comm), 0) AS comm,
+           coalesce(sum(ns) FILTER (WHERE free), 0) AS free
     FROM clipped GROUP BY rank, step
 )
 -- The profiler's own Stage is Computing + Communication(Not Overlapped) + Free.
