@@ -157,3 +157,13 @@ async def test_copy_value_and_table_to_clipboard():
         assert lines[0] == "i\tname\tdur"
         assert len(lines) == N + 1
         assert lines[1 + 4] == "4\top_4\t148"
+
+
+def test_tui_layer_imports_neither_torch_nor_pandas():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, npu_tui.tui.app, npu_tui.tui.screens.help, npu_tui.tui.screens.export; "
+            "bad = [m for m in ('torch', 'pandas') if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])
