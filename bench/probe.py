@@ -1,0 +1,108 @@
+"""What one benchmark child process measures, printed as one JSON object on stdout.
+
+    python bench/probe.py breakdown PROFILE   # a cold load, step by step (cache dir must be empty)
+    python bench/probe.py queries PROFILE     # the panes' grid queries on a reopened profile
+
+Run by bench/run.py in a fresh interpreter each time, so every figure includes nothing an earlier
+measurement left warm in the process.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+QUERY_RUNS = 5
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t
+
+
+def breakdown(path: Path) -> dict:
+    """The CLI's cold path (load, cache write, views, report) with each step timed on its own."""
+    from npu_tui.analysis import build_report, install_views, load_rules
+    from npu_tui.profile.cache import cache_key, write_cache
+    from npu_tui.profile.discover import discover
+    from npu_tui.profile.loader import load_discovered
+
+    disc, t_discover = _timed(lambda: discover(path))
+    profile, t_load = _timed(lambda: load_discovered(disc))
+    key = cache_key(disc)
+    _, t_cache = _timed(lambda: write_cache(profile.con, key))
+    rules = load_rules()
+    _, t_views = _timed(lambda: install_views(profile.con, rules))
+    report, t_report = _timed(lambda: build_report(profile, rules))
+    files = profile.con.execute(
+        "SELECT file, rows, skipped_rows, seconds FROM load_log WHERE rows > 0 ORDER BY seconds DESC"
+    ).fetchall()
+    return {
+        "discover_s": t_discover, "load_s": t_load, "cache_write_s": t_cache,
+        "install_views_s": t_views, "build_report_s": t_report,
+        "kernels": profile.con.execute("SELECT count(*) FROM kernels").fetchone()[0],
+        "findings": len(report["findings"]),
+        "files": [{"file": Path(f).name, "rank_dir": Path(f).parent.parent.name, "rows": r,
+                   "skipped": s, "seconds": sec} for f, r, s, sec in files],
+    }
+
+
+def _grid_statements(cur, query) -> int:
+    """What PagedTable does when a grid opens: materialise the sorted query, count, read a sample."""
+    from npu_tui.tui.grid import SAMPLE_ROWS
+
+    sql, params = query.effective()
+    cur.execute(f"CREATE OR REPLACE TEMP TABLE _bench_grid AS {sql}", params)
+    total = cur.execute("SELECT count(*) FROM _bench_grid").fetchone()[0]
+    cur.execute("SELECT * FROM _bench_grid WHERE rowid < ?", [SAMPLE_ROWS]).fetchall()
+    return total
+
+
+def queries(path: Path) -> dict:
+    """Median time of each pane query a user opens first, on a profile reopened from the cache."""
+    from npu_tui.analysis import install_views, load_rules
+    from npu_tui.profile import load_profile
+    from npu_tui.tui.drill import names_of_type, operator_types
+    from npu_tui.tui.grid import GridQuery
+
+    profile, t_open = _timed(lambda: load_profile(path, cache=True))
+    _, t_views = _timed(lambda: install_views(profile.con, load_rules()))
+    cur = profile.con.cursor()
+    types = operator_types()
+    # The type the Operators grid shows first (largest total time) is the one a user drills into.
+    sql, params = types.query.effective()
+    top_type = cur.execute(f"SELECT type FROM ({sql}) LIMIT 1", params).fetchone()[0]
+    steps = [
+        ("group by type", types.query),
+        (f"drill to one type by shape ({top_type})", names_of_type({"type": top_type}).query),
+        ("stage rollup (stage_categories)",
+         GridQuery("Stages", "SELECT * FROM stage_categories", (), sort="time_us")),
+    ]
+    out = {"open_s": t_open, "install_views_s": t_views, "queries": []}
+    for label, query in steps:
+        times, rows = [], 0
+        for _ in range(QUERY_RUNS):
+            rows, t = _timed(lambda: _grid_statements(cur, query))
+            times.append(t)
+        out["queries"].append({"query": label, "rows": rows, "median_s": statistics.median(times),
+                               "first_s": times[0], "runs": QUERY_RUNS})
+    return out
+
+
+def main() -> int:
+    what, path = sys.argv[1], Path(sys.argv[2])
+    result = {"breakdown": breakdown, "queries": queries}[what](path)
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

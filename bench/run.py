@@ -1,0 +1,465 @@
+"""Load and view performance at real scale, measured as whole processes.
+
+    python bench/run.py [--quick] [--out DIR] [--runs N]
+
+Generates large profiles with npu_tui.synth (once; reused while the spec is unchanged), then runs
+every measurement in a child process of its own: cold load to findings ready (`npu-tui report`
+with an empty cache), reopen from the cache, peak RSS, the panes' grid queries, the TUI's first frame
+and CPU per page-down in a grid over every kernel, and `msprof-analyze advisor all` on the same rank
+folder when it is installed. Prints a Markdown summary and writes it, with every raw figure, to DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from npu_tui.synth import Spec, generate, preset, truth_path  # noqa: E402
+
+DEFAULT_OUT = Path(tempfile.gettempdir()) / "npu-tui-bench"
+
+# The issue's targets for the 1M-kernel rank (seconds unless named).
+TARGET_COLD_S = 10.0
+TARGET_RSS_RATIO = 1.5
+TARGET_REOPEN_S = 0.5
+TARGET_QUERY_S = 0.150
+TARGET_FIRST_FRAME_S = 0.300
+TARGET_PAGE_DOWN_MS = 30.0
+TARGET_ADVISOR_RATIO = 10.0
+
+# Every measured process runs under an address-space cap and a time limit: a regression that
+# allocates without bound shows as a failed figure, not as the machine's OOM killer at work.
+MEMORY_CAP = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+CHILD_TIMEOUT_S = 600.0
+
+# scripts/measure_tui.py prints one line per mark: "<value>s|ms  <label>"; the labels, by prefix.
+TUI_LINE = re.compile(r"^\s*([\d.]+)(ms|s)\s+(.+)$", re.M)
+TUI_MARKS = {"first frame": "first_frame", "tables loaded": "tables_loaded",
+             "populated Overview": "overview", "grid over all kernels ready": "grid_ready",
+             "CPU per page-down": "page_down_ms"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    label: str
+    spec: Spec
+    advisor: bool  # compare with msprof-analyze on this profile
+
+
+def cases(quick: bool) -> List[Case]:
+    if quick:
+        # No msprof-analyze here: it alone takes over a minute at this size.
+        return [Case("rank-100k", preset("diffusion_1rank", layout="rank", kernels=100_000), False)]
+    return [
+        Case("rank-1m", preset("diffusion_1rank", layout="rank", kernels=1_000_000), True),
+        Case("cluster-8x200k", preset("diffusion_1rank", ranks=8, kernels=200_000), False),
+    ]
+
+
+# -- child processes ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Child:
+    wall_s: float
+    max_rss_mb: float
+    cpu_s: float
+    rc: int
+    stdout: str
+    stderr: str
+
+
+def _cap_memory() -> None:
+    """In the child: fail with an allocation error instead of taking the machine's memory (an
+    out-of-memory kill would hit whatever else runs there)."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run_child(cmd: List[str], env: Dict[str, str], timeout: float = CHILD_TIMEOUT_S,
+              cap: bool = True) -> Child:
+    """Run one process to the end; its own peak RSS and CPU come from wait4 (not the max over all
+    children that RUSAGE_CHILDREN would give)."""
+    out = tempfile.TemporaryFile()
+    err = tempfile.TemporaryFile()
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=err,
+                            preexec_fn=_cap_memory if cap else None)
+    timed_out = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - t > timeout:
+            proc.kill()
+            timed_out = True
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.005)
+    wall = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out.seek(0)
+    err.seek(0)
+    stderr = err.read().decode("utf-8", "replace")
+    if timed_out:
+        stderr += f"\nkilled after {timeout:.0f} s"
+    return Child(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, proc.returncode,
+                 out.read().decode("utf-8", "replace"), stderr)
+
+
+def _env(cache: Path) -> Dict[str, str]:
+    env = dict(os.environ, NPU_TUI_CACHE_DIR=str(cache), PYTHONUNBUFFERED="1")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+class Failed(Exception):
+    """A measured process did not finish its work; the message says how, for the results."""
+
+
+def _checked(child: Child, what: str) -> Child:
+    if child.rc != 0:
+        lines = [ln for ln in (child.stderr or child.stdout).strip().splitlines() if ln.strip()]
+        errors = [ln for ln in lines if "Error" in ln or "Exception" in ln or "killed" in ln]
+        why = (errors or lines or ["no output"])[-1].strip()[:300]
+        raise Failed(f"{what} exited {child.rc} after {child.wall_s:.1f} s "
+                     f"(peak RSS {child.max_rss_mb:,.0f} MiB): {why}")
+    return child
+
+
+def _median(values: List[float]) -> float:
+    return statistics.median(values)
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+def ensure_profile(data: Path, case: Case) -> Tuple[Path, Dict]:
+    """The generated profile for ``case``, generated only when absent or of another spec."""
+    out = data / case.label
+    tp = truth_path(out)
+    want = dataclasses.asdict(case.spec)
+    if tp.is_file() and out.is_dir():
+        truth = json.loads(tp.read_text(encoding="utf-8"))
+        if truth.get("spec") == want:
+            return out, {"generated_s": None, "truth": truth}
+    print(f"generating {case.label} into {out} ...", file=sys.stderr, flush=True)
+    t = time.perf_counter()
+    truth = generate(out, case.spec)
+    return out, {"generated_s": time.perf_counter() - t, "truth": truth}
+
+
+def input_bytes(path: Path) -> Dict[str, int]:
+    sizes = {"total": 0}
+    for f in path.rglob("*"):
+        if f.is_file():
+            sizes["total"] += f.stat().st_size
+            if f.name in ("kernel_details.csv", "trace_view.json"):
+                sizes[f.name] = sizes.get(f.name, 0) + f.stat().st_size
+    return sizes
+
+
+# -- measurements ------------------------------------------------------------------------------
+
+
+def report_cmd(path: Path) -> List[str]:
+    return [sys.executable, "-m", "npu_tui", "report", str(path), "--format", "json"]
+
+
+def measure_cold(path: Path, work: Path, runs: int) -> Dict:
+    """`npu-tui report` with an empty cache: load, cache write, views, findings, JSON out."""
+    walls, rss, cpu = [], [], []
+    for i in range(runs):
+        cache = work / f"cold-cache-{i}"
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        try:
+            c = _checked(run_child(report_cmd(path), _env(cache)), "cold report")
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        findings = len(json.loads(c.stdout)["findings"])
+        walls.append(c.wall_s)
+        rss.append(c.max_rss_mb)
+        cpu.append(c.cpu_s)
+    return {"wall_s": walls, "max_rss_mb": rss, "cpu_s": cpu, "findings": findings}
+
+
+def measure_breakdown(path: Path, work: Path) -> Dict:
+    cache = work / "breakdown-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    try:
+        c = _checked(run_child([sys.executable, "bench/probe.py", "breakdown", str(path)], _env(cache)),
+                     "breakdown probe")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    result = json.loads(c.stdout)
+    result.update(wall_s=c.wall_s, max_rss_mb=c.max_rss_mb)
+    return result
+
+
+def warm_cache(path: Path, cache: Path) -> Dict:
+    cache.mkdir(parents=True, exist_ok=True)
+    c = _checked(run_child(report_cmd(path), _env(cache)), "cache fill")
+    return {"wall_s": c.wall_s}
+
+
+def measure_reopen(path: Path, cache: Path, runs: int) -> Dict:
+    walls, rss = [], []
+    for _ in range(runs):
+        c = _checked(run_child(report_cmd(path), _env(cache)), "reopen report")
+        walls.append(c.wall_s)
+        rss.append(c.max_rss_mb)
+    return {"wall_s": walls, "max_rss_mb": rss}
+
+
+def measure_queries(path: Path, cache: Path) -> Dict:
+    c = _checked(run_child([sys.executable, "bench/probe.py", "queries", str(path)], _env(cache)),
+                 "queries probe")
+    return json.loads(c.stdout)
+
+
+def measure_tui(path: Path, cache: Path, runs: int) -> Dict:
+    """scripts/measure_tui.py (the app headless) in a process of its own, with the warm cache."""
+    marks: Dict[str, List[float]] = {}
+    rss = []
+    for _ in range(runs):
+        c = _checked(run_child([sys.executable, "scripts/measure_tui.py", str(path)], _env(cache)),
+                     "measure_tui")
+        found = {}
+        for value, _unit, label in TUI_LINE.findall(c.stdout):
+            key = next((k for p, k in TUI_MARKS.items() if label.startswith(p)), None)
+            if key:
+                found[key] = float(value)
+        missing = set(TUI_MARKS.values()) - set(found)
+        if missing:
+            raise Failed(f"measure_tui gave no {', '.join(sorted(missing))}: {c.stdout.strip()[-300:]}")
+        for k, v in found.items():
+            marks.setdefault(k, []).append(v)
+        rss.append(c.max_rss_mb)
+    marks["max_rss_mb"] = rss
+    return marks
+
+
+def advisor_exe(out: Path) -> Optional[Path]:
+    """msprof-analyze from PATH, or from the throwaway venv README.md describes."""
+    found = shutil.which("msprof-analyze")
+    if found:
+        return Path(found)
+    venv = out / "msprof-venv" / "bin" / "msprof-analyze"
+    return venv if venv.is_file() else None
+
+
+def measure_advisor(exe: Path, path: Path, work: Path) -> Dict:
+    out = work / "advisor-out"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    c = run_child([str(exe), "advisor", "all", "-d", str(path), "-o", str(out)], env, timeout=3600,
+                  cap=False)
+    text = (c.stdout + "\n" + c.stderr).strip().splitlines()
+    return {"wall_s": c.wall_s, "cpu_s": c.cpu_s, "max_rss_mb": c.max_rss_mb, "rc": c.rc,
+            "outputs": sorted(p.name for p in out.rglob("*") if p.is_file()),
+            "tail": text[-15:]}
+
+
+# -- summary -----------------------------------------------------------------------------------
+
+
+def machine() -> Dict:
+    import duckdb
+
+    info = {"platform": platform.platform(), "python": platform.python_version(),
+            "duckdb": duckdb.__version__, "cores": os.cpu_count()}
+    try:
+        cpu = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")]
+        info["cpu"] = cpu[0].split(":", 1)[1].strip() if cpu else platform.processor()
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        info["memory_gib"] = round(int(mem) / 2**20, 1)
+    except OSError:
+        pass
+    return info
+
+
+def _ok(value: float, target: float) -> str:
+    return "ok" if value <= target else "**over**"
+
+
+def _runs(xs: List[float], fmt: str = "{:.2f}") -> str:
+    return ", ".join(fmt.format(x) for x in xs)
+
+
+def _case_rows(r: Dict) -> List[str]:
+    """The table rows of one case; a failed measurement gets one row saying how it failed."""
+    rows = []
+    size = r["input_bytes"]["total"]
+    cold, reopen, tui, queries = r["cold"], r["reopen"], r["tui"], r["queries"]
+    if "error" in cold:
+        rows.append(f"| cold load → findings ready | failed | | {cold['error']} |")
+    else:
+        cold_s, ratio = _median(cold["wall_s"]), max(cold["max_rss_mb"]) * 2**20 / size
+        rows += [
+            f"| cold load → findings ready (`npu-tui report`, empty cache) | {cold_s:.2f} s | "
+            f"{_runs(cold['wall_s'])} | ≤ {TARGET_COLD_S:g} s: {_ok(cold_s, TARGET_COLD_S)} |",
+            f"| CPU (user + sys), cold | {_median(cold['cpu_s']):.2f} s | {_runs(cold['cpu_s'])} | |",
+            f"| peak RSS, cold | {max(cold['max_rss_mb']):,.0f} MiB = {ratio:.2f}× input | "
+            f"{_runs(cold['max_rss_mb'], '{:.0f}')} | ≤ {TARGET_RSS_RATIO:g}×: {_ok(ratio, TARGET_RSS_RATIO)} |"]
+    if "error" in reopen:
+        rows.append(f"| reopen from cache → findings | failed | | {reopen['error']} |")
+    else:
+        reopen_s = _median(reopen["wall_s"])
+        rows += [f"| reopen from cache → findings (`npu-tui report`) | {reopen_s:.2f} s | "
+                 f"{_runs(reopen['wall_s'])} | ≤ {TARGET_REOPEN_S:g} s: {_ok(reopen_s, TARGET_REOPEN_S)} |",
+                 f"| peak RSS, reopen | {max(reopen['max_rss_mb']):,.0f} MiB | "
+                 f"{_runs(reopen['max_rss_mb'], '{:.0f}')} | |"]
+    if "error" in tui:
+        rows.append(f"| TUI (scripts/measure_tui.py) | failed | | {tui['error']} |")
+    else:
+        for key, label, target, unit in (
+                ("first_frame", "TUI first frame (from interpreter start)", TARGET_FIRST_FRAME_S, "s"),
+                ("tables_loaded", "TUI tables loaded, grids filling, cache warm", None, "s"),
+                ("overview", "TUI populated Overview, cache warm", TARGET_REOPEN_S, "s"),
+                ("grid_ready", "TUI grid over every kernel ready", None, "s"),
+                ("page_down_ms", "CPU per page-down in that grid", TARGET_PAGE_DOWN_MS, "ms")):
+            v = _median(tui[key])
+            tgt = f"≤ {target:g} {unit}: {_ok(v, target)}" if target else ""
+            rows.append(f"| {label} | {v:.{1 if unit == 'ms' else 2}f} {unit} | {_runs(tui[key])} | {tgt} |")
+        rows.append(f"| peak RSS, TUI | {max(tui['max_rss_mb']):,.0f} MiB | "
+                    f"{_runs(tui['max_rss_mb'], '{:.0f}')} | |")
+    if "error" in queries:
+        rows.append(f"| view queries | failed | | {queries['error']} |")
+    else:
+        for q in queries["queries"]:
+            rows.append(f"| query: {q['query']}, {q['rows']:,} rows | {1e3 * q['median_s']:.0f} ms | "
+                        f"{q['runs']} in one process, first {1e3 * q['first_s']:.0f} ms | ≤ {1e3 * TARGET_QUERY_S:g} ms: "
+                        f"{_ok(q['median_s'], TARGET_QUERY_S)} |")
+    adv = r.get("advisor")
+    if adv and adv["rc"] != 0:
+        rows.append(f"| `msprof-analyze advisor all` | failed (exit {adv['rc']}) after {adv['wall_s']:.1f} s | 1 | |")
+    elif adv:
+        compare = ""
+        if "error" not in cold:
+            ratio = adv["wall_s"] / _median(cold["wall_s"])
+            cpu_ratio = adv["cpu_s"] / _median(cold["cpu_s"])
+            compare = (f"≥ {TARGET_ADVISOR_RATIO:g}× the cold load: {ratio:.1f}× wall, {cpu_ratio:.1f}× CPU "
+                       f"{'ok' if ratio >= TARGET_ADVISOR_RATIO else '**under**'}")
+        rows.append(f"| `msprof-analyze advisor all` | {adv['wall_s']:.1f} s wall, {adv['cpu_s']:.1f} s CPU, "
+                    f"RSS {adv['max_rss_mb']:,.0f} MiB | 1 | {compare} |")
+    return rows
+
+
+def _case_notes(r: Dict) -> List[str]:
+    notes = []
+    b = r["breakdown"]
+    if "error" not in b:
+        notes.append(f"Cold path, step by step (one run): discover {b['discover_s']:.2f} s, load "
+                     f"{b['load_s']:.2f} s, cache write {b['cache_write_s']:.2f} s, install_views "
+                     f"{b['install_views_s']:.2f} s, build_report {b['build_report_s']:.2f} s; "
+                     f"process {b['wall_s']:.2f} s, RSS {b['max_rss_mb']:,.0f} MiB.")
+        slow = b["files"][:4]
+        notes.append("Slowest files: " + "; ".join(
+            f"{f['rank_dir'][-12:]}/{f['file']} ({f['rows']:,} rows) {f['seconds']:.2f} s" for f in slow) + ".")
+    else:
+        notes.append(f"Cold path step by step: {b['error']}")
+    q = r["queries"]
+    if "error" not in q:
+        notes.append(f"Reopen in the query probe: load_profile(cache=True) {q['open_s']:.2f} s, "
+                     f"install_views {q['install_views_s']:.2f} s.")
+    return notes
+
+
+def summarize(results: Dict) -> str:
+    lines = [f"machine: {results['machine']}",
+             f"code: {results['code']}",
+             f"load average at start {results['load_start']}, at end {results['load_end']}", ""]
+    for r in results["cases"]:
+        kernels = sum(x["kernel_count"] for x in r["truth_ranks"])
+        size = r["input_bytes"]
+        lines += [f"### {r['label']}: {len(r['truth_ranks'])} rank(s), {kernels:,} kernels, "
+                  f"input {size['total'] / 2**20:,.0f} MiB (kernel_details.csv "
+                  f"{size.get('kernel_details.csv', 0) / 2**20:,.0f} MiB, trace_view.json "
+                  f"{size.get('trace_view.json', 0) / 2**20:,.0f} MiB)",
+                  "", "| figure | median | runs | target |", "|---|---|---|---|"]
+        lines += _case_rows(r)
+        lines.append("")
+        lines += _case_notes(r)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def code_version() -> str:
+    """The commit measured, and whether the working tree differed from it."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "npu_tui")
+    return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in npu_tui/" if dirty else "")
+
+
+def _load_avg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one rank of 100k kernels (regression check)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                    help=f"generated data, caches and results (default {DEFAULT_OUT})")
+    ap.add_argument("--runs", type=int, default=3, help="runs per figure; the median is reported")
+    args = ap.parse_args()
+    data, work = args.out / "data", args.out / ("work-quick" if args.quick else "work")
+    results = {"machine": machine(), "code": code_version(), "load_start": _load_avg(), "quick": args.quick, "cases": []}
+    for case in cases(args.quick):
+        path, gen = ensure_profile(data, case)
+        print(f"{case.label}: measuring (load average {_load_avg()})", file=sys.stderr, flush=True)
+        w = work / case.label
+        shutil.rmtree(w / "warm-cache", ignore_errors=True)
+        w.mkdir(parents=True, exist_ok=True)
+        r = {"label": case.label, "path": str(path), "generated_s": gen["generated_s"],
+             "truth_ranks": gen["truth"]["ranks"], "input_bytes": input_bytes(path)}
+        cache = w / "warm-cache"
+        steps = (("cold", lambda: measure_cold(path, w, args.runs)),
+                 ("breakdown", lambda: measure_breakdown(path, w)),
+                 ("warm", lambda: warm_cache(path, cache)),
+                 ("reopen", lambda: measure_reopen(path, cache, args.runs)),
+                 ("queries", lambda: measure_queries(path, cache)),
+                 ("tui", lambda: measure_tui(path, cache, args.runs)))
+        for key, step in steps:
+            print(f"{case.label}: {key}", file=sys.stderr, flush=True)
+            try:
+                r[key] = step()
+            except Failed as e:
+                r[key] = {"error": str(e)}
+                print(f"  failed: {e}", file=sys.stderr, flush=True)
+        exe = advisor_exe(args.out) if case.advisor else None
+        if exe:
+            print(f"{case.label}: msprof-analyze advisor all", file=sys.stderr, flush=True)
+            r["advisor"] = measure_advisor(exe, path, w)
+        results["cases"].append(r)
+    results["load_end"] = _load_avg()
+    text = summarize(results)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = "results-quick" if args.quick else "results"
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (args.out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
