@@ -63,3 +63,28 @@ def test_a_corrupt_cache_is_rebuilt_not_trusted(profile_copy):
 def test_cancel_stops_the_load(profile_copy):
     with pytest.raises(LoadCancelled):
         load_profile(profile_copy, cancelled=lambda: True)
+
+
+def test_background_defers_the_trace_then_completes_and_caches(profile_copy):
+    """Kernels and step data first; the trace's host events and flows follow in load_pending()."""
+    whole = load_profile(profile_copy)
+    p = load_profile(profile_copy, cache=True, background=True)
+    assert counts(p)["kernels"] == counts(whole)["kernels"]
+    assert counts(p)["step_trace"] == 2
+    assert counts(p)["host_events"] == counts(p)["flows"] == 0
+    assert [f.name for j in p.pending for _, f in j.files] == ["trace_view.json"] * 2
+    assert not list(cache_dir().glob("*.duckdb"))  # incomplete: not cached yet
+    seen = []
+    p.load_pending(progress=lambda d, t, label: seen.append((d, t)))
+    assert p.pending == [] and seen[-1] == (2, 2)
+    assert counts(p) == counts(whole)
+    again, labels_ = labels(profile_copy)
+    assert labels_ == ["opened from cache"] and counts(again) == counts(whole)
+
+
+def test_background_keeps_the_trace_when_it_is_the_only_kernel_source(real, tmp_path):
+    bare = tmp_path / "trace_view.json"
+    shutil.copy(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+                / "trace_view.json", bare)
+    p = load_profile(bare, background=True)
+    assert p.pending == [] and counts(p)["kernels"] == 191

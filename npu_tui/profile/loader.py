@@ -6,8 +6,9 @@ import os
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, List, Optional, Tuple
 
 import duckdb
@@ -37,6 +38,21 @@ class Profile:
     layout: str
     ranks: List[int]
     formats: List[str]
+    # Work left for load_pending() when loaded with background=True.
+    pending: List["_RankJob"] = field(default_factory=list)
+    cache_key: Optional[str] = None
+
+    def load_pending(self, progress: Optional[Progress] = None,
+                     cancelled: Optional[Callable[[], bool]] = None) -> None:
+        """Load what was deferred (host events, flows, lanes of big traces); the profile is then
+        complete and, when it was opened with a cache, saved there."""
+        jobs, self.pending = self.pending, []
+        total = sum(len(j.files) for j in jobs)
+        _run_jobs(self.con, jobs, _Progress(total, progress), cancelled)
+        if progress:
+            progress(total, total, "done")
+        if self.cache_key:
+            write_cache(self.con, self.cache_key)
 
     def skipped(self) -> List[Tuple]:
         """(rank, file, skipped_rows, note) for every file that lost rows or could not be used."""
@@ -110,49 +126,69 @@ class _Progress:
             self.done += 1
 
 
-def _load_rank(cur, src: RankSource, modules, progress: _Progress, stop: Callable[[], bool]) -> None:
-    """Every source of one rank, on its own cursor (a DuckDB connection of its own) so ranks can
-    load in parallel: DuckDB runs the SQL without the GIL, and appends from several connections
-    to one table do not conflict."""
+# A big trace adds host events and flows (stage markers) but no kernels once kernel_details.csv
+# gave them: with ``background``, such a file waits until the rest is on screen.
+DEFERRABLE = {"trace_view": "kernel_details"}
+
+
+@dataclass
+class _RankJob:
+    src: RankSource
+    ctx: RankContext
+    files: List[Tuple[ModuleType, Path]]
+
+
+def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
+              defer: bool) -> List[Tuple[ModuleType, Path]]:
+    """One rank's files in order on its own cursor (a DuckDB connection of its own), so ranks load
+    in parallel: DuckDB runs the SQL without the GIL, and appends from several connections to one
+    table do not conflict. Returns the files deferred for the background."""
+    deferred = []
+    ctx = job.ctx
     try:
-        ctx = RankContext(rank=src.rank, root=src.root, files=src.files, source_format=src.source_format)
-        _apply_info(ctx, src.info)
-        for module in modules:
-            for path in src.files.get(module.KIND, []):
-                if stop():
-                    raise LoadCancelled()
-                progress.start(f"rank {src.rank}: {path.name}")
-                t0 = time.perf_counter()
-                result = _load_file(cur, module, path, ctx)
-                if result.rows:
-                    ctx.loaded.add(module.KIND)
-                cur.execute(INSERT_LOG, [src.rank, str(path), module.KIND, result.rows,
-                                         result.skipped, time.perf_counter() - t0, result.note])
+        for module, path in job.files:
+            if stop():
+                raise LoadCancelled()
+            if defer and DEFERRABLE.get(module.KIND) in ctx.loaded:
+                deferred.append((module, path))
                 progress.finish()
-        cur.execute(INSERT_RANK, [ctx.rank, ctx.device_id, str(src.root), ctx.source_format,
-                                  ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level])
+                continue
+            progress.start(f"rank {ctx.rank}: {path.name}")
+            t0 = time.perf_counter()
+            result = _load_file(cur, module, path, ctx)
+            if result.rows:
+                ctx.loaded.add(module.KIND)
+            cur.execute(INSERT_LOG, [ctx.rank, str(path), module.KIND, result.rows,
+                                     result.skipped, time.perf_counter() - t0, result.note])
+            progress.finish()
     finally:
         cur.close()
+    return deferred
 
 
-def _load_ranks(con, disc: Discovery, progress: _Progress, cancelled) -> None:
-    modules = source_modules()
+def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
+              defer: bool = False) -> List[_RankJob]:
+    """Run the ranks' jobs in a thread pool sized to the cores; returns the deferred work."""
     stopped = threading.Event()
 
     def stop() -> bool:
         return stopped.is_set() or bool(cancelled and cancelled())
 
-    ranks = sorted(disc.ranks, key=lambda s: s.rank)
-    workers = max(1, min(len(ranks), os.cpu_count() or 1))
+    later: List[_RankJob] = []
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="npu-tui-load") as pool:
-        cursors = [con.cursor() for _ in ranks]
-        pending = {pool.submit(_load_rank, cur, src, modules, progress, stop)
-                   for cur, src in zip(cursors, ranks)}
+        cursors = [con.cursor() for _ in jobs]
+        futures = {pool.submit(_run_rank, cur, job, progress, stop, defer): job
+                   for cur, job in zip(cursors, jobs)}
+        pending = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
                 for f in done:
-                    f.result()
+                    files = f.result()
+                    if files:
+                        job = futures[f]
+                        later.append(_RankJob(job.src, job.ctx, files))
                 if cancelled and cancelled():
                     raise LoadCancelled()
         except BaseException:
@@ -166,6 +202,18 @@ def _load_ranks(con, disc: Discovery, progress: _Progress, cancelled) -> None:
             for f in pending:
                 f.cancel()
             raise
+    return sorted(later, key=lambda j: j.ctx.rank)
+
+
+def _rank_jobs(disc: Discovery) -> List[_RankJob]:
+    modules = source_modules()
+    jobs = []
+    for src in sorted(disc.ranks, key=lambda s: s.rank):
+        ctx = RankContext(rank=src.rank, root=src.root, files=src.files, source_format=src.source_format)
+        _apply_info(ctx, src.info)
+        files = [(m, p) for m in modules for p in src.files.get(m.KIND, [])]
+        jobs.append(_RankJob(src, ctx, files))
+    return jobs
 
 
 def load_discovered(
@@ -174,11 +222,14 @@ def load_discovered(
     progress: Optional[Progress] = None,
     cancelled: Optional[Callable[[], bool]] = None,
     cache: bool = False,
+    background: bool = False,
 ) -> Profile:
     """Load every rank (in parallel, up to the core count) into ``con`` or a new in-memory database.
 
     With ``cache``, an unchanged profile opens from the user's cache directory instead (then the
-    returned connection is that cache file's, not ``con``), and a fresh load is saved there.
+    returned connection is that cache file's, not ``con``), and a fresh load is saved there once
+    complete. With ``background``, files in DEFERRABLE are left in ``Profile.pending`` for
+    ``Profile.load_pending()``, so kernels and step data can be shown first.
     """
     key = cache_key(disc) if cache else None
     cached = open_cached(key) if key else None
@@ -193,9 +244,13 @@ def load_discovered(
     for path, note in disc.problems:
         con.execute(INSERT_LOG, [None, str(path), "discovery", 0, 0, 0.0, note])
 
-    total = sum(len(v) for s in disc.ranks for v in s.files.values())
-    tracker = _Progress(total, progress)
-    _load_ranks(con, disc, tracker, cancelled)
+    jobs = _rank_jobs(disc)
+    total = sum(len(j.files) for j in jobs)
+    pending = _run_jobs(con, jobs, _Progress(total, progress), cancelled, defer=background)
+    for job in jobs:
+        ctx = job.ctx
+        con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, str(job.src.root), ctx.source_format,
+                                  ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level])
     if progress:
         progress(total, total, "done")
 
@@ -205,9 +260,11 @@ def load_discovered(
         ).fetchall()
         why = "; ".join(f"{Path(f).name}: {n}" for f, n in reasons) or "no profiler files found"
         raise ProfileError(f"{disc.path}: nothing could be loaded ({why})")
-    if key:
+    profile = _profile(con, disc)
+    profile.pending, profile.cache_key = pending, key
+    if key and not pending:
         write_cache(con, key)
-    return _profile(con, disc)
+    return profile
 
 
 def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
@@ -216,13 +273,14 @@ def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
     return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats)
 
 
-def load_profile(path, con=None, progress=None, cancelled=None, cache=False) -> Profile:
+def load_profile(path, con=None, progress=None, cancelled=None, cache=False,
+                 background=False) -> Profile:
     """Discover and load everything under ``path``. Raises ProfileError when nothing loads.
 
     ``progress(done, total, label)`` may be called from loader threads.
     """
     return load_discovered(discover(Path(path)), con=con, progress=progress, cancelled=cancelled,
-                           cache=cache)
+                           cache=cache, background=background)
 
 
 def _apply_info(ctx: RankContext, info: dict) -> None:
