@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import duckdb
 
@@ -23,15 +23,20 @@ from .base import csv_header, read_head
 
 STAGE_CSV = """
 CREATE OR REPLACE TEMP TABLE {table} AS
-SELECT * FROM read_csv($path, header = true, auto_detect = false, columns = $columns,
+SELECT {select} FROM read_csv($path, header = true, auto_detect = false, columns = $columns,
                        delim = ',', quote = '"', escape = '"', strict_mode = $strict,
                        ignore_errors = true, store_rejects = true,
                        rejects_table = '{table}_rejects', rejects_scan = '{table}_scan')
 """
 
 
-def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Tuple[List[str], int]:
-    """Load ``path`` into temp table ``table``; return its column names and the rejected row count."""
+def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
+              select: Optional[Callable[[List[str]], str]] = None) -> Tuple[List[str], int]:
+    """Load ``path`` into temp table ``table``; return its column names and the rejected row count.
+
+    ``select(columns)`` gives the staged projection (default: every column, as text); naming only
+    the columns a loader needs lets DuckDB skip converting the rest (kernel_details has ~46).
+    """
     head = read_head(path)
     if not head.strip():
         raise SourceError("empty file")
@@ -47,7 +52,8 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Tuple[L
             shutil.copyfile(path, src)
             os.truncate(src, complete)
         try:
-            con.execute(STAGE_CSV.format(table=table),
+            projection = select(columns) if select else "*"
+            con.execute(STAGE_CSV.format(table=table, select=projection),
                         {"path": str(src), "columns": spec, "strict": not _mixed_line_ends(src)})
         except duckdb.Error as e:
             raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None

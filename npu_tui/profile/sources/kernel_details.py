@@ -14,53 +14,64 @@ KIND = "kernel_details"
 FILE_NAMES = ("kernel_details.csv",)
 STAGE = "stg_kernel_details"
 
-INSERT = """
+# Typed while reading, so the ~30 PMU columns are never converted. k_ prefixes: DuckDB identifiers
+# are case-insensitive, so `name` would collide with the file's `Name`.
+TYPED = """
+clean_text({name}) AS k_name, us_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur,
+int_or_null({device_id}) AS k_device, int_or_null({step}) AS k_step, clean_text({type}) AS k_type,
+clean_text({core}) AS k_core, us_to_ns({wait}) AS k_wait, int_or_null({block_dim}) AS k_block,
+int_or_null({stream_id}) AS k_stream, int_or_null({task_id}) AS k_task,
+clean_text({in_shapes}) AS k_in_shapes, clean_text({in_dtypes}) AS k_in_dtypes,
+clean_text({in_formats}) AS k_in_formats, clean_text({out_shapes}) AS k_out_shapes,
+clean_text({out_dtypes}) AS k_out_dtypes
+"""
+
+INSERT = f"""
 INSERT INTO kernels
-SELECT $rank, COALESCE(int_or_null({device_id}), $device_id), int_or_null({step}), k_name,
-       COALESCE(clean_text({type}), type_from_name(k_name)), clean_text({core}),
-       k_start, k_dur, us_to_ns({wait}), int_or_null({block_dim}), int_or_null({stream_id}),
-       int_or_null({task_id}), clean_text({in_shapes}), clean_text({in_dtypes}),
-       clean_text({in_formats}), clean_text({out_shapes}), clean_text({out_dtypes}), 'kernel_details'
--- k_ prefixes: DuckDB identifiers are case-insensitive, so `name` would collide with `Name`.
-FROM (SELECT *, clean_text({name}) AS k_name, us_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur
-      FROM {stage})
+SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, type_from_name(k_name)),
+       k_core, k_start, k_dur, k_wait, k_block, k_stream, k_task, k_in_shapes, k_in_dtypes,
+       k_in_formats, k_out_shapes, k_out_dtypes, 'kernel_details'
+FROM {STAGE}
 WHERE k_name IS NOT NULL AND k_start IS NOT NULL AND k_dur IS NOT NULL AND k_dur >= 0
 """
 
+REQUIRED = {"Name", "Start Time(us)", "Duration(us)"}
+
 
 def sniff(head: bytes) -> bool:
-    cols = set(csv_header(head))
-    return {"Name", "Start Time(us)", "Duration(us)"} <= cols
+    return REQUIRED <= set(csv_header(head))
+
+
+def _typed(columns) -> str:
+    if not REQUIRED <= set(columns):
+        raise SourceError("not a kernel_details table: no Name / Start Time(us) / Duration(us)")
+    return TYPED.format(
+        device_id=col(columns, "Device_id", "Device ID"),
+        step=col(columns, "Step Id"),
+        name=col(columns, "Name"),
+        type=col(columns, "Type"),
+        core=col(columns, "Accelerator Core"),
+        start=col(columns, "Start Time(us)"),
+        dur=col(columns, "Duration(us)"),
+        wait=col(columns, "Wait Time(us)"),
+        block_dim=col(columns, "Block Dim", "Block Num"),
+        stream_id=col(columns, "Stream ID"),
+        task_id=col(columns, "Task ID"),
+        in_shapes=col(columns, "Input Shapes"),
+        in_dtypes=col(columns, "Input Data Types"),
+        in_formats=col(columns, "Input Formats"),
+        out_shapes=col(columns, "Output Shapes"),
+        out_dtypes=col(columns, "Output Data Types"),
+    )
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    columns, rejected = stage_csv(con, path, STAGE)
     try:
-        if not {"Name", "Start Time(us)", "Duration(us)"} <= set(columns):
-            raise SourceError("not a kernel_details table: no Name / Start Time(us) / Duration(us)")
+        _, rejected = stage_csv(con, path, STAGE, select=_typed)
         total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
-        sql = INSERT.format(
-            stage=STAGE,
-            device_id=col(columns, "Device_id", "Device ID"),
-            step=col(columns, "Step Id"),
-            name=col(columns, "Name"),
-            type=col(columns, "Type"),
-            core=col(columns, "Accelerator Core"),
-            start=col(columns, "Start Time(us)"),
-            dur=col(columns, "Duration(us)"),
-            wait=col(columns, "Wait Time(us)"),
-            block_dim=col(columns, "Block Dim", "Block Num"),
-            stream_id=col(columns, "Stream ID"),
-            task_id=col(columns, "Task ID"),
-            in_shapes=col(columns, "Input Shapes"),
-            in_dtypes=col(columns, "Input Data Types"),
-            in_formats=col(columns, "Input Formats"),
-            out_shapes=col(columns, "Output Shapes"),
-            out_dtypes=col(columns, "Output Data Types"),
-        )
-        rows = con.execute(sql, {"rank": ctx.rank, "device_id": ctx.device_id}).fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError("header only, no kernel rows")
+        rows = con.execute(INSERT, {"rank": ctx.rank, "device_id": ctx.device_id}).fetchone()[0]
         if ctx.device_id is None:
             ctx.device_id = con.execute(
                 "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
