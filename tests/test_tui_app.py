@@ -141,9 +141,16 @@ async def test_findings_open_the_operators_behind_them():
                     if (r["Type"], shapes(r)) in tops and r["rank"] == str(f["rank"])}
         assert ops.total > 0
         assert {(ops.row_dict(i)["name"], ops.row_dict(i)["input_shapes"]) for i in range(ops.total)} <= expected
+        first = ops.row_dict(0)
         await pilot.press("enter")
         await settle(app, pilot)
         assert len(app.screen_stack) == 3
+        # The instances are the finding's rank's only: as many as the CSV of that rank holds.
+        instances = app.screen.query_one(PagedTable)
+        same = [r for r in kernel_rows() if r["rank"] == str(f["rank"]) and r["Name"] == first["name"]
+                and r["Type"] == first["type"] and shapes(r) == first["input_shapes"]]
+        assert instances.total == len(same)
+        assert {instances.row_dict(i)["rank"] for i in range(instances.total)} == {f["rank"]}
         await pilot.press("escape", "escape")
         await pilot.pause()
         assert isinstance(app.query_one("#findings-list"), OptionList)
@@ -232,7 +239,7 @@ async def test_help_lists_every_key_and_palette_runs_actions():
 async def test_escape_cancels_a_load(monkeypatch):
     started = []
 
-    def slow_load(path, con=None, progress=None, cancelled=None):
+    def slow_load(path, con=None, progress=None, cancelled=None, **options):
         progress(1, 10, "rank 0: kernel_details.csv")
         started.append(True)
         while not cancelled():

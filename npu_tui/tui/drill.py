@@ -81,11 +81,12 @@ class DrillScreen(Screen):
 # -- the operator hierarchy: type → name and input shapes → kernel instances ----------------------
 
 
-def instances(row: Row) -> Drill:
+def instances(row: Row, rank: Optional[int] = None) -> Drill:
+    """The kernels of one (type, name, shapes) group; of one rank when ``rank`` is given."""
     shapes = row.get("input_shapes") or ""
     title = literal(row["name"]) + (f" [{literal(shapes)}]" if shapes else "")
     return Drill(GridQuery(title, Q.KERNEL_INSTANCES, Q.INSTANCE_COLUMNS,
-                           params=(row["type"], row["name"], shapes), sort="dur_us",
+                           params=(row["type"], row["name"], shapes, rank), sort="dur_us",
                            filter_on=("input_shapes", "input_dtypes", "core")))
 
 
@@ -103,7 +104,7 @@ def operator_types() -> Drill:
 
 
 # -- a finding → the operators of its rank, stage and category (the analysis view kernel_stages) → their
-# instances ---------------------------------------------------------------------------------------------
+# instances of that rank -------------------------------------------------------------------------------
 
 # The finding's evidence names its top operators by (type, input shapes); keys join the two with
 # the unit separator, which profile text does not contain. A finding without a stage spans them all.
@@ -125,4 +126,5 @@ def findings_drill(f: Row) -> Drill:
     keys = [f"{op.get('type') or ''}\x1f{op.get('input_shapes') or ''}"
             for op in (f.get("evidence") or {}).get("top_operators") or []]
     return Drill(GridQuery(title, FINDING_OPERATORS, FINDING_COLUMNS, params=(f["rank"], f.get("stage"), keys),
-                           sort="total_us", filter_on=("type", "name", "input_shapes")), instances)
+                           sort="total_us", filter_on=("type", "name", "input_shapes")),
+                 lambda row: instances(row, f["rank"]))

@@ -24,7 +24,7 @@ WHERE {TYPE_KEY} = ?
 GROUP BY name, 2
 """
 
-# Instances; start is relative to the rank's first kernel so it reads as a time into the run.
+# Instances (of one rank, or of all when the rank is NULL); start is relative to the rank's first kernel so it reads as a time into the run.
 KERNEL_INSTANCES = f"""
 SELECT k.rank, k.step, k.name, (k.start_ns - f.t0) / 1e3 AS start_us, k.dur_ns / 1e3 AS dur_us,
        k.wait_ns / 1e3 AS wait_us, k.block_dim, k.stream_id, k.core, k.input_shapes, k.input_dtypes,
@@ -32,6 +32,7 @@ SELECT k.rank, k.step, k.name, (k.start_ns - f.t0) / 1e3 AS start_us, k.dur_ns /
 FROM kernels AS k
 JOIN (SELECT rank, min(start_ns) AS t0 FROM kernels GROUP BY rank) AS f USING (rank)
 WHERE {TYPE_KEY} = ? AND k.name IS NOT DISTINCT FROM ? AND coalesce(k.input_shapes, '') = ?
+  AND k.rank = coalesce(?, k.rank)
 """
 
 STATS = (Column("count", "count", "int"), Column("total_us", "total", "us"),
