@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Dict, List, Sequence, Tuple
 
 FORMATS = ("text", "md", "json")
@@ -10,6 +11,28 @@ FORMATS = ("text", "md", "json")
 Column = Tuple[str, str]  # (key, header)
 # Input shapes of fused ops run to hundreds of characters; the JSON keeps them whole.
 MAX_CELL = 48
+# Characters Markdown would read as markup (emphasis, links, code, HTML, table cells), escaped with
+# a backslash so profile text shows as written.
+_MD_MARKUP = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def literal(value: Any) -> str:
+    """Profile text as it is, except characters that would drive a terminal or hide text: control
+    characters (ESC, BEL, CR, backspace...), zero-width and bidirectional format characters are
+    written as escapes (``\\x1b``, ``\\u202e``). Used by the reports and by every TUI pane."""
+    text = "" if value is None else str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def _md(text: str) -> str:
+    return _MD_MARKUP.sub(r"\\\1", text)
 
 
 def _cell(v: Any) -> str:
@@ -17,7 +40,7 @@ def _cell(v: Any) -> str:
         return "-"
     if isinstance(v, float):
         return f"{v:,.3f}" if abs(v) >= 1 or v == 0 else f"{v:.3f}"
-    text = ", ".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v)
+    text = ", ".join(literal(x) for x in v) if isinstance(v, (list, tuple)) else literal(v)
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
 
 
@@ -33,7 +56,7 @@ def _table(rows: List[Dict[str, Any]], cols: Sequence[Column], md: bool,
     heads = [h for _, h in cols]
     if md:
         out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in cells]
         return out + [""]
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
     num = [all(_numeric(row[i]) for row in cells) for i in range(len(heads))]
@@ -52,22 +75,30 @@ def _heading(title: str, md: bool, level: int = 2) -> List[str]:
     return [title, "=" * len(title) if level == 1 else "-" * len(title)]
 
 
+def _text(v: Any, md: bool) -> str:
+    """Profile or rules text outside the tables: literal, and not Markdown markup in md."""
+    return _md(literal(v)) if md else literal(v)
+
+
 def _findings(report: Dict[str, Any], md: bool) -> List[str]:
     out: List[str] = []
     if not report["findings"]:
         return ["No rule fired.", ""]
     for f in report["findings"]:
-        where = f"rank {f['rank']}" + (f", {f['stage']}" if f["stage"] else "")
-        title = f"{f['rule']} ({where}): {f['metric']} {_pct(f['value'])} > {_pct(f['threshold'])}"
+        where = f"rank {f['rank']}" + (f", {_text(f['stage'], md)}" if f["stage"] else "")
+        title = (f"{_text(f['rule'], md)} ({where}): {_text(f['metric'], md)} {_pct(f['value'])} > "
+                 f"{_pct(f['threshold'])}")
         est = f["estimate"]
         saving = _cell(est["step_saving_us"])
-        body = [f"Direction: {f['direction']} (see {', '.join(f['docs'])})",
-                f"Estimate: {est['what']} saves about {saving} us per step"]
+        docs = ", ".join(_text(d, md) for d in f["docs"])
+        body = [f"Direction: {_text(f['direction'], md)} (see {docs})",
+                f"Estimate: {_text(est['what'], md)} saves about {saving} us per step"]
+        sql = "\n".join(literal(line) for line in f["evidence"]["sql"].splitlines())
         if md:
             out += [f"### {title}", ""] + [f"- {b}" for b in body]
-            out += ["", "Evidence:", "", "```sql", f["evidence"]["sql"], "```", ""]
+            out += ["", "Evidence:", "", "```sql", sql.replace("```", "` ` `"), "```", ""]
         else:
-            out += [f"* {title}"] + [f"    {b}" for b in body] + [f"    Evidence: {f['evidence']['sql']}"]
+            out += [f"* {title}"] + [f"    {b}" for b in body] + [f"    Evidence: {sql}"]
         top = f["evidence"]["top_operators"]
         if top:
             cols = [c for c in (("stage", "stage"), ("category", "category"), ("type", "type"),
@@ -85,7 +116,8 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out = _heading("npu-tui report", md, 1)
     if not md:
         out.append("")
-    out += [f"Profile: {p['path']} ({p['format']}, ranks {', '.join(map(str, p['ranks'])) or '-'})", ""]
+    out += [f"Profile: {_text(p['path'], md)} ({_text(p['format'], md)}, "
+            f"ranks {', '.join(map(str, p['ranks'])) or '-'})", ""]
 
     out += _heading("Findings", md)
     out += _findings(report, md)

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-# C0/C1 control characters (ESC, BEL, CR...) would drive the terminal; show them as \xNN instead.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# One rule for the screen and the reports: control and format characters shown as escapes.
+from ..analysis.render import literal
 
-
-def literal(value: Any) -> str:
-    """Profile text as it is, with control characters made visible."""
-    text = "" if value is None else str(value)
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+__all__ = ["Column", "fmt_cell", "fmt_us", "literal"]
 
 
 @dataclass(frozen=True)

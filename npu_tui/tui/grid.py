@@ -435,11 +435,13 @@ class PagedTable(ScrollView, can_focus=True):
         try:
             written, where = export_rows(cur, sql, params, self.query.columns, path)
         except (OSError, ValueError) as e:
-            self.app.call_from_thread(self.notify, f"Export failed: {e}", severity="error")
+            self.app.call_from_thread(self.notify, literal(f"Export failed: {e}"), severity="error",
+                                      markup=False)
             return
         finally:
             cur.close()
-        self.app.call_from_thread(self.notify, f"Exported {written:,} rows to {where}")
+        self.app.call_from_thread(self.notify, f"Exported {written:,} rows to {literal(where)}",
+                                  markup=False)
 
     def action_copy_value(self) -> None:
         row = self.current_row()
@@ -448,7 +450,7 @@ class PagedTable(ScrollView, can_focus=True):
         column = self.query.columns[self.cursor_col]
         value = literal(row.get(column.key))
         self.app.copy_to_clipboard(value)
-        self.notify(f"Copied {column.label}: {value[:60]}")
+        self.notify(f"Copied {column.label}: {value[:60]}", markup=False)
 
     def action_copy_table(self) -> None:
         from .export import COPY_ROW_LIMIT, tsv

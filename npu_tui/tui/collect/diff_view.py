@@ -28,6 +28,11 @@ def _pct(p: Optional[float]) -> str:
     return "new" if p is None else f"{p * 100:+.1f}%"
 
 
+def _label(value) -> Text:
+    # A plain str in a Rich table cell would be read as markup; profile text never is.
+    return Text(literal(value))
+
+
 def _table(title: str, headers: List[str], labels: int) -> Table:
     t = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False)
     for i, h in enumerate(headers):
@@ -42,13 +47,13 @@ def diff_renderable(d: dict) -> Group:
 
     stages = _table("Stages (kernel time per step)", ["rank", "stage", "base", "new", "delta", "%"], 2)
     for r in d["stages"]:
-        stages.add_row(str(r["rank"]), literal(r["stage"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
+        stages.add_row(str(r["rank"]), _label(r["stage"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
                        _delta(r["delta_us"]), _pct(r["delta_pct"]))
     cats = _table("Categories (per step)", ["rank", "stage", "category", "base", "new", "delta",
                                             "share"], 3)
     for r in d["categories"]:
         if r["base_us"] or r["new_us"]:
-            cats.add_row(str(r["rank"]), literal(r["stage"]), literal(r["category"]),
+            cats.add_row(str(r["rank"]), _label(r["stage"]), _label(r["category"]),
                          fmt_us(r["base_us"]), fmt_us(r["new_us"]), _delta(r["delta_us"]),
                          f"{r['base_share'] * 100:.0f}% → {r['new_share'] * 100:.0f}%")
     parts += [stages, Text(), cats, Text()]
@@ -72,7 +77,7 @@ def diff_renderable(d: dict) -> Group:
     ops = _table("Operators that moved most (per step)", ["operator", "base", "new", "delta",
                                                           "calls"], 1)
     for r in d["operators"]:
-        ops.add_row(literal(r["name"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
+        ops.add_row(_label(r["name"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
                     _delta(r["delta_us"]), f"{r['base_count']:g} → {r['new_count']:g}")
     parts.append(ops)
     return Group(*parts)

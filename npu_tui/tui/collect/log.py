@@ -111,7 +111,7 @@ class CollectLog(Vertical):
         self._collection = col
         log = self.query_one(RichLog)
         log.clear()
-        log.write(Text("$ " + " ".join(spec.cli_argv(Path(root))), style="bold"))
+        log.write(Text(literal("$ " + " ".join(spec.cli_argv(Path(root)))), style="bold"))
         self.query_one(ProgressBar).update(total=spec.steps + 4, progress=0)
         self._status("starting")
         self.run_worker(lambda: self._work(col, rules), thread=True,

@@ -23,6 +23,7 @@ from textual.widgets import Static
 from ...query import (Cancelled, Catalog, History, QueryEngine, QueryError, Result, SavedQueries,
                       Statement, complete, split_statements, statement_at)
 from ...query.statements import line_col
+from ..cells import literal
 from .dialogs import ExportScreen, HistoryScreen, QueriesScreen, SaveQueryScreen
 from .editor import CompletionList, SqlEditor
 from .results import PAGE_SIZE, ResultGrid
@@ -65,6 +66,11 @@ class SqlConsole(Widget):
             super().__init__()
             self.start, self.rows = start, rows
 
+    class CatalogRead(Message):
+        def __init__(self, catalog: Catalog) -> None:
+            super().__init__()
+            self.catalog = catalog
+
     class Exported(Message):
         def __init__(self, path: Optional[Path], error: Optional[str]) -> None:
             super().__init__()
@@ -103,7 +109,8 @@ class SqlConsole(Widget):
         self.query_one(CompletionList).display = False
         for kept in (self.history, self.saved):
             if kept.set_aside_to is not None:
-                self.notify(f"unreadable file set aside as {kept.set_aside_to}", severity="warning")
+                self.notify(f"unreadable file set aside as {literal(kept.set_aside_to)}",
+                            severity="warning", markup=False)
         self.set_interval(0.2, self._tick)
 
     # -- the interface the app uses ------------------------------------------------------------
@@ -114,6 +121,15 @@ class SqlConsole(Widget):
         editor.replace(sql, (0, 0), editor.document.end)
         editor.move_cursor(editor.document.end)
         editor.focus()
+
+    @work(thread=True, exclusive=True, group="sql-catalog")
+    def refresh_schema(self) -> None:
+        """Read the tables and views again (the app calls this after (re)installing the analysis
+        views); on a worker, since a running statement holds the engine."""
+        self.post_message(self.CatalogRead(self.engine.catalog()))
+
+    def on_sql_console_catalog_read(self, msg: CatalogRead) -> None:
+        self._new_catalog(msg.catalog)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -246,9 +262,9 @@ class SqlConsole(Widget):
 
     def on_sql_console_exported(self, msg: Exported) -> None:
         if msg.error:
-            self.notify(msg.error, severity="error")
+            self.notify(literal(msg.error), severity="error", markup=False)
         else:
-            self.notify(f"wrote {msg.path}")
+            self.notify(f"wrote {literal(msg.path)}", markup=False)
 
     # -- history, saved queries, schema --------------------------------------------------------
 
@@ -270,7 +286,7 @@ class SqlConsole(Widget):
         def named(name: Optional[str]) -> None:
             if name:
                 self.saved.save(name, text)
-                self.notify(f"saved as {name}")
+                self.notify(f"saved as {literal(name)}", markup=False)
 
         self.app.push_screen(SaveQueryScreen(), named)
 
@@ -347,7 +363,7 @@ class SqlConsole(Widget):
 
     def _show_error(self, error: QueryError) -> None:
         box = self.query_one("#sql-error", Static)
-        box.update(Text(str(error)))
+        box.update(Text(literal(error)))
         box.display = True
 
     def _hide_error(self) -> None:

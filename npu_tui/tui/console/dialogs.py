@@ -13,11 +13,12 @@ from textual.widgets import Button, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
 from ...query import EXPORT_OPTIONS, History, SavedQueries, starter_queries
+from ..cells import literal
 
 
 def _first_line(sql: str) -> str:
     lines = [x for x in sql.splitlines() if x.strip() and not x.strip().startswith("--")]
-    return (lines[0] if lines else sql).strip()
+    return literal((lines[0] if lines else sql).strip())
 
 
 class HistoryScreen(ModalScreen[Optional[str]]):
@@ -91,7 +92,7 @@ class QueriesScreen(ModalScreen[Optional[str]]):
             + [(n, q, False) for n, q in starter_queries()])
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options(Option(Text.assemble(name, "  ", ("saved" if mine else "starter", "dim")))
+        options.add_options(Option(Text.assemble(literal(name), "  ", ("saved" if mine else "starter", "dim")))
                             for name, _, mine in self.entries)
         options.highlighted = 0 if self.entries else None
 

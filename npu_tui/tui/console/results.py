@@ -9,6 +9,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from ..cells import literal
+
 PAGE_SIZE = 200
 _NUMBER = (int, float)
 
@@ -21,7 +23,7 @@ def cell(value) -> Text:
         return Text(str(value).lower())
     if isinstance(value, _NUMBER) or type(value).__name__ == "Decimal":
         return Text(str(value), justify="right")
-    return Text(str(value))
+    return Text(literal(value))
 
 
 class ResultGrid(DataTable):
@@ -49,7 +51,7 @@ class ResultGrid(DataTable):
 
     def show(self, columns: Sequence[str], rows: List[tuple], start: int, total: int) -> None:
         self.clear(columns=True)
-        self.add_columns(*(Text(c) for c in columns))
+        self.add_columns(*(Text(literal(c)) for c in columns))
         self.add_rows([cell(v) for v in r] for r in rows)
         self.start, self.total, self.rows_shown = start, total, rows
 

@@ -12,6 +12,7 @@ from textual.widgets import Tree
 from ...analysis.views import VIEW_DESCRIPTIONS
 from ...profile.schema import TABLE_DESCRIPTIONS
 from ...query import Catalog
+from ..cells import literal
 
 
 def descriptions() -> Dict[str, str]:
@@ -38,13 +39,13 @@ class SchemaBrowser(Tree):
         self.clear()
         for rel in catalog.relations.values():
             kind = f"temp {rel.kind}" if rel.temporary else rel.kind
-            node = self.root.add(Text.assemble((rel.name, "bold"), "  ", (kind, "dim")),
+            node = self.root.add(Text.assemble((literal(rel.name), "bold"), "  ", (kind, "dim")),
                                  data=rel.name)
             line = about.get(rel.name) or rel.comment
             if line:
-                node.add_leaf(Text(line, style="italic dim"))
+                node.add_leaf(Text(literal(line), style="italic dim"))
             for column, dtype in rel.columns:
-                node.add_leaf(Text.assemble(column, "  ", (dtype, "dim")), data=column)
+                node.add_leaf(Text.assemble(literal(column), "  ", (literal(dtype), "dim")), data=column)
 
     def action_insert(self) -> None:
         node = self.cursor_node
