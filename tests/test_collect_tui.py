@@ -1,24 +1,27 @@
-"""The collection log and Diff panes in a small app: a run that fails, one cancelled by escape,
-one that succeeds and is compared with the run before."""
+"""The collection log and Diff panes: a run that fails (in a small app), and in the real app `c`
+repeating the open run and comparing it with it, and escape cancelling a run."""
 
 import asyncio
 import json
+import sys
 import textwrap
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
 from textual.app import App
-from textual.widgets import RichLog
+from textual.widgets import RichLog, TabbedContent
 
 from npu_tui.analysis.diff import compare
 from npu_tui.collect import CollectSpec
 from npu_tui.collect import runner
 from npu_tui.tui.collect import CollectLog, DiffView
+from npu_tui.tui.app import NpuTuiApp
 from npu_tui.tui.collect.diff_view import diff_renderable
 from test_collect_runner import _alive
 from test_diff import _runs
-from tui_support import async_test
+from tui_support import async_test, screen_text, settle
 
 SIZE = (110, 30)
 
@@ -74,34 +77,35 @@ async def test_failing_workload_shows_why_and_app_stays(tmp_path):
         assert not log.running and app.is_running
 
 
-@async_test
-async def test_escape_cancels_and_kills_the_child(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "CANCEL_GRACE_S", 0.5)
-    wl = _workload(tmp_path, """
-        import time
+# A stand-in for a profiled workload: speaks the child's progress protocol and writes a Kineto trace
+# of the given step durations, without torch, so a collection takes a fraction of a second.
+FAKE_WORKLOAD = """
+import json, os, sys, time
+from pathlib import Path
+from npu_tui.collect.progress import emit
 
-        def build():
-            return lambda: time.sleep(0.3)
-    """)
-    app = Harness()
-    async with app.run_test(size=SIZE) as pilot:
-        log = app.query_one(CollectLog)
-        log.start(CollectSpec(workload=str(wl)), tmp_path / "prof")
-        await _until(pilot, lambda: log.status.startswith("warm-up"))
-        pid = log._collection.pid
-        app.query_one(RichLog).focus()
-        await pilot.press("escape")
-        await _until(pilot, lambda: app.finished)
-        assert app.finished[0].result.status == "cancelled"
-        assert log.status.startswith("cancelled")
-        end = time.monotonic() + 5
-        while _alive(pid) and time.monotonic() < end:
-            await asyncio.sleep(0.05)
-        assert not _alive(pid)
+step_us, pause = json.loads(sys.argv[1]), float(sys.argv[2])
+emit("backend", name="fake")
+emit("build")
+for i in (1, 2):
+    emit("warmup", step=i, of=2)
+    time.sleep(pause)
+events, t = [], 0
+for i, dur in enumerate(step_us, 1):
+    emit("step", step=i, of=len(step_us))
+    print(f"step {i} ran", flush=True)
+    time.sleep(pause)
+    events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "ts": t,
+                   "dur": dur, "pid": 1, "tid": 1})
+    t += dur + 10
+emit("export")
+Path(os.environ["NPU_TUI_OUT"], "host.1.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+emit("done")
+"""
 
 
-def _earlier_run(root: Path, step_us) -> Path:
-    """A finished run holding a small hand-written Kineto trace with these step durations."""
+def _steps_run(root: Path, step_us, spec: CollectSpec) -> Path:
+    """A finished run of ``spec`` holding a Kineto trace with these step durations."""
     d = runner.new_run_dir(root)
     events, t = [], 0
     for i, dur in enumerate(step_us):
@@ -109,31 +113,78 @@ def _earlier_run(root: Path, step_us) -> Path:
                        "dur": dur, "pid": 1, "tid": 1})
         t += dur + 10
     (d / "host.1.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
-    runner._write_record(d, {"status": "ok", "workload": {"demo": True}})
+    runner._write_record(d, {"status": "ok", "workload": asdict(spec)})
     return d
 
 
+def _fake_spec(tmp_path, step_us, pause: float) -> CollectSpec:
+    script = tmp_path / "fake_workload.py"
+    script.write_text(FAKE_WORKLOAD)
+    return CollectSpec(command=[sys.executable, str(script), json.dumps(step_us), str(pause)])
+
+
+def _notes(app):
+    return [n.message for n in app._notifications]
+
+
 @async_test
-async def test_successful_run_is_loaded_and_compared(tmp_path):
+async def test_c_collects_the_open_run_again_and_shows_the_diff(tmp_path, monkeypatch):
     root = tmp_path / "prof"
-    earlier = _earlier_run(root, [40000, 40200, 39800, 40100, 39900])
-    app = Harness()
+    spec = _fake_spec(tmp_path, [30000, 30100, 29900, 30200, 29800], pause=0.05)
+    earlier = _steps_run(root, [40000, 40200, 39800, 40100, 39900], spec)
+    before = {p.name: p.read_bytes() for p in earlier.iterdir()}
+    statuses = []
+    shown = CollectLog._status
+    monkeypatch.setattr(CollectLog, "_status", lambda self, text: (statuses.append(text), shown(self, text)))
+    app = NpuTuiApp(earlier)
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.profile is not None
+        await pilot.press("c")
         log = app.query_one(CollectLog)
-        log.start(CollectSpec(demo=True), root)
-        await _until(pilot, lambda: app.finished, timeout=90)
-        (msg,) = app.finished
-        assert msg.result.status == "ok", msg.result.error or msg.error
-        assert msg.error == "" and msg.profile is not None and msg.report is not None
-        d = msg.diff
-        assert d["base"]["path"] == str(earlier) and d["new"]["path"] == str(msg.result.run_dir)
-        assert (d["base"]["steps"], d["new"]["steps"]) == (5, 5)
-        assert d["verdict"]["base_step_us"] == 40000.0
-        assert log.status == f"collected ({msg.result.run_dir})"
-        view = app.query_one(DiffView)
-        view.show(d)
+        assert app.query_one(TabbedContent).active == "collect"
+        await _until(pilot, lambda: statuses[-1].startswith("collected"))
+        await settle(app, pilot)
+        # The live status went through the recipe's phases.
+        assert ["warm-up 1 of 2 (not profiled)", "warm-up 2 of 2 (not profiled)"] + \
+            [f"profiled step {i} of 5" for i in range(1, 6)] == [s for s in statuses if " of " in s]
+        assert "step 3 ran" in _log_text(app)
+        (new,) = [d for d in runner.list_runs(root) if d != earlier]
+        assert log.status == f"collected ({new})", log.status
+        assert app.path == new and app.profile.path == new
+        diff = app.query_one(DiffView).diff
+        assert (diff["base"]["path"], diff["new"]["path"]) == (str(earlier), str(new))
+        await pilot.press("8")
         await pilot.pause()
-        assert view.diff is d
+        # Mean step 40000 us before, 30000 us after (the durations above).
+        line = "faster: step 40.000 ms -> 30.000 ms (-10.000 ms, -25.0%)"
+        assert line in screen_text(app)
+        assert any(line in n for n in _notes(app))
+    assert {p.name: p.read_bytes() for p in earlier.iterdir()} == before
+
+
+@async_test
+async def test_escape_cancels_the_collection_and_kills_the_child(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "CANCEL_GRACE_S", 0.5)
+    spec = _fake_spec(tmp_path, [30000] * 5, pause=0.5)
+    earlier = _steps_run(tmp_path / "prof", [40000, 40200, 39800, 40100, 39900], spec)
+    app = NpuTuiApp(earlier)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        profile = app.profile
+        await pilot.press("c")
+        log = app.query_one(CollectLog)
+        await _until(pilot, lambda: log.status.startswith("warm-up"))
+        pid = log._collection.pid
+        await pilot.press("escape")
+        await _until(pilot, lambda: not log.running)
+        assert log.status.startswith("cancelled")
+        assert app.profile is profile and app.path == earlier
+        assert any("Collection cancelled" in n for n in _notes(app))
+        end = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+        assert not _alive(pid)
 
 
 def test_diff_renderable_shows_verdict_findings_and_operators():

@@ -1,5 +1,10 @@
 """The app shell: the first frame comes up at once, the profile loads in a worker behind a progress
-bar (escape cancels), then every pane is handed the profile and its report."""
+bar (escape cancels), then every pane is handed the profile and its report.
+
+Loading is in two phases: kernels and step data first (the panes fill and the report is built on
+signature stages), then the deferred trace work (host events, flows, overlap lanes: the stage
+markers) behind a small progress line of its own, after which the analysis is rebuilt. Escape
+during the second phase keeps the first phase's numbers."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from textual import work
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -19,6 +24,7 @@ from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedCo
 from textual.worker import get_current_worker
 
 from .cells import literal
+from .collect import CollectLog, DiffView
 from .drill import DrillRequested, DrillScreen
 from .grid import PagedTable, cursor_of
 from .panes.comm import CommPane
@@ -36,7 +42,12 @@ PANES = (
     ("ranks", "Ranks"),
     ("sql", "SQL"),
     ("collect", "Collect"),
+    ("diff", "Diff"),
 )
+# The panes handed the profile (show_profile) and its report (show_report).
+PROFILE_PANES = ("overview", "findings", "operators", "comm", "ranks")
+REPORT_PANES = ("overview", "findings", "comm", "ranks")
+DEMO_ROOT = Path("prof_out")  # where `c` collects the demo when the open profile is not a run
 TABLE_SORTS = (("total_us", "total"), ("count", "count"), ("mean_us", "mean"), ("max_us", "max"))
 
 
@@ -46,18 +57,33 @@ class LoadProgress(Message):
         self.done, self.total, self.label = done, total, label
 
 
-class ProfileLoaded(Message):
-    """The tables are in: ``con`` is a cursor of the profile's database for the panes' own queries."""
+class TraceProgress(LoadProgress):
+    """Progress of the second phase (the deferred trace work)."""
 
-    def __init__(self, profile, con) -> None:
+
+class ProfileLoaded(Message):
+    """The tables are in: ``con`` is a cursor of the profile's database for the panes' own queries;
+    ``health`` the load's data health (``profile.health``)."""
+
+    def __init__(self, profile, con, health: list) -> None:
         super().__init__()
-        self.profile, self.con = profile, con
+        self.profile, self.con, self.health = profile, con, health
 
 
 class ReportReady(Message):
-    def __init__(self, report: dict) -> None:
+    """The first phase's report; ``rules`` (loaded) serve the second phase when there is one."""
+
+    def __init__(self, report: dict, profile, rules) -> None:
         super().__init__()
-        self.report = report
+        self.report, self.profile, self.rules = report, profile, rules
+
+
+class TraceDone(Message):
+    """The second phase ended: with a rebuilt ``report``, or None and the ``reason``."""
+
+    def __init__(self, profile, report: Optional[dict], health: list, reason: str = "") -> None:
+        super().__init__()
+        self.profile, self.report, self.health, self.reason = profile, report, health, reason
 
 
 class LoadStopped(Message):
@@ -75,8 +101,10 @@ class NpuTuiApp(App):
     BINDINGS = [
         *(Binding(str(i), f"pane('{pid}')", label, show=False) for i, (pid, label) in enumerate(PANES, 1)),
         Binding("question_mark", "help", "Help"),
+        Binding("c", "collect", "Collect"),
+        Binding("h", "health", "Data health", show=False),
         Binding("r", "reload", "Reload", show=False),
-        Binding("escape", "cancel_load", "Cancel load", show=False),
+        Binding("escape", "cancel_load", "Cancel load, trace or collection", show=False),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -89,7 +117,9 @@ class NpuTuiApp(App):
         self.profile = None
         self.con = None  # the panes' connection (a cursor of the profile's database)
         self.report: Optional[dict] = None
+        self.health: list = []
         self.loading = False
+        self.trace_loading = False
 
     # -- shell --------------------------------------------------------------------------------
 
@@ -103,24 +133,30 @@ class NpuTuiApp(App):
             for i, (pid, label) in enumerate(PANES, 1):
                 with TabPane(f"{i} {label}", id=pid):
                     yield self._pane(pid)
+        with Horizontal(id="trace-load"):
+            yield Label(id="trace-label")
+            yield ProgressBar(id="trace-bar", show_eta=False)
         yield Footer()
 
     def _pane(self, pid: str) -> Widget:
         panes = {"overview": OverviewPane, "findings": FindingsPane, "operators": OperatorsPane,
-                 "comm": CommPane, "ranks": RanksPane}
+                 "comm": CommPane, "ranks": RanksPane, "collect": CollectLog, "diff": DiffView}
         if pid in panes:
             return panes[pid](id=f"pane-{pid}")
-        # SQL console and collection log are mounted into their slot by their own modules.
+        # The SQL console needs the profile's connection: it is mounted into its slot on load.
         return Vertical(id=f"{pid}-slot", classes="slot")
 
     def on_mount(self) -> None:
         self.query_one("#panes").display = False
+        self.query_one("#trace-load").display = False
         self.sub_title = literal(self.path)
         self.action_reload()
 
     # -- loading ------------------------------------------------------------------------------
 
     def action_reload(self) -> None:
+        self.workers.cancel_group(self, "trace")
+        self._trace_shown(False)
         self.loading = True
         self.query_one("#loading").display = True
         self.query_one("#load-bar", ProgressBar).update(total=None, progress=0)
@@ -131,18 +167,22 @@ class NpuTuiApp(App):
     def _load(self, path: Path, rules: Optional[Path]) -> None:
         from ..analysis import build_report, install_views, load_rules
         from ..profile import LoadCancelled, ProfileError, load_profile
+        from ..profile.health import health
 
         worker = get_current_worker()
         try:
+            # Phase one: a big trace_view.json waits in profile.pending (see _load_trace).
             profile = load_profile(
                 path,
                 progress=lambda d, t, label: self.post_message(LoadProgress(d, t, label)),
                 cancelled=lambda: worker.is_cancelled,
+                cache=True,
+                background=True,
             )
             if worker.is_cancelled:
                 raise LoadCancelled()
             # Tables first, so the grids fill while the analysis runs on the loader's own connection.
-            self.post_message(ProfileLoaded(profile, cursor_of(profile.con)))
+            self.post_message(ProfileLoaded(profile, cursor_of(profile.con), health(profile)))
             ruleset = load_rules(rules)
             install_views(profile.con, ruleset)
             report = build_report(profile, ruleset)
@@ -158,39 +198,175 @@ class NpuTuiApp(App):
         if worker.is_cancelled:
             self.post_message(LoadStopped("Analysis cancelled; r reloads."))
         else:
-            self.post_message(ReportReady(report))
+            self.post_message(ReportReady(report, profile, ruleset))
+
+    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
+    def _load_trace(self, profile, rules) -> None:
+        """Phase two: the deferred trace work, then the analysis again (its stored tables are
+        snapshots of phase one). Once the trace is in, the analysis runs to the end even if escape
+        comes late, so the views and the report shown always agree."""
+        from ..analysis import build_report, install_views
+        from ..profile import LoadCancelled, ProfileError
+        from ..profile.health import health
+
+        worker = get_current_worker()
+        try:
+            profile.load_pending(
+                progress=lambda d, t, label: self.post_message(TraceProgress(d, t, label)),
+                cancelled=lambda: worker.is_cancelled,
+            )
+            self.post_message(TraceProgress(1, 1, "analysing with the stage markers"))
+            install_views(profile.con, rules)
+            report = build_report(profile, rules)
+        except LoadCancelled:
+            self.post_message(TraceDone(profile, None, health(profile),
+                                        "Trace not loaded: the panes show the kernels and step data "
+                                        "(stages from kernel signatures); r loads everything."))
+            return
+        except ProfileError as e:
+            self.post_message(TraceDone(profile, None, health(profile), str(e)))
+            return
+        except Exception as e:  # noqa: BLE001 - the first phase's panes stay usable
+            self.post_message(TraceDone(profile, None, [], f"Trace load failed: {type(e).__name__}: "
+                                                           f"{str(e).splitlines()[0]}"))
+            raise
+        self.post_message(TraceDone(profile, report, health(profile)))
 
     def on_load_progress(self, msg: LoadProgress) -> None:
         self.query_one("#load-bar", ProgressBar).update(total=max(msg.total, 1), progress=msg.done)
         self.query_one("#load-label", Label).update(Text(f"Loading {literal(self.path)}: {literal(msg.label)}"))
 
+    def on_trace_progress(self, msg: TraceProgress) -> None:
+        self.query_one("#trace-bar", ProgressBar).update(total=max(msg.total, 1), progress=msg.done)
+        self.query_one("#trace-label", Label).update(
+            Text(f"Loading trace: host events, flows ({literal(msg.label)}) · escape stops "))
+
     def on_load_stopped(self, msg: LoadStopped) -> None:
         self.loading = False
         self.query_one("#load-label", Label).update(Text(literal(msg.reason)))
         if self.query_one("#panes").display:
-            self.notify(literal(msg.reason), severity="warning")
+            self.notify(literal(msg.reason), severity="warning", markup=False)
 
     def on_profile_loaded(self, msg: ProfileLoaded) -> None:
-        self.profile, self.con, self.report = msg.profile, msg.con, None
-        self.sub_title = (f"{literal(self.path)} · {len(msg.profile.ranks)} rank(s) · "
-                          f"{', '.join(msg.profile.formats)}")
-        self.query_one("#loading").display = False
-        self.query_one("#panes").display = True
-        for pid, _ in PANES[:5]:
-            self.query_one(f"#pane-{pid}").show_profile(msg.con)
-        self._mount_console(msg.con)
-        self._focus_pane(self.query_one(TabbedContent).active or "overview")
+        self._show_profile(msg.profile, msg.con, msg.health)
 
     def on_report_ready(self, msg: ReportReady) -> None:
         self.loading = False
-        self.report = msg.report
-        for pid in ("overview", "findings", "comm", "ranks"):
-            self.query_one(f"#pane-{pid}").show_report(msg.report)
+        self._show_report(msg.report)
+        if msg.profile.pending and msg.profile is self.profile:
+            self._trace_shown(True)
+            self.query_one("#trace-bar", ProgressBar).update(total=None, progress=0)
+            self.query_one("#trace-label", Label).update(Text("Loading trace: host events, flows · "
+                                                              "escape stops "))
+            self._load_trace(msg.profile, msg.rules)
+
+    def on_trace_done(self, msg: TraceDone) -> None:
+        if msg.profile is not self.profile:
+            return  # a reload or a collection replaced it meanwhile
+        self._trace_shown(False)
+        if msg.health:
+            self.health = msg.health
+            self.query_one("#pane-overview", OverviewPane).show_health(msg.health)
+        if msg.report is None:
+            self.notify(literal(msg.reason), severity="warning", markup=False)
+            return
+        self._show_report(msg.report)
+
+    def _trace_shown(self, shown: bool) -> None:
+        self.trace_loading = shown
+        self.query_one("#trace-load").display = shown
+
+    def _show_profile(self, profile, con, health: list) -> None:
+        self.profile, self.con, self.report, self.health = profile, con, None, health
+        self.sub_title = (f"{literal(self.path)} · {len(profile.ranks)} rank(s) · "
+                          f"{', '.join(literal(f) for f in profile.formats)}")
+        self.query_one("#loading").display = False
+        self.query_one("#panes").display = True
+        for pid in PROFILE_PANES:
+            self.query_one(f"#pane-{pid}").show_profile(con)
+        self.query_one("#pane-overview", OverviewPane).show_health(health)
+        self._mount_console(con)
+        self._focus_pane(self.query_one(TabbedContent).active or "overview")
+
+    def _show_report(self, report: dict) -> None:
+        """A report for the open profile; the analysis views were (re)installed before it."""
+        self.report = report
+        for pid in REPORT_PANES:
+            self.query_one(f"#pane-{pid}").show_report(report)
+        console = self._console()
+        if console is not None:
+            console.refresh_schema()
 
     def action_cancel_load(self) -> None:
-        if not self.loading:
+        if self.query_one(CollectLog).cancel():
+            return
+        if self.loading:
+            self.workers.cancel_group(self, "load")
+        elif self.trace_loading:
+            self.workers.cancel_group(self, "trace")
+            self.query_one("#trace-label", Label).update(Text("Stopping the trace load… "))
+        else:
             raise SkipAction()
+
+    # -- collection and comparison ------------------------------------------------------------
+
+    def action_collect(self) -> None:
+        """Collect again what the open run collected (its record says how), else the demo."""
+        from ..analysis import load_rules
+        from ..collect import CollectError, CollectSpec, read_record, run_of
+
+        run = run_of(self.path)
+        try:
+            if run is not None:
+                spec, root = CollectSpec.from_record(read_record(run)), run.parent
+            else:
+                spec, root = CollectSpec(demo=True), DEMO_ROOT
+            rules = load_rules(self.rules)
+        except (OSError, ValueError, KeyError, TypeError, CollectError) as e:
+            self.notify(literal(f"Cannot collect: {e}"), severity="error", markup=False)
+            return
+        self.action_pane("collect")
+        if not self.query_one(CollectLog).start(spec, root, rules):
+            self.notify("A collection is already running; escape cancels it.", severity="warning")
+
+    def action_cancel_collect(self) -> None:
+        if not self.query_one(CollectLog).cancel():
+            self.notify("No collection is running.")
+
+    def on_collect_log_finished(self, msg: CollectLog.Finished) -> None:
+        r = msg.result
+        if r.status != "ok" or msg.error:
+            why = msg.error or r.error or r.status
+            self.notify(literal(f"Collection {r.status}: {why}. The open profile is unchanged."),
+                        severity="warning" if r.status == "cancelled" else "error", markup=False)
+            return
+        from ..profile.health import health
+
+        # The new run replaces whatever was loading or open.
         self.workers.cancel_group(self, "load")
+        self.workers.cancel_group(self, "trace")
+        self.loading = False
+        self._trace_shown(False)
+        self.path = r.run_dir
+        self._show_profile(msg.profile, cursor_of(msg.profile.con), health(msg.profile))
+        self._show_report(msg.report)
+        diff = self.query_one(DiffView)
+        if msg.diff is None:
+            diff.clear()
+            self.notify(literal(f"Collected {r.run_dir}; no earlier run to compare with."), markup=False)
+        else:
+            from ..analysis.diff import verdict_line
+
+            diff.show(msg.diff)
+            self.notify(literal(f"{verdict_line(msg.diff)} · 8 shows the comparison"), markup=False)
+
+    # -- data health --------------------------------------------------------------------------
+
+    def action_health(self) -> None:
+        from .screens.health import HealthScreen
+
+        if self.screen is self.screen_stack[0]:
+            self.push_screen(HealthScreen(self.health))
 
     # -- panes and drill-down -----------------------------------------------------------------
 
@@ -215,6 +391,9 @@ class NpuTuiApp(App):
 
     # -- SQL console --------------------------------------------------------------------------
 
+    def _console(self):
+        return next((w for w in self.query_one("#sql-slot").children if hasattr(w, "load_sql")), None)
+
     def _mount_console(self, con) -> None:
         slot = self.query_one("#sql-slot")
         slot.remove_children()
@@ -231,9 +410,9 @@ class NpuTuiApp(App):
         while self.screen is not self.screen_stack[0]:
             self.pop_screen()  # the console lives on the main screen
         self.query_one(TabbedContent).active = "sql"
-        consoles = [w for w in self.query_one("#sql-slot").children if hasattr(w, "load_sql")]
-        if consoles:
-            consoles[0].load_sql(msg.sql)
+        console = self._console()
+        if console is not None:
+            console.load_sql(msg.sql)
             self._focus_pane("sql")
         else:
             self.query_one("#sql-text", Static).update(Text(msg.sql))
@@ -280,9 +459,15 @@ class NpuTuiApp(App):
             ("copy_table", "Table: copy table", "Copy the table as TSV to the clipboard (Y)"),
         ):
             yield SystemCommand(title, helptext, lambda action=action: self._table_action(action))
+        yield SystemCommand("Collect: run again", "Collect the open run's workload again, or the demo (c)",
+                            self.action_collect)
+        yield SystemCommand("Collect: cancel", "Stop the running collection (escape)", self.action_cancel_collect)
+        yield SystemCommand("Data health: show all", "What the load skipped, why, and the fix (h)",
+                            self.action_health)
         yield SystemCommand("App: help", "Every key (?)", self.action_help)
         yield SystemCommand("App: reload", "Load the profile again (r)", self.action_reload)
-        yield SystemCommand("App: cancel load", "Stop a load in progress (escape)", self.action_cancel_load)
+        yield SystemCommand("App: cancel load", "Stop a load or the trace load in progress (escape)",
+                            self.action_cancel_load)
         yield SystemCommand("App: quit", "Quit (q)", self.exit)
         yield from super().get_system_commands(screen)
 

@@ -1,4 +1,5 @@
-"""Overview: step breakdown, stage × category bars per rank, the top findings, how stages were found."""
+"""Overview: data health when something was skipped, step breakdown, stage × category bars per rank,
+the top findings, how stages were found."""
 
 from __future__ import annotations
 
@@ -18,6 +19,37 @@ BAR_WIDTH = 30
 CATEGORY_BAR_WIDTH = 24  # leaves room for the top three shares at 80 columns
 STEP_PARTS = ("computing", "comm_not_overlapped", "free")
 TOP_FINDINGS = 3
+TOP_HEALTH = 3
+# (mark, style) per data health severity; "info" items (skipped by design) only show under h.
+SEVERITY = {"error": ("✗", "bold red"), "warning": ("!", "bold yellow"), "info": ("·", "dim")}
+
+
+def health_problems(items: list) -> list:
+    """Errors first (a file gave nothing), then warnings by rows lost; info items are not problems."""
+    problems = [i for i in items if i.severity != "info"]
+    return sorted(problems, key=lambda i: (i.severity != "error", -i.lost))
+
+
+def health_line(item) -> Text:
+    mark, style = SEVERITY.get(item.severity, ("?", "bold"))
+    where = f"rank {item.rank}: " if item.rank is not None else ""
+    return Text(f"{mark} ", style=style).append(literal(where + item.what))
+
+
+def health_text(items: list) -> Text:
+    """A few lines: how many problems, the worst ones, where to see all; empty when all is clean."""
+    problems = health_problems(items)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if not problems:
+        return text
+    text.append("Data health", style="bold")
+    text.append(f"  {len(problems)} problem{'s' if len(problems) != 1 else ''} · h shows all, with fixes",
+                style="dim")
+    for item in problems[:TOP_HEALTH]:
+        text.append("\n").append_text(health_line(item))
+    if len(problems) > TOP_HEALTH:
+        text.append(f"\n  … {len(problems) - TOP_HEALTH} more", style="dim")
+    return text
 
 
 def steps_text(report: dict) -> Text:
@@ -97,8 +129,17 @@ def stages_text(report: dict) -> Text:
 
 class OverviewPane(VerticalScroll):
     def compose(self) -> ComposeResult:
-        for name in ("steps", "categories", "findings", "stages"):
+        for name in ("health", "steps", "categories", "findings", "stages"):
             yield Static(id=f"overview-{name}", classes="section")
+
+    def on_mount(self) -> None:
+        self.query_one("#overview-health").display = False
+
+    def show_health(self, items: list) -> None:
+        text = health_text(items)
+        box = self.query_one("#overview-health", Static)
+        box.update(text)
+        box.display = bool(text.plain)
 
     def show_profile(self, con) -> None:
         self.query_one("#overview-steps", Static).update(Text("analysing…", style="dim"))

@@ -1,0 +1,178 @@
+"""The app on generated profiles: the Overview fills before the trace is in and the stage method
+turns to markers after; escape stops the trace load and keeps the first numbers; a profile reopened
+from the cache has nothing left to load; data health on a damaged copy; 256 colours."""
+
+import json
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import textual.constants
+
+from npu_tui.profile import LoadCancelled, Profile
+from npu_tui.tui.app import NpuTuiApp
+from npu_tui.tui.cells import fmt_us
+from npu_tui.tui.screens.health import HealthScreen
+from tui_support import async_test, screen_text, settle, terminal_output
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "fixtures" / "diffusion_1rank"  # kernel_details.csv + trace_view.json with module markers
+TRUTH = json.loads((ROOT / "fixtures" / "diffusion_1rank.truth.json").read_text())
+SIZE = (100, 32)
+
+
+def _copy(tmp_path) -> Path:
+    dst = tmp_path / "prof"
+    shutil.copytree(FIXTURE, dst)
+    return dst
+
+
+def _output_dir(profile: Path) -> Path:
+    (rank,) = [d for d in profile.iterdir() if d.name.endswith("_ascend_pt")]
+    return rank / "ASCEND_PROFILER_OUTPUT"
+
+
+def _text(app, pane: str) -> str:
+    return app.query_one(f"#overview-{pane}").content.plain
+
+
+def _notes(app):
+    return [n.message for n in app._notifications]
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    """Holds the deferred trace load until the test opens the gate (or escape cancels it)."""
+    opened = threading.Event()
+    started = threading.Event()
+    real = Profile.load_pending
+
+    def held(self, progress=None, cancelled=None):
+        progress(0, 1, "rank 0: trace_view.json")
+        started.set()
+        while not opened.wait(0.02):
+            if cancelled():
+                raise LoadCancelled()
+        real(self, progress, cancelled)
+
+    monkeypatch.setattr(Profile, "load_pending", held)
+    return opened, started
+
+
+async def _until_trace_started(app, pilot, started):
+    while not (started.is_set() and app.report is not None):
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+def _stage_lines(app):
+    """{stage: (wall as shown, method)} from the Overview's stage section."""
+    out = {}
+    for line in _text(app, "stages").splitlines()[1:]:
+        parts = line.split()
+        out[parts[2]] = (parts[4], parts[-1])
+    return out
+
+
+@async_test
+async def test_overview_before_the_trace_then_markers(tmp_path, gate):
+    opened, started = gate
+    path = _copy(tmp_path)
+    stages = TRUTH["ranks"][0]["stages"]
+    walls = {name: fmt_us(s["wall_ns"] / 1e3) for name, s in stages.items()}
+    steps = TRUTH["ranks"][0]["steps"]
+    mean_step = fmt_us(sum(s["stage_ns"] for s in steps) / len(steps) / 1e3)
+
+    app = NpuTuiApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until_trace_started(app, pilot, started)
+        # Phase one: numbers from kernel_details.csv and step_trace_time.csv, stages from signatures.
+        assert app.trace_loading and app.query_one("#trace-load").display
+        assert "Loading trace: host events, flows (rank 0: trace_view.json)" in screen_text(app)
+        assert f"step {mean_step} (mean of 2)" in _text(app, "steps")
+        assert {m for _, m in _stage_lines(app).values()} == {"signature"}
+        assert app.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == 0
+        assert app.query_one("#overview-health").display is False  # a clean profile
+
+        opened.set()
+        await settle(app, pilot)
+        assert not app.trace_loading and not app.query_one("#trace-load").display
+        assert _stage_lines(app) == {name: (walls[name], "markers") for name in ("DiT", "VAE", "Other")}
+        # The console's schema list was read again once the views were reinstalled.
+        schema = app.query_one("#sql-schema")
+        assert {"stage_markers", "kernel_stages"} <= {n.data for n in schema.root.children}
+
+    # Saved to the cache once complete: the second open has nothing deferred.
+    again = NpuTuiApp(path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        assert again.profile.pending == [] and not again.trace_loading
+        assert {m for _, m in _stage_lines(again).values()} == {"markers"}
+
+
+@async_test
+async def test_escape_stops_the_trace_and_keeps_the_first_numbers(tmp_path, gate):
+    opened, started = gate
+    app = NpuTuiApp(_copy(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await _until_trace_started(app, pilot, started)
+        profile, report, steps = app.profile, app.report, _text(app, "steps")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not app.trace_loading and not app.query_one("#trace-load").display
+        assert app.profile is profile and app.report is report and _text(app, "steps") == steps
+        assert any(n.startswith("Trace not loaded") for n in _notes(app))
+        # The first phase's data stays usable: the operators grid still answers.
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert app.query_one("#pane-operators").query_one("PagedTable").total > 0
+
+
+@async_test
+async def test_data_health_on_a_damaged_copy(tmp_path):
+    path = _copy(tmp_path)
+    out = _output_dir(path)
+    with open(out / "kernel_details.csv", "a") as f:
+        f.write("1,0,4294967295,1,2,broken_row\n")                                   # ragged
+        f.write("1,0,4294967295,2,2,aclnnX,X,dynamic,AI_CORE,notatime,1.0\n")        # no start time
+    (out / "op_statistic.csv").write_text("")
+    app = NpuTuiApp(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        block = _text(app, "health").splitlines()
+        assert block[0] == "Data health  2 problems · h shows all, with fixes"
+        # The file that gave nothing comes first, then the rows lost.
+        assert block[1].startswith("✗ rank 0: op_statistic.csv is empty")
+        assert block[2].startswith("! rank 0: kernel_details.csv: 2 rows skipped")
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, HealthScreen)
+        shown = screen_text(app)
+        assert "fix: compare with the file the profiler wrote" in shown
+        assert "fix: the profiler was killed before writing it" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HealthScreen)
+
+
+SGR_256 = re.compile(r"\x1b\[[0-9;]*(?:38|48);5;\d+")
+TRUECOLOR = re.compile(r"(?:38|48);2;\d+;\d+;\d+")
+
+
+@async_test
+async def test_overview_in_a_256_colour_terminal(monkeypatch):
+    # What an SSH session into a plain xterm looks like: no COLORTERM, TERM=xterm-256color.
+    for name in ("COLORTERM", "NO_COLOR", "TEXTUAL_COLOR_SYSTEM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", "auto")
+    app = NpuTuiApp(FIXTURE)
+    assert app.console.color_system == "256"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        written = terminal_output(app)
+        assert "Step breakdown" in screen_text(app)
+        assert len(SGR_256.findall(written)) > 20
+        assert not TRUECOLOR.search(written)
