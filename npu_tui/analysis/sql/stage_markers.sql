@@ -29,36 +29,48 @@ chosen AS (
     SELECT * FROM cand c
     WHERE c.own OR NOT EXISTS (SELECT 1 FROM cand o WHERE o.rank = c.rank AND o.own)
 ),
-outer_ranges AS MATERIALIZED (
-    SELECT c.*, row_number() OVER (PARTITION BY c.rank ORDER BY c.host_start_ns, c.host_end_ns DESC) AS marker
+-- A range is inside another when one starting earlier ends at or after it, or one starting with it
+-- ends later: two running maxima of the end instead of comparing every pair.
+reach AS (
+    SELECT c.*,
+           max(c.host_end_ns) OVER (PARTITION BY c.rank ORDER BY c.host_start_ns
+                                    RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS end_before,
+           max(c.host_end_ns) OVER (PARTITION BY c.rank, c.host_start_ns) AS end_same_start
     FROM chosen c
-    WHERE NOT EXISTS (
-        SELECT 1 FROM chosen o
-        WHERE o.rank = c.rank AND o.host_start_ns <= c.host_start_ns AND o.host_end_ns >= c.host_end_ns
-          AND (o.host_start_ns < c.host_start_ns OR o.host_end_ns > c.host_end_ns))
+),
+outer_ranges AS MATERIALIZED (
+    SELECT r.* EXCLUDE (end_before, end_same_start),
+           row_number() OVER (PARTITION BY r.rank ORDER BY r.host_start_ns, r.host_end_ns DESC) AS marker
+    FROM reach r
+    WHERE (r.end_before IS NULL OR r.end_before < r.host_end_ns) AND r.end_same_start = r.host_end_ns
     -- identical ranges (a module and its record_function twin) collapse to one
-    QUALIFY row_number() OVER (PARTITION BY c.rank, c.host_start_ns, c.host_end_ns ORDER BY c.name) = 1
+    QUALIFY row_number() OVER (PARTITION BY r.rank, r.host_start_ns, r.host_end_ns ORDER BY r.name) = 1
 ),
 flow_ranks AS (SELECT DISTINCT rank FROM flows),
+-- No outer range holds another, so in start order their ends rise too: the ranges holding a launch
+-- are the markers from the first one ending at or after it to the last one starting at or before it.
+launches AS (
+    SELECT f.rank, f.device_ts_ns, unnest(range(q.marker, p.marker + 1)) AS marker
+    FROM flows f
+    ASOF JOIN outer_ranges p ON f.rank = p.rank AND f.host_ts_ns >= p.host_start_ns
+    ASOF JOIN outer_ranges q ON f.rank = q.rank AND f.host_ts_ns <= q.host_end_ns
+    WHERE q.marker <= p.marker
+),
 by_flow AS (
     SELECT o.rank, o.marker, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
            count(*) AS kernels
-    FROM outer_ranges o
-    JOIN flows f ON f.rank = o.rank AND f.host_ts_ns BETWEEN o.host_start_ns AND o.host_end_ns
+    FROM launches f
+    JOIN outer_ranges o USING (rank, marker)
     JOIN kernels k ON k.rank = f.rank AND k.start_ns = f.device_ts_ns
     GROUP BY ALL
 ),
-bounded AS (
-    SELECT o.*, lead(o.host_start_ns) OVER (PARTITION BY o.rank ORDER BY o.host_start_ns) AS next_start_ns
-    FROM outer_ranges o
-    WHERE o.rank NOT IN (SELECT rank FROM flow_ranks)
-),
+-- starts are distinct, so the range a kernel follows is the last one starting at or before it
 by_order AS (
-    SELECT b.rank, b.marker, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
+    SELECT o.rank, o.marker, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
            count(*) AS kernels
-    FROM bounded b
-    JOIN kernels k ON k.rank = b.rank AND k.start_ns >= b.host_start_ns
-                  AND (b.next_start_ns IS NULL OR k.start_ns < b.next_start_ns)
+    FROM kernels k
+    ASOF JOIN (SELECT * FROM outer_ranges WHERE rank NOT IN (SELECT rank FROM flow_ranks)) o
+      ON k.rank = o.rank AND k.start_ns >= o.host_start_ns
     GROUP BY ALL
 )
 SELECT o.rank, o.stage, o.name, o.own, o.host_start_ns, o.host_end_ns, d.start_ns, d.end_ns, d.kernels,
