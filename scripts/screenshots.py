@@ -32,8 +32,13 @@ MONO = "DejaVu Sans Mono"
 
 
 async def settle(app, pilot):
+    from textual.worker import WorkerCancelled
+
     for _ in range(4):
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # a grid re-queried: its newer worker is waited for next round
+            pass
         await pilot.pause()
 
 
