@@ -39,10 +39,11 @@ VIEW_ORDER = (
 
 
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
-# views DuckDB would inline and re-run the whole stage detection in every query that uses them.
-# refresh_stages() recomputes them after stage overrides change.
+# views DuckDB would inline and re-run the whole stage detection (or the sweeps over every kernel
+# and lane) in every query that uses them. refresh_stages() recomputes them, in VIEW_ORDER, after
+# stage overrides change.
 MATERIALIZED = ("signature_scan", "stage_signature", "kernel_stages", "stage_windows", "busy_segments",
-                "lane_segments")
+                "lane_segments", "comm_exposure", "step_breakdown")
 
 
 @lru_cache(maxsize=None)
@@ -85,5 +86,6 @@ def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
 
 def refresh_stages(con: duckdb.DuckDBPyConnection) -> None:
     """Recompute the stored stage assignment (after stage_overrides changed)."""
-    for name in MATERIALIZED:
-        _create(con, name)
+    for name in VIEW_ORDER:
+        if name in MATERIALIZED:
+            _create(con, name)

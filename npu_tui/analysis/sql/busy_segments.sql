@@ -1,7 +1,8 @@
--- each rank's device time cut where comm or compute kernels start or end (and at stage / step window edges): segments with comm and / or compute running
+-- each rank's device time cut where comm or compute kernels start or end (and at stage / step window edges): segments with comm and / or compute running, and running totals (ns) of compute, exposed comm and overlapped comm through each
 -- A sweep over start (+1) and end (-1) events: a running count above zero is inside the union.
--- Window edges cut segments too, so each segment lies wholly inside or outside every window and
--- the views that clip to windows need no range join.
+-- Window edges cut segments too, so no segment straddles one: the time of a kind inside a window
+-- [a, b) is its running total through the last segment starting before b minus the one before a
+-- (two ASOF lookups per window, overlapping windows included).
 WITH ev AS (
     SELECT rank, start_ns AS t, is_comm::INTEGER AS dc, is_compute::INTEGER AS dp
     FROM kernel_stages WHERE (is_comm OR is_compute) AND dur_ns > 0
@@ -19,7 +20,15 @@ running AS (
            sum(dc) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS comm_running,
            sum(dp) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS compute_running
     FROM points
+),
+segments AS (
+    SELECT rank, start_ns, end_ns, comm_running > 0 AS comm, compute_running > 0 AS compute
+    FROM running
+    WHERE end_ns > start_ns AND (comm_running > 0 OR compute_running > 0)
 )
-SELECT rank, start_ns, end_ns, comm_running > 0 AS comm, compute_running > 0 AS compute
-FROM running
-WHERE end_ns > start_ns AND (comm_running > 0 OR compute_running > 0)
+SELECT *,
+       sum(CASE WHEN compute THEN end_ns - start_ns ELSE 0 END) OVER w AS compute_through_ns,
+       sum(CASE WHEN comm AND NOT compute THEN end_ns - start_ns ELSE 0 END) OVER w AS exposed_through_ns,
+       sum(CASE WHEN comm AND compute THEN end_ns - start_ns ELSE 0 END) OVER w AS overlapped_through_ns
+FROM segments
+WINDOW w AS (PARTITION BY rank ORDER BY start_ns ROWS UNBOUNDED PRECEDING)

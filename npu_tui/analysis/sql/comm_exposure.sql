@@ -1,20 +1,24 @@
 -- per rank and stage: comm time and exposed comm (comm not covered by compute) in the stage's windows; lanes when present, else kernels
-WITH w AS (SELECT rank, stage, start_ns, end_ns FROM stage_windows),
--- segments never straddle a window edge (see busy_segments), so each lies in the window holding its start
-from_kernels AS (
+-- Time inside a window: the running totals at its end minus those at its start (see busy_segments).
+-- A sum of nothing is NULL, as it would be summing the window's segments (no segment is empty).
+WITH from_kernels AS (
     SELECT w.rank, w.stage,
-           sum(s.end_ns - s.start_ns) FILTER (WHERE s.comm) AS comm_ns,
-           sum(s.end_ns - s.start_ns) FILTER (WHERE s.comm AND NOT s.compute) AS exposed_ns
-    FROM busy_segments s ASOF JOIN w ON s.rank = w.rank AND s.start_ns >= w.start_ns
-    WHERE s.start_ns < w.end_ns
+           nullif(sum(coalesce(b.exposed_through_ns + b.overlapped_through_ns, 0)
+                      - coalesce(a.exposed_through_ns + a.overlapped_through_ns, 0)), 0) AS comm_ns,
+           nullif(sum(coalesce(b.exposed_through_ns, 0) - coalesce(a.exposed_through_ns, 0)), 0) AS exposed_ns
+    FROM stage_windows w
+    ASOF LEFT JOIN busy_segments a ON w.rank = a.rank AND w.start_ns > a.start_ns
+    ASOF LEFT JOIN busy_segments b ON w.rank = b.rank AND w.end_ns > b.start_ns
     GROUP BY w.rank, w.stage
 ),
 from_lanes AS (
     SELECT w.rank, w.stage,
-           sum(s.end_ns - s.start_ns) FILTER (WHERE s.comm) AS comm_ns,
-           sum(s.end_ns - s.start_ns) FILTER (WHERE s.not_overlapped) AS exposed_ns
-    FROM lane_segments s ASOF JOIN w ON s.rank = w.rank AND s.start_ns >= w.start_ns
-    WHERE s.start_ns < w.end_ns
+           nullif(sum(coalesce(b.comm_through_ns, 0) - coalesce(a.comm_through_ns, 0)), 0) AS comm_ns,
+           nullif(sum(coalesce(b.not_overlapped_through_ns, 0) - coalesce(a.not_overlapped_through_ns, 0)), 0)
+               AS exposed_ns
+    FROM stage_windows w
+    ASOF LEFT JOIN lane_segments a ON w.rank = a.rank AND w.start_ns > a.start_ns
+    ASOF LEFT JOIN lane_segments b ON w.rank = b.rank AND w.end_ns > b.start_ns
     GROUP BY w.rank, w.stage
 ),
 lane_ranks AS (SELECT DISTINCT rank FROM overlap_lanes WHERE lane = 'Communication(Not Overlapped)'),

@@ -147,9 +147,11 @@ forwards AS (
     SELECT rank, part, fs, coalesce(lead(fs) OVER (PARTITION BY rank, part ORDER BY fs) - 1, z) AS fe
     FROM forward_starts
 ),
+-- forwards do not overlap: a kernel can only be in the last one starting at or before it
 dit AS (
     SELECT f.rank, f.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM forwards f JOIN k r ON r.rank = f.rank AND r.part = f.part AND r.i BETWEEN f.fs AND f.fe
+    FROM k r ASOF JOIN forwards f ON r.rank = f.rank AND r.part = f.part AND r.i >= f.fs
+    WHERE r.i <= f.fe
     GROUP BY f.rank, f.part, f.fs
 ),
 vae AS (

@@ -6,22 +6,21 @@ WITH spans AS (
     SELECT rank, NULL, min(start_ns), max(start_ns + dur_ns) FROM overlap_lanes
     WHERE rank NOT IN (SELECT rank FROM step_windows) GROUP BY rank
 ),
-clipped AS (
-    -- lane segments are cut at step edges (see lane_segments)
-    SELECT w.rank, w.step, s.computing, s.comm, s.not_overlapped, s.free, s.end_ns - s.start_ns AS ns
-    FROM lane_segments s ASOF JOIN spans w ON s.rank = w.rank AND s.start_ns >= w.start_ns
-    WHERE s.start_ns < w.end_ns
-),
+-- time inside a span: running totals at its end minus those at its start (see lane_segments)
 sums AS (
-    SELECT rank, step,
-           coalesce(sum(ns) FILTER (WHERE computing), 0) AS computing,
-           coalesce(sum(ns) FILTER (WHERE not_overlapped), 0) AS not_overlapped,
-           coalesce(sum(ns) FILTER (WHERE comm), 0) AS comm,
-           coalesce(sum(ns) FILTER (WHERE free), 0) AS free
-    FROM clipped GROUP BY rank, step
+    SELECT w.rank, w.step,
+           coalesce(b.computing_through_ns, 0) - coalesce(a.computing_through_ns, 0) AS computing,
+           coalesce(b.not_overlapped_through_ns, 0) - coalesce(a.not_overlapped_through_ns, 0) AS not_overlapped,
+           coalesce(b.comm_through_ns, 0) - coalesce(a.comm_through_ns, 0) AS comm,
+           coalesce(b.free_through_ns, 0) - coalesce(a.free_through_ns, 0) AS free
+    FROM spans w
+    ASOF LEFT JOIN lane_segments a ON w.rank = a.rank AND w.start_ns > a.start_ns
+    ASOF LEFT JOIN lane_segments b ON w.rank = b.rank AND w.end_ns > b.start_ns
 )
--- The profiler's own Stage is Computing + Communication(Not Overlapped) + Free.
+-- The profiler's own Stage is Computing + Communication(Not Overlapped) + Free. Spans no lane
+-- segment falls in give no row (every segment is in some lane and has a length).
 SELECT rank, step, computing / 1e3 AS computing_us, not_overlapped / 1e3 AS comm_not_overlapped_us,
        greatest(comm - not_overlapped, 0) / 1e3 AS overlapped_us, free / 1e3 AS free_us,
        (computing + not_overlapped + free) / 1e3 AS stage_us, 'overlap_lanes' AS source
 FROM sums
+WHERE computing + not_overlapped + comm + free > 0
