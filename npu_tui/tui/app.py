@@ -241,19 +241,27 @@ class NpuTuiApp(App):
         self.query_one("#trace-label", Label).update(
             Text(f"Loading trace: host events, flows ({literal(msg.label)}) · escape stops "))
 
+    # A load replaced by a collected run (loading is then False) must not come back over it.
+
     def on_load_stopped(self, msg: LoadStopped) -> None:
+        if not self.loading:
+            return
         self.loading = False
         self.query_one("#load-label", Label).update(Text(literal(msg.reason)))
         if self.query_one("#panes").display:
             self.notify(literal(msg.reason), severity="warning", markup=False)
 
     def on_profile_loaded(self, msg: ProfileLoaded) -> None:
+        if not self.loading:
+            return
         self._show_profile(msg.profile, msg.con, msg.health)
 
     def on_report_ready(self, msg: ReportReady) -> None:
+        if not self.loading or msg.profile is not self.profile:
+            return
         self.loading = False
         self._show_report(msg.report)
-        if msg.profile.pending and msg.profile is self.profile:
+        if msg.profile.pending:
             self._trace_shown(True)
             self.query_one("#trace-bar", ProgressBar).update(total=None, progress=0)
             self.query_one("#trace-label", Label).update(Text("Loading trace: host events, flows · "
