@@ -222,6 +222,9 @@ async def test_help_lists_every_key_and_palette_runs_actions():
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
 
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Collect: run again", "Collect: cancel", "Collect: show", "Diff: show",
+                "Data health: show all"} <= titles
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Operators: sort by count")
