@@ -2,11 +2,13 @@
 -- Type first, then name, then core: the first rule (in file order) matching the earliest field.
 -- Categories are decided once per distinct (type, name, core), names without their trailing
 -- instance numbers (`trans_TransData_17`): the regular expressions are the expensive part.
-WITH k AS MATERIALIZED (
-    SELECT *, coalesce(type, '') AS type_key,
+-- Joined back on the raw (type, name, core), so no per-kernel text is rewritten or copied.
+WITH raw AS (SELECT DISTINCT type, name, core FROM kernels),
+k AS MATERIALIZED (
+    SELECT type, name, core, coalesce(type, '') AS type_key,
            regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS name_key,
            lower(coalesce(core, '')) AS core_key
-    FROM kernels
+    FROM raw
 ),
 keys AS (SELECT DISTINCT type_key, name_key, core_key FROM k),
 matched AS (
@@ -28,10 +30,15 @@ labelled AS MATERIALIZED (
            m.category IN (SELECT category FROM rules_compute WHERE category IS NOT NULL)
              OR m.core_key IN (SELECT core FROM rules_compute WHERE core IS NOT NULL) AS compute_rule
     FROM matched m
+),
+by_raw AS (
+    SELECT k.type, k.name, k.core,
+           coalesce(l.category, (SELECT any_value(default_category) FROM rules_compute)) AS category,
+           coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
+           coalesce(l.is_comm, false) AS is_comm
+    FROM k LEFT JOIN labelled l USING (type_key, name_key, core_key)
 )
-SELECT k.* EXCLUDE (type_key, name_key, core_key), k.start_ns + k.dur_ns AS end_ns,
-       coalesce(l.category, (SELECT any_value(default_category) FROM rules_compute)) AS category,
-       coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
-       coalesce(l.is_comm, false) AS is_comm
-FROM k
-LEFT JOIN labelled l USING (type_key, name_key, core_key)
+SELECT kn.*, kn.start_ns + kn.dur_ns AS end_ns, b.category, b.is_compute, b.is_comm
+FROM kernels kn
+JOIN by_raw b ON kn.type IS NOT DISTINCT FROM b.type AND kn.name IS NOT DISTINCT FROM b.name
+             AND kn.core IS NOT DISTINCT FROM b.core

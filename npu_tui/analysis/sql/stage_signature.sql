@@ -14,9 +14,17 @@
 -- has one too): such a step yields no windows. Confidence: medium with both, low with the DiT alone.
 WITH cfg AS (SELECT * FROM rules_stages),
 k AS (SELECT * FROM signature_scan),
+-- m0: the least p0 so far (a second sort, on these few columns only)
+least_p0 AS MATERIALIZED (
+    SELECT rank, part, i, p0, p1, min(p0) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS m0
+    FROM k
+),
+-- the run ending at the first kernel with the largest gain (an aggregate, not a sort)
+best_gain AS (SELECT rank, part, max(p1 - m0) AS gain FROM least_p0 GROUP BY rank, part),
 best AS (
-    SELECT rank, part, i AS j, m0, p1 - m0 AS gain FROM k
-    QUALIFY row_number() OVER (PARTITION BY rank, part ORDER BY p1 - m0 DESC, i) = 1
+    SELECT k.rank, k.part, min(k.i) AS j, arg_min(k.m0, k.i) AS m0, any_value(b.gain) AS gain
+    FROM least_p0 k JOIN best_gain b ON b.rank = k.rank AND b.part = k.part AND k.p1 - k.m0 = b.gain
+    GROUP BY k.rank, k.part
 ),
 core_span AS (
     SELECT b.rank, b.part, max(r.i) AS i0, b.j FROM best b
@@ -83,10 +91,7 @@ dit_first_by_gap AS (
 -- from the loop's first attention and from each later one; the longest run that agrees is the
 -- forward's prologue (the kernels before it differ: text encoder or latent set-up, versus the
 -- previous forward's end).
-comp AS MATERIALIZED (
-    SELECT rank, part, i, t, shapes, row_number() OVER (PARTITION BY rank, part ORDER BY i) AS ci
-    FROM k WHERE NOT is_comm
-),
+comp AS MATERIALIZED (SELECT rank, part, i, t, shapes, ci FROM k WHERE NOT is_comm),
 occurrences AS (
     SELECT c.rank, c.part, c.ci FROM loop_span l
     JOIN comp c ON c.rank = l.rank AND c.part = l.part AND c.i BETWEEN l.a AND l.z
@@ -123,15 +128,18 @@ dit_first AS MATERIALIZED (
     SELECT g.rank, g.part, g.z, coalesce(p.d0, g.d0) AS d0
     FROM dit_first_by_gap g LEFT JOIN dit_first_by_prologue p USING (rank, part)
 ),
--- Forward boundaries: each compute kernel's signature and the three after it, as one hash.
-grams AS (
-    SELECT r.rank, r.part, r.i,
-           hash(r.t, r.shapes,
-                lead(r.t, 1) OVER w, lead(r.shapes, 1) OVER w, lead(r.t, 2) OVER w, lead(r.shapes, 2) OVER w,
-                lead(r.t, 3) OVER w, lead(r.shapes, 3) OVER w) AS g
+-- Forward boundaries: each compute kernel's signature and the three after it in [d0, z], as one
+-- hash (fewer near z: signature_scan's g1..g4).
+grams_in AS (
+    SELECT r.rank, r.part, r.i, r.ci, r.g1, r.g2, r.g3, r.g4
     FROM dit_first d JOIN k r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
     WHERE NOT r.is_comm
-    WINDOW w AS (PARTITION BY r.rank, r.part ORDER BY r.i)
+),
+last_ci AS (SELECT rank, part, max(ci) AS cz FROM grams_in GROUP BY rank, part),
+grams AS (
+    SELECT g.rank, g.part, g.i,
+           CASE least(l.cz - g.ci, 3) WHEN 0 THEN g.g1 WHEN 1 THEN g.g2 WHEN 2 THEN g.g3 ELSE g.g4 END AS g
+    FROM grams_in g JOIN last_ci l USING (rank, part)
 ),
 first_gram AS (
     SELECT rank, part, arg_min(g, i) AS g FROM grams GROUP BY rank, part
@@ -147,11 +155,11 @@ forwards AS (
     SELECT rank, part, fs, coalesce(lead(fs) OVER (PARTITION BY rank, part ORDER BY fs) - 1, z) AS fe
     FROM forward_starts
 ),
--- forwards do not overlap: a kernel can only be in the last one starting at or before it
+-- forwards are runs of i: list each one's kernels and join on i (no range join, no sort of the kernels)
 dit AS (
     SELECT f.rank, f.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM k r ASOF JOIN forwards f ON r.rank = f.rank AND r.part = f.part AND r.i >= f.fs
-    WHERE r.i <= f.fe
+    FROM (SELECT rank, part, fs, unnest(range(fs, fe + 1)) AS i FROM forwards) f
+    JOIN k r ON r.rank = f.rank AND r.part = f.part AND r.i = f.i
     GROUP BY f.rank, f.part, f.fs
 ),
 vae AS (
