@@ -74,10 +74,16 @@ def _fail(msg: str) -> int:
     return EXIT_INPUT
 
 
-def _load(path: str):
+def _load(path: str, rules, cache: bool = True):
+    """The profile with the analysis views installed; from the cache when unchanged, else loaded
+    and then cached with its views, so the next command starts at once."""
+    from .analysis import ensure_views
     from .profile import load_profile
 
-    return load_profile(Path(path), cache=True)
+    profile = load_profile(Path(path), cache=cache)
+    ensure_views(profile.con, rules)
+    profile.save_cache()
+    return profile
 
 
 def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout) -> None:
@@ -99,11 +105,9 @@ def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout)
 
 
 def cmd_sql(args) -> int:
-    from .analysis import install_views
     from .query import QueryEngine, QueryError
 
-    profile = _load(args.path)
-    install_views(profile.con, _rules(args))
+    profile = _load(args.path, _rules(args))
     engine = QueryEngine(profile.con)
     try:
         results = engine.run_all(args.query)
@@ -197,7 +201,7 @@ def cmd_collect(args) -> int:
     if base is None:
         from .analysis import build_report, render
 
-        sys.stdout.write(render(build_report(_load(str(result.run_dir)), rules), "text"))
+        sys.stdout.write(render(build_report(_load(str(result.run_dir), rules), rules), "text"))
         return 0
     from .analysis.diff import diff_paths
 
@@ -206,7 +210,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .analysis import build_report, install_views, render
+    from .analysis import build_report, render
     from .analysis.stages import add_relative_window, parse_stage_option
 
     rules = _rules(args)
@@ -214,8 +218,8 @@ def cmd_report(args) -> int:
         windows = [parse_stage_option(s) for s in args.stage or []]
     except ValueError as e:
         return _fail(str(e))
-    profile = _load(args.path)
-    install_views(profile.con, rules)
+    # Hand-set windows change the stored stage tables: keep them out of the cache.
+    profile = _load(args.path, rules, cache=not windows)
     for rank, stage, start_us, end_us in windows:
         add_relative_window(profile.con, rank, stage, start_us, end_us)
     report = build_report(profile, rules)

@@ -23,8 +23,10 @@ def counts(p):
 
 
 def labels(path):
+    """Open with the cache, and store what was loaded, as the CLI and the TUI do."""
     seen = []
     p = load_profile(path, cache=True, progress=lambda d, t, label: seen.append(label))
+    p.save_cache()
     return p, seen
 
 
@@ -65,6 +67,15 @@ def test_cancel_stops_the_load(profile_copy):
         load_profile(profile_copy, cancelled=lambda: True)
 
 
+def test_the_cache_keeps_what_the_caller_added(profile_copy):
+    """The CLI and TUI cache a profile with its analysis tables, so a reopen skips the analysis."""
+    first = load_profile(profile_copy, cache=True)
+    first.con.execute("CREATE TABLE analysis_result AS SELECT 42 AS answer")
+    first.save_cache()
+    again = load_profile(profile_copy, cache=True)
+    assert again.from_cache and again.con.execute("SELECT answer FROM analysis_result").fetchone() == (42,)
+
+
 def test_background_defers_the_trace_then_completes_and_caches(profile_copy):
     """Kernels and step data first; the trace's host events and flows follow in load_pending()."""
     whole = load_profile(profile_copy)
@@ -73,11 +84,13 @@ def test_background_defers_the_trace_then_completes_and_caches(profile_copy):
     assert counts(p)["step_trace"] == 2
     assert counts(p)["host_events"] == counts(p)["flows"] == 0
     assert [f.name for j in p.pending for _, f in j.files] == ["trace_view.json"] * 2
+    p.save_cache()
     assert not list(cache_dir().glob("*.duckdb"))  # incomplete: not cached yet
     seen = []
     p.load_pending(progress=lambda d, t, label: seen.append((d, t)))
     assert p.pending == [] and seen[-1] == (2, 2)
     assert counts(p) == counts(whole)
+    p.save_cache()
     again, labels_ = labels(profile_copy)
     assert labels_ == ["opened from cache"] and counts(again) == counts(whole)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from typing import Dict
@@ -66,12 +67,21 @@ def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"CREATE OR REPLACE {kind} {name} AS\n{view_sql(name)}")
 
 
+def _fingerprint(rules: Rules) -> str:
+    """The rules and the views' SQL: a cached profile's stored tables from another version of
+    either must be rebuilt."""
+    h = hashlib.sha256(rules.fingerprint.encode())
+    for name in VIEW_ORDER:
+        h.update(view_sql(name).encode())
+    return h.hexdigest()
+
+
 def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules)."""
     install_rule_tables(con, rules)
     for name in VIEW_ORDER:
         _create(con, name)
-    con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [rules.fingerprint])
+    con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [_fingerprint(rules)])
 
 
 def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
@@ -80,7 +90,7 @@ def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
         installed = con.execute("SELECT fingerprint FROM rules_installed").fetchone()
     except duckdb.CatalogException:
         installed = None
-    if installed is None or installed[0] != rules.fingerprint:
+    if installed is None or installed[0] != _fingerprint(rules):
         install_views(con, rules)
 
 

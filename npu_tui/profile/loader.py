@@ -41,17 +41,21 @@ class Profile:
     # Work left for load_pending() when loaded with background=True.
     pending: List["_RankJob"] = field(default_factory=list)
     cache_key: Optional[str] = None
+    from_cache: bool = False
 
     def load_pending(self, progress: Optional[Progress] = None,
                      cancelled: Optional[Callable[[], bool]] = None) -> None:
-        """Load what was deferred (host events, flows, lanes of big traces); the profile is then
-        complete and, when it was opened with a cache, saved there."""
+        """Load what was deferred (host events, flows, lanes of big traces)."""
         jobs, self.pending = self.pending, []
         total = sum(len(j.files) for j in jobs)
         _run_jobs(self.con, jobs, _Progress(total, progress), cancelled)
         if progress:
             progress(total, total, "done")
-        if self.cache_key:
+
+    def save_cache(self) -> None:
+        """Store the complete profile, with whatever the caller added (the analysis tables), so the
+        next open with ``cache=True`` finds it ready. A profile opened from the cache is that file."""
+        if self.cache_key and not self.from_cache and not self.pending:
             write_cache(self.con, self.cache_key)
 
     def skipped(self) -> List[Tuple]:
@@ -227,8 +231,8 @@ def load_discovered(
     """Load every rank (in parallel, up to the core count) into ``con`` or a new in-memory database.
 
     With ``cache``, an unchanged profile opens from the user's cache directory instead (then the
-    returned connection is that cache file's, not ``con``), and a fresh load is saved there once
-    complete. With ``background``, files in DEFERRABLE are left in ``Profile.pending`` for
+    returned connection is that cache file's, not ``con``); ``Profile.save_cache()`` stores a fresh
+    load there once the caller has added what it wants kept. With ``background``, files in DEFERRABLE are left in ``Profile.pending`` for
     ``Profile.load_pending()``, so kernels and step data can be shown first.
     """
     key = cache_key(disc) if cache else None
@@ -236,7 +240,9 @@ def load_discovered(
     if cached is not None:
         if progress:
             progress(1, 1, "opened from cache")
-        return _profile(cached, disc)
+        profile = _profile(cached, disc)
+        profile.from_cache = True
+        return profile
 
     con = con or connect()
     for note in _assign_ranks(disc.ranks):
@@ -262,8 +268,6 @@ def load_discovered(
         raise ProfileError(f"{disc.path}: nothing could be loaded ({why})")
     profile = _profile(con, disc)
     profile.pending, profile.cache_key = pending, key
-    if key and not pending:
-        write_cache(con, key)
     return profile
 
 

@@ -165,7 +165,7 @@ class NpuTuiApp(App):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, path: Path, rules: Optional[Path]) -> None:
-        from ..analysis import build_report, install_views, load_rules
+        from ..analysis import build_report, ensure_views, load_rules
         from ..profile import LoadCancelled, ProfileError, load_profile
         from ..profile.health import health
 
@@ -184,8 +184,9 @@ class NpuTuiApp(App):
             # Tables first, so the grids fill while the analysis runs on the loader's own connection.
             self.post_message(ProfileLoaded(profile, cursor_of(profile.con), health(profile)))
             ruleset = load_rules(rules)
-            install_views(profile.con, ruleset)
+            ensure_views(profile.con, ruleset)  # a cached profile has them already
             report = build_report(profile, ruleset)
+            profile.save_cache()  # no-op while trace work is pending or when opened from the cache
         except LoadCancelled:
             self.post_message(LoadStopped("Load cancelled."))
             return
@@ -218,6 +219,7 @@ class NpuTuiApp(App):
             self.post_message(TraceProgress(1, 1, "analysing with the stage markers"))
             install_views(profile.con, rules)
             report = build_report(profile, rules)
+            profile.save_cache()
         except LoadCancelled:
             self.post_message(TraceDone(profile, None, health(profile),
                                         "Trace not loaded: the panes show the kernels and step data "
