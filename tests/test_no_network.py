@@ -1,5 +1,6 @@
 """npu-tui never reaches for the network: servers it runs on are often offline, and must stay so."""
 
+import os
 import subprocess
 import sys
 
@@ -19,17 +20,20 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def run_guarded(*args):
-    return subprocess.run([sys.executable, "-c", GUARDED, *args], cwd=ROOT,
+def run_guarded(*args, cache):
+    env = {**os.environ, "NPU_TUI_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", GUARDED, *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
-def test_load_analyse_report_and_sql_attempt_no_connection():
+def test_load_analyse_report_and_sql_attempt_no_connection(tmp_path):
+    """A fresh load (empty cache), then a reopen from the cache it wrote."""
     sample = str(REAL / "msinsight-pt-2rank-levels/text/level1")
-    report = run_guarded("report", sample, "--format", "json")
+    report = run_guarded("report", sample, "--format", "json", cache=tmp_path)
     assert report.returncode == 0, report.stderr
     assert '"schema_version": 1' in report.stdout
-    sql = run_guarded("sql", sample, "SELECT count(*) AS n FROM kernels", "--format", "csv")
+    sql = run_guarded("sql", sample, "SELECT count(*) AS n FROM kernels", "--format", "csv",
+                      cache=tmp_path)
     assert sql.returncode == 0 and sql.stdout.split() == ["n", "382"], sql.stderr
 
 
