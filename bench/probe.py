@@ -28,25 +28,21 @@ def _timed(fn):
 
 
 def breakdown(path: Path) -> dict:
-    """The CLI's cold path (load, cache write, views, report) with each step timed on its own."""
-    from npu_tui.analysis import build_report, install_views, load_rules
-    from npu_tui.profile.cache import cache_key, write_cache
-    from npu_tui.profile.discover import discover
-    from npu_tui.profile.loader import load_discovered
+    """The CLI's cold path (load, views, cache write, report) with each step timed on its own."""
+    from npu_tui.analysis import build_report, ensure_views, load_rules
+    from npu_tui.profile import load_profile
 
-    disc, t_discover = _timed(lambda: discover(path))
-    profile, t_load = _timed(lambda: load_discovered(disc))
-    key = cache_key(disc)
-    _, t_cache = _timed(lambda: write_cache(profile.con, key))
+    profile, t_load = _timed(lambda: load_profile(path, cache=True))
     rules = load_rules()
-    _, t_views = _timed(lambda: install_views(profile.con, rules))
+    _, t_views = _timed(lambda: ensure_views(profile.con, rules))
+    _, t_cache = _timed(profile.save_cache)
     report, t_report = _timed(lambda: build_report(profile, rules))
     files = profile.con.execute(
         "SELECT file, rows, skipped_rows, seconds FROM load_log WHERE rows > 0 ORDER BY seconds DESC"
     ).fetchall()
     return {
-        "discover_s": t_discover, "load_s": t_load, "cache_write_s": t_cache,
-        "install_views_s": t_views, "build_report_s": t_report,
+        "load_s": t_load, "install_views_s": t_views, "cache_write_s": t_cache,
+        "build_report_s": t_report,
         "kernels": profile.con.execute("SELECT count(*) FROM kernels").fetchone()[0],
         "findings": len(report["findings"]),
         "files": [{"file": Path(f).name, "rank_dir": Path(f).parent.parent.name, "rows": r,
@@ -67,13 +63,13 @@ def _grid_statements(cur, query) -> int:
 
 def queries(path: Path) -> dict:
     """Median time of each pane query a user opens first, on a profile reopened from the cache."""
-    from npu_tui.analysis import install_views, load_rules
+    from npu_tui.analysis import ensure_views, load_rules
     from npu_tui.profile import load_profile
     from npu_tui.tui.drill import names_of_type, operator_types
     from npu_tui.tui.grid import GridQuery
 
     profile, t_open = _timed(lambda: load_profile(path, cache=True))
-    _, t_views = _timed(lambda: install_views(profile.con, load_rules()))
+    _, t_views = _timed(lambda: ensure_views(profile.con, load_rules()))
     cur = profile.con.cursor()
     types = operator_types()
     # The type the Operators grid shows first (largest total time) is the one a user drills into.

@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -43,8 +42,8 @@ TARGET_FIRST_FRAME_S = 0.300
 TARGET_PAGE_DOWN_MS = 30.0
 TARGET_ADVISOR_RATIO = 10.0
 
-# Every measured process runs under an address-space cap and a time limit: a regression that
-# allocates without bound shows as a failed figure, not as the machine's OOM killer at work.
+# Every measured npu-tui process runs under a resident-memory cap and a time limit: a regression
+# that allocates without bound shows as a failed figure, not as the machine's OOM killer at work.
 MEMORY_CAP = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
 CHILD_TIMEOUT_S = 600.0
 
@@ -85,39 +84,48 @@ class Child:
     stderr: str
 
 
-def _cap_memory() -> None:
-    """In the child: fail with an allocation error instead of taking the machine's memory (an
-    out-of-memory kill would hit whatever else runs there)."""
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def run_child(cmd: List[str], env: Dict[str, str], timeout: float = CHILD_TIMEOUT_S,
               cap: bool = True) -> Child:
     """Run one process to the end; its own peak RSS and CPU come from wait4 (not the max over all
-    children that RUSAGE_CHILDREN would give)."""
+    children that RUSAGE_CHILDREN would give). With ``cap`` it is killed when its resident memory
+    passes MEMORY_CAP (an address-space limit would fail DuckDB's and Python's large reservations
+    long before they are used)."""
     out = tempfile.TemporaryFile()
     err = tempfile.TemporaryFile()
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=err,
-                            preexec_fn=_cap_memory if cap else None)
-    timed_out = False
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=err)
+    killed = ""
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
         if time.perf_counter() - t > timeout:
+            killed = f"killed after {timeout:.0f} s"
+        elif cap and _rss_bytes(proc.pid) > MEMORY_CAP:
+            killed = f"killed at {MEMORY_CAP / 2**30:.1f} GiB resident"
+        if killed:
             proc.kill()
-            timed_out = True
             pid, status, usage = os.wait4(proc.pid, 0)
             break
-        time.sleep(0.005)
+        time.sleep(0.01)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
     out.seek(0)
     err.seek(0)
     stderr = err.read().decode("utf-8", "replace")
-    if timed_out:
-        stderr += f"\nkilled after {timeout:.0f} s"
+    if killed:
+        stderr += f"\n{killed}"
     return Child(wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, proc.returncode,
                  out.read().decode("utf-8", "replace"), stderr)
 
@@ -368,9 +376,9 @@ def _case_notes(r: Dict) -> List[str]:
     notes = []
     b = r["breakdown"]
     if "error" not in b:
-        notes.append(f"Cold path, step by step (one run): discover {b['discover_s']:.2f} s, load "
-                     f"{b['load_s']:.2f} s, cache write {b['cache_write_s']:.2f} s, install_views "
-                     f"{b['install_views_s']:.2f} s, build_report {b['build_report_s']:.2f} s; "
+        notes.append(f"Cold path, step by step (one run): load {b['load_s']:.2f} s, install_views "
+                     f"{b['install_views_s']:.2f} s, cache write {b['cache_write_s']:.2f} s, build_report "
+                     f"{b['build_report_s']:.2f} s; "
                      f"process {b['wall_s']:.2f} s, RSS {b['max_rss_mb']:,.0f} MiB.")
         slow = b["files"][:4]
         notes.append("Slowest files: " + "; ".join(
@@ -380,7 +388,7 @@ def _case_notes(r: Dict) -> List[str]:
     q = r["queries"]
     if "error" not in q:
         notes.append(f"Reopen in the query probe: load_profile(cache=True) {q['open_s']:.2f} s, "
-                     f"install_views {q['install_views_s']:.2f} s.")
+                     f"ensure_views {q['install_views_s']:.2f} s.")
     return notes
 
 
