@@ -95,22 +95,44 @@ def _reason(e: BaseException) -> str:
     return one_line(text[0] if text else type(e).__name__)
 
 
-def _load_file(con, module, path: Path, ctx: RankContext) -> LoadResult:
+class _OutOfMemory(Exception):
+    """A file hit DuckDB's memory cap while other ranks were loading too; it is tried again alone."""
+
+
+def _load_file(con, module, path: Path, ctx: RankContext, alone: bool) -> LoadResult:
     """One source file in its own transaction, so a failure leaves no partial rows behind."""
-    con.execute("BEGIN TRANSACTION")
     try:
+        con.execute("BEGIN TRANSACTION")
         result = module.load(con, path, ctx)
     except SourceError as e:
-        con.execute("ROLLBACK")
+        _rollback(con)
         return LoadResult(rows=0, note=_reason(e))
+    except duckdb.OutOfMemoryException as e:
+        _rollback(con)
+        if not alone:
+            raise _OutOfMemory() from e
+        return LoadResult(rows=0, note=f"out of memory: {_reason(e)}")
     except (duckdb.Error, OSError, ValueError, UnicodeError) as e:
-        con.execute("ROLLBACK")
+        _rollback(con)
         return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
     except BaseException:
-        con.execute("ROLLBACK")
+        _rollback(con)
         raise
-    con.execute("COMMIT")
+    try:
+        con.execute("COMMIT")
+    except duckdb.Error as e:  # committing needs memory too
+        _rollback(con)
+        if not alone:
+            raise _OutOfMemory() from e
+        return LoadResult(rows=0, note=f"could not be stored: {_reason(e)}")
     return result
+
+
+def _rollback(con) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:  # the transaction never began (BEGIN itself failed)
+        pass
 
 
 class _Progress:
@@ -142,15 +164,16 @@ class _RankJob:
     files: List[Tuple[ModuleType, Path]]
 
 
-def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
-              defer: bool) -> List[Tuple[ModuleType, Path]]:
+def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool], defer: bool,
+              alone: bool) -> Tuple[List[Tuple[ModuleType, Path]], List[Tuple[ModuleType, Path]]]:
     """One rank's files in order on its own cursor (a DuckDB connection of its own), so ranks load
     in parallel: DuckDB runs the SQL without the GIL, and appends from several connections to one
-    table do not conflict. Returns the files deferred for the background."""
+    table do not conflict. Returns the files deferred for the background, and those to load again
+    alone because the memory cap was hit while other ranks were loading."""
     deferred = []
     ctx = job.ctx
     try:
-        for module, path in job.files:
+        for i, (module, path) in enumerate(job.files):
             if stop():
                 raise LoadCancelled()
             if defer and DEFERRABLE.get(module.KIND) in ctx.loaded:
@@ -159,7 +182,10 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
                 continue
             progress.start(f"rank {ctx.rank}: {path.name}")
             t0 = time.perf_counter()
-            result = _load_file(cur, module, path, ctx)
+            try:
+                result = _load_file(cur, module, path, ctx, alone)
+            except _OutOfMemory:
+                return deferred, job.files[i:]
             if result.rows:
                 ctx.loaded.add(module.KIND)
             cur.execute(INSERT_LOG, [ctx.rank, str(path), module.KIND, result.rows,
@@ -167,32 +193,37 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
             progress.finish()
     finally:
         cur.close()
-    return deferred
+    return deferred, []
 
 
 def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
-              defer: bool = False) -> List[_RankJob]:
-    """Run the ranks' jobs in a thread pool sized to the cores; returns the deferred work."""
+              defer: bool = False, workers: Optional[int] = None) -> List[_RankJob]:
+    """Run the ranks' jobs in a thread pool sized to the cores; returns the deferred work. Files
+    that ran out of memory beside other ranks are loaded again afterwards, one rank at a time."""
     stopped = threading.Event()
 
     def stop() -> bool:
         return stopped.is_set() or bool(cancelled and cancelled())
 
     later: List[_RankJob] = []
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    again: List[_RankJob] = []
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    alone = workers == 1
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="npu-tui-load") as pool:
         cursors = [con.cursor() for _ in jobs]
-        futures = {pool.submit(_run_rank, cur, job, progress, stop, defer): job
+        futures = {pool.submit(_run_rank, cur, job, progress, stop, defer, alone): job
                    for cur, job in zip(cursors, jobs)}
         pending = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
                 for f in done:
-                    files = f.result()
-                    if files:
-                        job = futures[f]
-                        later.append(_RankJob(job.src, job.ctx, files))
+                    job = futures[f]
+                    deferred, retry = f.result()
+                    if deferred:
+                        later.append(_RankJob(job.src, job.ctx, deferred))
+                    if retry:
+                        again.append(_RankJob(job.src, job.ctx, retry))
                 if cancelled and cancelled():
                     raise LoadCancelled()
         except BaseException:
@@ -206,6 +237,8 @@ def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
             for f in pending:
                 f.cancel()
             raise
+    if again:
+        later += _run_jobs(con, again, progress, cancelled, defer, workers=1)
     return sorted(later, key=lambda j: j.ctx.rank)
 
 
@@ -273,11 +306,11 @@ def load_discovered(
 
 
 def _memory_limit(disc: Discovery) -> int:
-    """DuckDB's memory cap: about the input's size (at least 1 GiB, at most 3/4 of the machine).
+    """DuckDB's memory cap: 1.25x the input's size (at least 1 GiB, at most 3/4 of the machine).
 
     Past it DuckDB spills to disk instead of growing: a GB trace on a shared server must not take
-    the memory of the job being profiled. Measured on a 1.6 GB rank: peak RSS 3.1 GB uncapped,
-    1.6 GB capped, for ~20% more load time.
+    the memory of the job being profiled. Measured (2 cores): a 1.6 GB rank peaks at 3.1 GB RSS
+    uncapped, 1.7 GB capped; 8 ranks of 200k kernels (2.7 GB) at 2.3 GB, in the same 20 s.
     """
     size = 0
     for src in disc.ranks:
@@ -291,7 +324,7 @@ def _memory_limit(disc: Discovery) -> int:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         physical = 8 << 30
-    return int(min(max(size, 1 << 30), physical * 3 // 4))
+    return int(min(max(size * 5 // 4, 1 << 30), physical * 3 // 4))
 
 
 def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
