@@ -310,7 +310,7 @@ def _memory_limit(disc: Discovery) -> int:
 
     Past it DuckDB spills to disk instead of growing: a GB trace on a shared server must not take
     the memory of the job being profiled. Measured (2 cores): a 1.6 GB rank peaks at 3.1 GB RSS
-    uncapped, 1.7 GB capped; 8 ranks of 200k kernels (2.7 GB) at 2.3 GB, in the same 20 s.
+    uncapped, 2.1 GB capped; 8 ranks of 200k kernels (2.7 GB) at 2.3 GB, in the same 20 s.
     """
     size = 0
     for src in disc.ranks:
