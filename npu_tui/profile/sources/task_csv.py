@@ -1,0 +1,69 @@
+"""The shared loader of per-task CSVs (kernel_details.csv, msprof's op_summary_*.csv) into kernels.
+
+Each format names its columns differently, and versions rename them (``Block Dim`` -> ``Block
+Num``), so a format is a mapping from our field to the names it may carry, first present wins.
+Fields are typed while reading, so the other columns (some 30 PMU counters) are never converted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Tuple
+
+import duckdb
+
+from ..errors import SourceError
+from .base import LoadResult, RankContext
+from .csvfile import col, drop_staged, stage_csv
+
+Columns = Dict[str, Tuple[str, ...]]
+
+# k_ prefixes: DuckDB identifiers are case-insensitive, so `name` would collide with a `Name` column.
+TYPED = """
+clean_text({name}) AS k_name, us_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur,
+int_or_null({device_id}) AS k_device, int_or_null({step}) AS k_step, clean_text({type}) AS k_type,
+clean_text({core}) AS k_core, us_to_ns({wait}) AS k_wait, int_or_null({block_dim}) AS k_block,
+int_or_null({stream_id}) AS k_stream, int_or_null({task_id}) AS k_task,
+clean_text({in_shapes}) AS k_in_shapes, clean_text({in_dtypes}) AS k_in_dtypes,
+clean_text({in_formats}) AS k_in_formats, clean_text({out_shapes}) AS k_out_shapes,
+clean_text({out_dtypes}) AS k_out_dtypes
+"""
+
+INSERT = """
+INSERT INTO kernels
+SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, type_from_name(k_name)),
+       k_core, k_start, k_dur, k_wait, k_block, k_stream, k_task, k_in_shapes, k_in_dtypes,
+       k_in_formats, k_out_shapes, k_out_dtypes, $source
+FROM {stage}
+WHERE k_name IS NOT NULL AND k_start IS NOT NULL AND k_dur IS NOT NULL AND k_dur >= 0
+"""
+
+FIELDS = ("name", "start", "dur", "device_id", "step", "type", "core", "wait", "block_dim",
+          "stream_id", "task_id", "in_shapes", "in_dtypes", "in_formats", "out_shapes", "out_dtypes")
+REQUIRED = ("name", "start", "dur")
+
+
+def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, columns: Columns,
+                  source: str, stage: str) -> LoadResult:
+    """Rows with a name, a start and a non-negative duration become kernels; the rest are counted."""
+
+    def typed(header) -> str:
+        missing = [columns[f][0] for f in REQUIRED if col(header, *columns[f]) == "NULL"]
+        if missing:
+            raise SourceError(f"not a {source} table: no {' / '.join(missing)}")
+        return TYPED.format(**{f: col(header, *columns.get(f, ())) for f in FIELDS})
+
+    try:
+        _, rejected = stage_csv(con, path, stage, select=typed)
+        total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
+        if total == 0 and rejected == 0:
+            raise SourceError("header only, no task rows")
+        rows = con.execute(INSERT.format(stage=stage), {
+            "rank": ctx.rank, "device_id": ctx.device_id, "source": source}).fetchone()[0]
+        if ctx.device_id is None:
+            ctx.device_id = con.execute(
+                "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
+            ).fetchone()[0]
+        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+    finally:
+        drop_staged(con, stage)
