@@ -7,28 +7,20 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext, csv_header
-from .task_csv import Columns, load_task_csv
+from .task_csv import COMMON, Columns, load_task_csv
 
 KIND = "kernel_details"
 FILE_NAMES = ("kernel_details.csv",)
 
 COLUMNS: Columns = {
+    **COMMON,
     "name": ("Name",),
     "start": ("Start Time(us)",),
     "dur": ("Duration(us)",),
-    "device_id": ("Device_id", "Device ID"),
     "step": ("Step Id",),
     "type": ("Type",),
     "core": ("Accelerator Core",),
     "wait": ("Wait Time(us)",),
-    "block_dim": ("Block Dim", "Block Num"),
-    "stream_id": ("Stream ID",),
-    "task_id": ("Task ID",),
-    "in_shapes": ("Input Shapes",),
-    "in_dtypes": ("Input Data Types",),
-    "in_formats": ("Input Formats",),
-    "out_shapes": ("Output Shapes",),
-    "out_dtypes": ("Output Data Types",),
 }
 
 

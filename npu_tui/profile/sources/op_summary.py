@@ -10,7 +10,7 @@ from typing import Optional
 import duckdb
 
 from .base import LoadResult, RankContext, csv_header
-from .task_csv import Columns, load_task_csv
+from .task_csv import COMMON, Columns, load_task_csv
 
 KIND = "op_summary"
 FILE_NAMES = ()
@@ -21,21 +21,13 @@ REQUIRED = {"Op Name", "Task Start Time(us)", "Task Duration(us)"}
 DEVICE_DIR = re.compile(r"^device_(\d+)$")
 
 COLUMNS: Columns = {
+    **COMMON,
     "name": ("Op Name",),
     "start": ("Task Start Time(us)",),
     "dur": ("Task Duration(us)",),
-    "device_id": ("Device_id", "Device ID"),
     "type": ("OP Type", "Op Type"),
     "core": ("Task Type",),
     "wait": ("Task Wait Time(us)",),
-    "block_dim": ("Block Dim", "Block Num"),
-    "stream_id": ("Stream ID",),
-    "task_id": ("Task ID",),
-    "in_shapes": ("Input Shapes",),
-    "in_dtypes": ("Input Data Types",),
-    "in_formats": ("Input Formats",),
-    "out_shapes": ("Output Shapes",),
-    "out_dtypes": ("Output Data Types",),
 }
 
 

@@ -18,6 +18,19 @@ from .csvfile import col, drop_staged, stage_csv
 
 Columns = Dict[str, Tuple[str, ...]]
 
+# Named alike in kernel_details.csv and op_summary_*.csv.
+COMMON: Columns = {
+    "device_id": ("Device_id", "Device ID"),
+    "block_dim": ("Block Dim", "Block Num"),
+    "stream_id": ("Stream ID",),
+    "task_id": ("Task ID",),
+    "in_shapes": ("Input Shapes",),
+    "in_dtypes": ("Input Data Types",),
+    "in_formats": ("Input Formats",),
+    "out_shapes": ("Output Shapes",),
+    "out_dtypes": ("Output Data Types",),
+}
+
 # k_ prefixes: DuckDB identifiers are case-insensitive, so `name` would collide with a `Name` column.
 TYPED = """
 clean_text({name}) AS k_name, us_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur,
