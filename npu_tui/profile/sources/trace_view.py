@@ -38,21 +38,24 @@ STAGE = "stg_trace_view"
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
 _TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|user_annotation)"|"name"\s*:\s*"Python"')
 
+# Process and thread names are a few rows; tv_event joins them to the events as a view, because
+# copying millions of staged events (args included) costs more than the few scans that read them.
 PROCESSES = """
 CREATE OR REPLACE TEMP TABLE tv_process AS
-SELECT pid,
-       any_value(args->>'name') FILTER (WHERE name = 'process_name') AS pname,
-       any_value(args->>'labels') FILTER (WHERE name = 'process_labels') AS labels
-FROM stg_trace_view WHERE ph = 'M' AND name IN ('process_name', 'process_labels')
-GROUP BY pid;
-CREATE OR REPLACE TEMP TABLE tv_event AS
-SELECT e.*, p.pname,
-       (p.labels = 'CPU' OR (p.labels IS NULL AND p.pname IN ('Python', 'CANN'))) AS host,
-       t.tname
+SELECT *, (labels = 'CPU' OR (labels IS NULL AND pname IN ('Python', 'CANN'))) AS host
+FROM (SELECT pid,
+             any_value(args->>'name') FILTER (WHERE name = 'process_name') AS pname,
+             any_value(args->>'labels') FILTER (WHERE name = 'process_labels') AS labels
+      FROM stg_trace_view WHERE ph = 'M' AND name IN ('process_name', 'process_labels')
+      GROUP BY pid);
+CREATE OR REPLACE TEMP TABLE tv_thread AS
+SELECT pid, tid, any_value(args->>'name') AS tname FROM stg_trace_view
+WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid;
+CREATE OR REPLACE TEMP VIEW tv_event AS
+SELECT e.*, p.pname, p.host, t.tname
 FROM stg_trace_view e
 LEFT JOIN tv_process p USING (pid)
-LEFT JOIN (SELECT pid, tid, any_value(args->>'name') AS tname FROM stg_trace_view
-           WHERE ph = 'M' AND name = 'thread_name' GROUP BY pid, tid) t USING (pid, tid)
+LEFT JOIN tv_thread t USING (pid, tid)
 WHERE e.ph <> 'M';
 """
 
@@ -62,8 +65,9 @@ LINKS = """
 CREATE OR REPLACE TEMP TABLE tv_link AS
 SELECT f.cat, f.id, f.pid, f.tid, f.ts_ns AS device_ts_ns, arg_min(s.ts_ns, abs(f.ts_ns - s.ts_ns)) AS host_ts_ns,
        any_value(f.host) AS to_host
-FROM (SELECT * FROM tv_event WHERE ph = 'f' AND ts_ns IS NOT NULL) f
-JOIN (SELECT * FROM tv_event WHERE ph = 's' AND ts_ns IS NOT NULL) s ON f.cat = s.cat AND f.id = s.id
+FROM (SELECT e.*, p.host FROM stg_trace_view e LEFT JOIN tv_process p USING (pid)
+      WHERE e.ph = 'f' AND e.ts_ns IS NOT NULL) f
+JOIN (SELECT * FROM stg_trace_view WHERE ph = 's' AND ts_ns IS NOT NULL) s ON f.cat = s.cat AND f.id = s.id
 GROUP BY f.cat, f.id, f.pid, f.tid, f.ts_ns
 """
 
@@ -120,7 +124,7 @@ SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
 FROM tv_process WHERE regexp_matches(labels, 'NPU\\D*\\d+')
 """
 
-TEMP_TABLES = ("tv_process", "tv_event", "tv_link", "tv_step")
+TEMP_TABLES = ("tv_process", "tv_thread", "tv_link", "tv_step")
 
 
 def sniff(head: bytes) -> bool:
@@ -144,6 +148,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:
+        con.execute("DROP VIEW IF EXISTS tv_event")
         for t in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {t}")
         drop_staged_trace(con, STAGE)
