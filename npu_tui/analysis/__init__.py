@@ -15,6 +15,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - kernel_categories: kernels.* + end_ns, category, is_compute, is_comm
 - stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
 - signature_scan: per kernel in time order: rank, part, i, category, vae_sig, score, p0, p1, gap, ci, g1..g4
+  (ranks without overrides or markers only: the others never use signatures)
 - stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows)
 - stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection)
 - kernel_stages: kernel_categories.* + win, stage, window_no

@@ -43,8 +43,8 @@ VIEW_ORDER = (
 # views DuckDB would inline and re-run the whole stage detection (or the sweeps over every kernel
 # and lane) in every query that uses them. refresh_stages() recomputes them, in VIEW_ORDER, after
 # stage overrides change.
-MATERIALIZED = ("signature_scan", "stage_signature", "kernel_stages", "stage_windows", "busy_segments",
-                "lane_segments", "comm_exposure", "step_breakdown")
+MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
+                "busy_segments", "lane_segments", "comm_exposure", "step_breakdown")
 
 
 @lru_cache(maxsize=None)

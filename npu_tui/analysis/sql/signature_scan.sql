@@ -19,6 +19,8 @@ k AS (
     FROM kernel_categories c
     JOIN sig s ON s.type IS NOT DISTINCT FROM c.type AND s.name IS NOT DISTINCT FROM c.name
     CROSS JOIN cfg
+    -- ranks staged by an override or by markers never use signatures (stage_windows_raw)
+    WHERE c.rank NOT IN (SELECT rank FROM stage_overrides UNION ALL SELECT rank FROM stage_markers)
 ),
 run AS (
     SELECT rank, part, start_ns, end_ns, dur_ns, category, is_comm, t, shapes, vae_sig,
