@@ -165,35 +165,109 @@ class _RankJob:
 
 
 def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool], defer: bool,
-              alone: bool) -> Tuple[List[Tuple[ModuleType, Path]], List[Tuple[ModuleType, Path]]]:
+              alone: bool, spare=None) -> Tuple[List[Tuple[ModuleType, Path]], List[Tuple[ModuleType, Path]]]:
     """One rank's files in order on its own cursor (a DuckDB connection of its own), so ranks load
     in parallel: DuckDB runs the SQL without the GIL, and appends from several connections to one
-    table do not conflict. Returns the files deferred for the background, and those to load again
-    alone because the memory cap was hit while other ranks were loading."""
+    table do not conflict. With a ``spare`` cursor (a core no rank is using), the rank's big trace
+    loads on it beside the files it waits for (see _Beside). Returns the files deferred for the
+    background, and those to load again alone because the memory cap was hit while other files
+    were loading."""
     deferred = []
     ctx = job.ctx
+    beside = _Beside.start(spare, job, progress, alone) if spare is not None and not defer else None
     try:
         for i, (module, path) in enumerate(job.files):
+            if beside and beside.index == i:
+                if beside.join(ok=True):
+                    return deferred, job.files[i:]
+                continue
             if stop():
                 raise LoadCancelled()
             if defer and DEFERRABLE.get(module.KIND) in ctx.loaded:
                 deferred.append((module, path))
                 progress.finish()
                 continue
-            progress.start(f"rank {ctx.rank}: {path.name}")
-            t0 = time.perf_counter()
             try:
-                result = _load_file(cur, module, path, ctx, alone)
+                _load_logged(cur, module, path, ctx, progress, alone)
             except _OutOfMemory:
+                if beside:
+                    beside.join(ok=False)
                 return deferred, job.files[i:]
-            if result.rows:
-                ctx.loaded.add(module.KIND)
-            cur.execute(INSERT_LOG, [ctx.rank, str(path), module.KIND, result.rows,
-                                     result.skipped, time.perf_counter() - t0, result.note])
-            progress.finish()
     finally:
+        if beside:
+            beside.join(ok=False)
         cur.close()
     return deferred, []
+
+
+def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress: _Progress,
+                 alone: bool) -> None:
+    progress.start(f"rank {ctx.rank}: {path.name}")
+    t0 = time.perf_counter()
+    result = _load_file(cur, module, path, ctx, alone)
+    if result.rows:
+        ctx.loaded.add(module.KIND)
+    cur.execute(INSERT_LOG, [ctx.rank, str(path), module.KIND, result.rows,
+                             result.skipped, time.perf_counter() - t0, result.note])
+    progress.finish()
+
+
+class _Beside:
+    """A rank's big trace (a DEFERRABLE kind) loading on a spare core while the files before it
+    load: staging it is the long part and needs nothing from them. Its loader calls ctx.settle()
+    before the part that does, which waits until they are in. Used only with cores to spare, so a
+    worker never waits on work still queued behind it."""
+
+    def __init__(self, cur, job: _RankJob, index: int, progress: _Progress, alone: bool):
+        self.cur, self.job, self.index = cur, job, index
+        self.before_done = threading.Event()
+        self.before_ok = False
+        self.out_of_memory = False
+        self.error: Optional[BaseException] = None
+        self.joined = False
+        job.ctx.settle = self._settle
+        module, path = job.files[index]
+        self.thread = threading.Thread(target=self._run, args=(module, path, progress, alone),
+                                       name=f"npu-tui-load-{job.ctx.rank}-beside", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def start(cls, cur, job: _RankJob, progress: _Progress, alone: bool) -> Optional["_Beside"]:
+        kinds = [m.KIND for m, _ in job.files]
+        for i, kind in enumerate(kinds):
+            if DEFERRABLE.get(kind) in kinds[:i]:
+                return cls(cur, job, i, progress, alone)
+        cur.close()
+        return None
+
+    def _settle(self) -> None:
+        self.before_done.wait()
+        if not self.before_ok:  # the earlier files stopped short: this one loads again after them
+            raise _OutOfMemory()
+
+    def _run(self, module, path, progress, alone) -> None:
+        try:
+            _load_logged(self.cur, module, path, self.job.ctx, progress, alone)
+        except _OutOfMemory:
+            self.out_of_memory = True
+        except BaseException as e:  # re-raised in the rank's own thread
+            self.error = e
+        finally:
+            self.cur.close()
+
+    def join(self, ok: bool) -> bool:
+        """Let the trace finish (``ok``: the files before it are in) and wait for it; True when it
+        ran out of memory and must load again. Interrupting the cursor is the caller's to do."""
+        if self.joined:
+            return False
+        self.joined = True
+        self.before_ok = ok
+        self.before_done.set()
+        self.thread.join()
+        self.job.ctx.settle = lambda: None
+        if self.error is not None:
+            raise self.error
+        return self.out_of_memory
 
 
 def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
@@ -207,12 +281,17 @@ def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
 
     later: List[_RankJob] = []
     again: List[_RankJob] = []
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    alone = workers == 1
+    cores = os.cpu_count() or 1
+    # Cores left over by the ranks each take one rank's big trace beside its other files; not when
+    # loading again alone (``workers`` given) or when the trace waits for the background anyway.
+    spare = 0 if workers or defer else max(0, cores - len(jobs))
+    workers = workers or max(1, min(len(jobs), cores))
+    alone = workers == 1 and not spare
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="npu-tui-load") as pool:
         cursors = [con.cursor() for _ in jobs]
-        futures = {pool.submit(_run_rank, cur, job, progress, stop, defer, alone): job
-                   for cur, job in zip(cursors, jobs)}
+        spares = [con.cursor() if i < spare else None for i in range(len(jobs))]
+        futures = {pool.submit(_run_rank, cur, job, progress, stop, defer, alone, extra): job
+                   for cur, extra, job in zip(cursors, spares, jobs)}
         pending = set(futures)
         try:
             while pending:
@@ -229,7 +308,7 @@ def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
         except BaseException:
             # Stop the other ranks at their next file and cut short what DuckDB is running now.
             stopped.set()
-            for cur in cursors:
+            for cur in cursors + [c for c in spares if c is not None]:
                 try:
                     cur.interrupt()
                 except duckdb.Error:  # that rank already finished and closed its cursor

@@ -6,7 +6,7 @@ import gzip
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 HEAD_BYTES = 64 * 1024
 
@@ -26,6 +26,9 @@ class RankContext:
     # Kinds that have already put rows in, so a later source can defer to a better one
     # (trace_view kernels are only used when kernel_details.csv gave none).
     loaded: Set[str] = field(default_factory=set)
+    # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
+    # reads ``loaded`` or ``device_id``: it returns once those files are in.
+    settle: Callable[[], None] = lambda: None
 
 
 @dataclass

@@ -135,16 +135,17 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     staged = stage_trace(con, path, STAGE)
     try:
         con.execute(PROCESSES)
-        if ctx.device_id is None:
-            ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
         con.execute(LINKS)
         params = {"rank": ctx.rank}
         rows = 0
+        for sql in (INSERT_LANES, INSERT_HOST, INSERT_FLOWS):
+            rows += _inserted(con, sql, params)
+        ctx.settle()
+        if ctx.device_id is None:
+            ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
         if "kernel_details" not in ctx.loaded:
             con.execute(STEPS)
             rows += _inserted(con, INSERT_KERNELS, {**params, "device_id": ctx.device_id})
-        for sql in (INSERT_LANES, INSERT_HOST, INSERT_FLOWS):
-            rows += _inserted(con, sql, params)
         skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:

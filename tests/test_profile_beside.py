@@ -1,0 +1,100 @@
+"""A rank's big trace loads beside its kernel table when cores are spare: same rows as one at a time."""
+
+import shutil
+import threading
+
+import duckdb
+import pytest
+
+from npu_tui.profile import LoadCancelled, load_profile, loader
+from npu_tui.profile.sources import kernel_details, trace_view
+
+TABLES = ("kernels", "host_events", "flows", "overlap_lanes", "step_trace", "comm_ops", "ranks")
+
+
+@pytest.fixture
+def level1(real, tmp_path):
+    src = tmp_path / "level1"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", src)
+    return src
+
+
+def contents(p):
+    return {t: sorted(p.con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
+
+
+def load_with_cores(path, monkeypatch, cores):
+    monkeypatch.setattr(loader.os, "cpu_count", lambda: cores)
+    return load_profile(path)
+
+
+@pytest.fixture
+def trace_threads(monkeypatch):
+    """The thread each trace_view.json loaded on."""
+    real_load, seen = trace_view.load, []
+
+    def recorded(con, path, ctx):
+        seen.append(threading.current_thread().name)
+        return real_load(con, path, ctx)
+
+    monkeypatch.setattr(trace_view, "load", recorded)
+    return seen
+
+
+def test_the_trace_loads_beside_the_kernels_with_the_same_rows(level1, monkeypatch, trace_threads):
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    assert not any(name.endswith("-beside") for name in trace_threads)
+    trace_threads.clear()
+    beside = load_with_cores(level1, monkeypatch, 4)  # two ranks, two cores to spare
+    assert sorted(trace_threads) == ["npu-tui-load-0-beside", "npu-tui-load-1-beside"]
+    assert contents(beside) == alone
+    # kernel_details.csv gave the kernels; the trace added none of its own
+    assert beside.con.execute("SELECT count(*), count(DISTINCT source) FROM kernels").fetchone() == (382, 1)
+    assert beside.con.execute("SELECT count(*) FROM host_events").fetchone()[0] > 0
+
+
+def test_beside_a_kernel_table_that_gives_nothing_the_trace_gives_the_kernels(level1, monkeypatch,
+                                                                              trace_threads):
+    (level1 / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv").write_bytes(b"")
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    trace_threads.clear()
+    beside = load_with_cores(level1, monkeypatch, 4)
+    assert len(trace_threads) == 2 and all(name.endswith("-beside") for name in trace_threads)
+    assert contents(beside) == alone
+    by_source = dict(beside.con.execute("SELECT rank, any_value(source) FROM kernels GROUP BY rank").fetchall())
+    assert by_source == {0: "kernel_details", 1: "trace_view"}
+
+
+def _out_of_memory_once(module, monkeypatch):
+    real_load, calls = module.load, []
+
+    def squeezed(con, path, ctx):
+        calls.append(ctx.rank)
+        if calls.count(ctx.rank) == 1:
+            raise duckdb.OutOfMemoryException("Out of Memory Error: (simulated)")
+        return real_load(con, path, ctx)
+
+    monkeypatch.setattr(module, "load", squeezed)
+    return calls
+
+
+@pytest.mark.parametrize("module", [kernel_details, trace_view], ids=["kernel table", "trace"])
+def test_out_of_memory_on_either_side_loads_the_rank_again_alone(level1, monkeypatch, module):
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    calls = _out_of_memory_once(module, monkeypatch)
+    p = load_with_cores(level1, monkeypatch, 4)
+    assert sorted(calls) == [0, 0, 1, 1]
+    assert contents(p) == alone  # nothing lost, nothing twice
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+
+
+def test_cancel_stops_the_trace_beside_too(level1, monkeypatch):
+    monkeypatch.setattr(loader.os, "cpu_count", lambda: 4)
+    labels = []
+
+    def cancelled():
+        return any("trace_view" in label for label in labels)
+
+    with pytest.raises(LoadCancelled):
+        load_profile(level1, progress=lambda d, t, label: labels.append(label), cancelled=cancelled)
+    assert not [t for t in threading.enumerate() if t.name.endswith("-beside")]
