@@ -63,7 +63,14 @@ VIEW_DESCRIPTIONS: Dict[str, str] = {name: _description(name) for name in VIEW_O
 
 
 def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    kind = "TABLE" if name in MATERIALIZED else "VIEW"
+    kind, other = ("TABLE", "VIEW") if name in MATERIALIZED else ("VIEW", "TABLE")
+    # A cached profile analysed by a version that stored this view the other way holds the other
+    # kind, which CREATE OR REPLACE refuses to replace; DROP of the wrong kind raises when it is
+    # already the right one.
+    try:
+        con.execute(f"DROP {other} IF EXISTS {name}")
+    except duckdb.CatalogException:
+        pass
     con.execute(f"CREATE OR REPLACE {kind} {name} AS\n{view_sql(name)}")
 
 
