@@ -41,10 +41,12 @@ VIEW_ORDER = (
 
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
 # views DuckDB would inline and re-run the whole stage detection (or the sweeps over every kernel
-# and lane) in every query that uses them. refresh_stages() recomputes them, in VIEW_ORDER, after
-# stage overrides change.
+# and lane) in every query that uses them. The report's own sources are stored too, so reopening a
+# cached profile reads them instead of aggregating every kernel again. refresh_stages() recomputes
+# them, in VIEW_ORDER, after stage overrides change.
 MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
-                "busy_segments", "lane_segments", "comm_exposure", "step_breakdown")
+                "stage_summary", "stage_categories", "top_operators", "busy_segments", "lane_segments",
+                "comm_exposure", "step_breakdown", "rank_summary", "rank_spread", "findings")
 
 
 @lru_cache(maxsize=None)
@@ -75,9 +77,10 @@ def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
 
 
 def _fingerprint(rules: Rules) -> str:
-    """The rules and the views' SQL: a cached profile's stored tables from another version of
-    either must be rebuilt."""
+    """The rules, the views' SQL and which of them are stored: a cached profile's analysis from
+    another version of any of these must be rebuilt."""
     h = hashlib.sha256(rules.fingerprint.encode())
+    h.update(" ".join(MATERIALIZED).encode())
     for name in VIEW_ORDER:
         h.update(view_sql(name).encode())
     return h.hexdigest()
