@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any, Dict, List, Sequence
 
 import duckdb
@@ -25,8 +24,9 @@ COMM_SQL = """SELECT e.rank, e.stage, e.comm_us, e.exposed_us, e.exposed_share, 
               ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
 FINDINGS_SQL = """SELECT rule, rank, stage, metric, category, value, threshold, direction, docs, estimate,
                          step_saving_us FROM findings"""
-DETECTION_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_count, method, confidence
-                   FROM stage_windows ORDER BY rank, start_ns"""
+WINDOW_KEYS = ("stage", "start_us", "end_us", "wall_us", "kernel_count")
+DETECTION_SQL = f"""SELECT rank, method, confidence, {', '.join(WINDOW_KEYS)}
+                    FROM stage_windows ORDER BY rank, start_ns"""
 CLUSTER_RANKS_SQL = "SELECT rank, steps, step_time_us, exposed_comm_us, step_source FROM rank_summary"
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
@@ -39,14 +39,20 @@ TOP_RANK_SQL = """SELECT stage, category, type, example_name AS name, input_shap
 COMM_CATEGORY_SQL = "SELECT any_value(comm_category) FROM rules_compute"
 
 
-def _plain(v: Any) -> Any:
-    return float(v) if isinstance(v, Decimal) else v
-
-
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[Dict[str, Any]]:
     cur = con.execute(sql, params) if params is not None else con.execute(sql)
     cols = [d[0] for d in cur.description]
-    return [{c: _plain(v) for c, v in zip(cols, r)} for r in cur.fetchall()]
+    rows = cur.fetchall()
+    # DECIMAL columns arrive as Decimal, which JSON cannot hold: floats. Only those columns are
+    # visited (stage_detection alone has tens of thousands of rows on a big profile).
+    decimal = [i for i, d in enumerate(cur.description) if str(d[1]).startswith("DECIMAL")]
+    if decimal:
+        rows = [list(r) for r in rows]
+        for r in rows:
+            for i in decimal:
+                if r[i] is not None:
+                    r[i] = float(r[i])
+    return [dict(zip(cols, r)) for r in rows]
 
 
 def sql_literal(value: Any) -> str:
@@ -91,11 +97,12 @@ def _findings(con) -> List[Dict[str, Any]]:
 
 
 def _detection(con) -> List[Dict[str, Any]]:
+    # A window per stage and step: tens of thousands on a long run, so built from the rows directly.
     by_rank: Dict[int, Dict[str, Any]] = {}
-    for w in _rows(con, DETECTION_SQL):
-        entry = by_rank.setdefault(w["rank"], {"rank": w["rank"], "method": w["method"],
-                                               "confidence": w["confidence"], "windows": []})
-        entry["windows"].append({k: w[k] for k in ("stage", "start_us", "end_us", "wall_us", "kernel_count")})
+    for rank, method, confidence, *window in con.execute(DETECTION_SQL).fetchall():
+        entry = by_rank.setdefault(rank, {"rank": rank, "method": method, "confidence": confidence,
+                                          "windows": []})
+        entry["windows"].append(dict(zip(WINDOW_KEYS, window)))
     return list(by_rank.values())
 
 
