@@ -1,6 +1,7 @@
 """The lower layers never import the UI, torch or pandas (design.md §2); checked in a fresh process."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -45,3 +46,26 @@ def test_importing_the_package_and_cli_is_light():
     ).stdout
     roots = {m.split(".")[0] for m in json.loads(out)}
     assert not roots & {"textual", "torch", "duckdb", "pandas"}
+
+
+def _modules_after(code: str, cache) -> set:
+    out = subprocess.run(
+        [sys.executable, "-c", f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)), file=sys.stderr)"],
+        cwd=ROOT, capture_output=True, text=True, check=True, env={**os.environ, "NPU_TUI_CACHE_DIR": str(cache)},
+    ).stderr
+    return {m.split(".")[0] for m in json.loads(out.splitlines()[-1])}
+
+
+def test_the_app_shell_imports_no_database(tmp_path):
+    """The first frame (the app module imported, the shell drawn) does not wait for DuckDB or the
+    analysis: the load worker imports them."""
+    roots = _modules_after("import npu_tui.tui.app", tmp_path)
+    assert "duckdb" not in roots and "textual" in roots
+
+
+def test_the_report_imports_no_ui(tmp_path):
+    """`npu-tui report` pays for DuckDB and the analysis only."""
+    roots = _modules_after(f"from npu_tui.cli import main\nmain(['report', {str(ROOT / 'fixtures' / 'level0')!r}])",
+                           tmp_path)
+    assert "duckdb" in roots
+    assert not roots & {"textual", "rich", "pandas", "torch"}

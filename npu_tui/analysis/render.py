@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any, Dict, List, Sequence, Tuple
 
+from ..text import literal
+
 FORMATS = ("text", "md", "json")
 
 Column = Tuple[str, str]  # (key, header)
@@ -14,21 +16,6 @@ MAX_CELL = 48
 # Characters Markdown would read as markup (emphasis, links, code, HTML, table cells), escaped with
 # a backslash so profile text shows as written.
 _MD_MARKUP = re.compile(r"([\\`*_\[\]<>|~&])")
-
-
-def literal(value: Any) -> str:
-    """Profile text as it is, except characters that would drive a terminal or hide text: control
-    characters (ESC, BEL, CR, backspace...), zero-width and bidirectional format characters are
-    written as escapes (``\\x1b``, ``\\u202e``). Used by the reports and by every TUI pane."""
-    text = "" if value is None else str(value)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else _escape(c) for c in text)
-
-
-def _escape(c: str) -> str:
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 def _md(text: str) -> str:

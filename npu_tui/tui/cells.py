@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # One rule for the screen and the reports: control and format characters shown as escapes.
-from ..analysis.render import literal
+from ..text import literal
 
 __all__ = ["Column", "fmt_cell", "fmt_us", "literal"]
 

@@ -10,7 +10,6 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...analysis.diff import verdict_line
 from ..cells import fmt_us, literal
 
 EMPTY = "No comparison yet: c collects a new run and compares it with the one before; " \
@@ -41,6 +40,8 @@ def _table(title: str, headers: List[str], labels: int) -> Table:
 
 
 def diff_renderable(d: dict) -> Group:
+    from ...analysis.diff import verdict_line  # the analysis package loads DuckDB: not before a diff exists
+
     v = d["verdict"]
     parts = [Text(f"base {literal(d['base']['path'])}\nnew  {literal(d['new']['path'])}"),
              Text(literal(verdict_line(d)), style=VERDICT_STYLE.get(v["verdict"], "bold")), Text()]
