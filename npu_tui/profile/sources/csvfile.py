@@ -83,21 +83,17 @@ def _complete_size(path: Path) -> Optional[int]:
 def _mixed_line_ends(path: Path, chunk: int = 1 << 24) -> bool:
     """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
 
-    Decided up front rather than by retrying: a failed read aborts the loader's transaction.
+    Decided up front rather than by retrying: a failed read aborts the loader's transaction. Counted
+    in one reused buffer: a GB file must not be copied chunk by chunk just to be counted.
     """
     crlf = lf = 0
-    tail = b""
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(chunk)
-            if not block:
-                break
-            data = tail + block
-            # Keep a trailing CR for the next block so a CRLF split across blocks still counts.
-            tail = data[-1:] if data.endswith(b"\r") else b""
-            data = data[:-1] if tail else data
-            crlf += data.count(b"\r\n")
-            lf += data.count(b"\n")
+    buf = bytearray(chunk)
+    cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
+            lf += buf.count(b"\n", 0, n)
+            cr_before = buf[n - 1] == 0x0D
     return 0 < crlf < lf
 
 
