@@ -337,6 +337,15 @@ def _runs(xs: List[float], fmt: str = "{:.2f}") -> str:
     return ", ".join(fmt.format(x) for x in xs)
 
 
+def _timed_rows(label: str, m: Dict, key: str, target: float, rss_label: str) -> List[str]:
+    """A figure in seconds against its target, and the peak RSS of the same runs."""
+    if "error" in m:
+        return [f"| {label} | failed | | {m['error']} |"]
+    v = _median(m[key])
+    return [f"| {label} | {v:.2f} s | {_runs(m[key])} | ≤ {target:g} s: {_ok(v, target)} |",
+            f"| {rss_label} | {max(m['max_rss_mb']):,.0f} MiB | {_runs(m['max_rss_mb'], '{:.0f}')} | |"]
+
+
 def _case_rows(r: Dict) -> List[str]:
     """The table rows of one case; a failed measurement gets one row saying how it failed."""
     rows = []
@@ -352,23 +361,11 @@ def _case_rows(r: Dict) -> List[str]:
             f"| CPU (user + sys), cold | {_median(cold['cpu_s']):.2f} s | {_runs(cold['cpu_s'])} | |",
             f"| peak RSS, cold | {max(cold['max_rss_mb']):,.0f} MiB = {ratio:.2f}× input | "
             f"{_runs(cold['max_rss_mb'], '{:.0f}')} | ≤ {TARGET_RSS_RATIO:g}×: {_ok(ratio, TARGET_RSS_RATIO)} |"]
-    tui_cold = r.get("tui_cold", {"error": "not measured"})
-    if "error" in tui_cold:
-        rows.append(f"| TUI cold → findings on screen | failed | | {tui_cold['error']} |")
-    else:
-        v = _median(tui_cold["overview"])
-        rows += [f"| TUI cold → findings on screen (populated Overview, empty cache) | {v:.2f} s | "
-                 f"{_runs(tui_cold['overview'])} | ≤ {TARGET_COLD_S:g} s: {_ok(v, TARGET_COLD_S)} |",
-                 f"| peak RSS, TUI cold (the trace loading behind) | {max(tui_cold['max_rss_mb']):,.0f} MiB | "
-                 f"{_runs(tui_cold['max_rss_mb'], '{:.0f}')} | |"]
-    if "error" in reopen:
-        rows.append(f"| reopen from cache → findings | failed | | {reopen['error']} |")
-    else:
-        reopen_s = _median(reopen["wall_s"])
-        rows += [f"| reopen from cache → findings (`npu-tui report`) | {reopen_s:.2f} s | "
-                 f"{_runs(reopen['wall_s'])} | ≤ {TARGET_REOPEN_S:g} s: {_ok(reopen_s, TARGET_REOPEN_S)} |",
-                 f"| peak RSS, reopen | {max(reopen['max_rss_mb']):,.0f} MiB | "
-                 f"{_runs(reopen['max_rss_mb'], '{:.0f}')} | |"]
+    rows += _timed_rows("TUI cold → findings on screen (populated Overview, empty cache)",
+                        r.get("tui_cold", {"error": "not measured"}), "overview", TARGET_COLD_S,
+                        "peak RSS, TUI cold (the trace loading behind)")
+    rows += _timed_rows("reopen from cache → findings (`npu-tui report`)", reopen, "wall_s",
+                        TARGET_REOPEN_S, "peak RSS, reopen")
     if "error" in tui:
         rows.append(f"| TUI (scripts/measure_tui.py) | failed | | {tui['error']} |")
     else:

@@ -101,27 +101,3 @@ def test_background_keeps_the_trace_when_it_is_the_only_kernel_source(real, tmp_
                 / "trace_view.json", bare)
     p = load_profile(bare, background=True)
     assert p.pending == [] and counts(p)["kernels"] == 191
-
-
-def test_out_of_memory_beside_other_ranks_is_loaded_again_alone(profile_copy, monkeypatch):
-    """DuckDB's memory cap can be hit while ranks load side by side; the file is retried alone."""
-    import duckdb
-
-    from npu_tui.profile import loader
-    from npu_tui.profile.sources import kernel_details
-
-    monkeypatch.setattr(loader.os, "cpu_count", lambda: 2)
-    real_load, calls = kernel_details.load, []
-
-    def squeezed(con, path, ctx):
-        calls.append(ctx.rank)
-        if calls.count(ctx.rank) == 1:
-            raise duckdb.OutOfMemoryException("Out of Memory Error: (simulated)")
-        return real_load(con, path, ctx)
-
-    monkeypatch.setattr(kernel_details, "load", squeezed)
-    p = load_profile(profile_copy)
-    assert sorted(calls) == [0, 0, 1, 1]
-    assert counts(p)["kernels"] == 382
-    notes = p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0]
-    assert notes == 0

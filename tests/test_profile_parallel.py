@@ -1,4 +1,5 @@
-"""A rank's big trace loads beside its kernel table when cores are spare: same rows as one at a time."""
+"""Loading in parallel (ranks side by side; a rank's big trace beside its kernel table when cores
+are spare) gives the same rows as loading one file at a time, out of memory included."""
 
 import shutil
 import threading
@@ -76,6 +77,16 @@ def _out_of_memory_once(module, monkeypatch):
 
     monkeypatch.setattr(module, "load", squeezed)
     return calls
+
+
+def test_out_of_memory_beside_other_ranks_is_loaded_again_alone(level1, monkeypatch):
+    """DuckDB's memory cap can be hit while ranks load side by side; the file is retried alone."""
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    calls = _out_of_memory_once(kernel_details, monkeypatch)
+    p = load_with_cores(level1, monkeypatch, 2)  # one core a rank: nothing beside
+    assert sorted(calls) == [0, 0, 1, 1]
+    assert contents(p) == alone
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
 
 
 @pytest.mark.parametrize("module", [kernel_details, trace_view], ids=["kernel table", "trace"])
