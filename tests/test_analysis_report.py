@@ -65,6 +65,7 @@ def test_json_report_has_the_documented_shape(capsys, real, path):
     assert code == 0, err
     doc = json.loads(out)  # stdout holds the JSON document and nothing else
     check_shape(doc)
+    assert [line.split(":")[0].strip() for line in out.splitlines()[1:-1]] == [json.dumps(k) for k in doc]
     assert doc["ranks"] and doc["stages"]
 
 

@@ -157,10 +157,16 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _json(report: Dict[str, Any]) -> str:
+    """One top-level key a line, each value compact. An indenting json.dumps runs the pure-Python
+    encoder: 0.2 s for the 25,000 stage windows of a 1M-kernel rank, 3x the C encoder's time."""
+    return "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in report.items()) + "\n}"
+
+
 def render(report: Dict[str, Any], fmt: str) -> str:
     """The report as "text", "md" or "json" (the §7 document, nothing else on stdout)."""
     if fmt == "json":
-        return json.dumps(report, indent=2) + "\n"
+        return _json(report) + "\n"
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
     return _document(report, md=(fmt == "md"))
