@@ -128,3 +128,24 @@ def test_text_report_fits_a_terminal(capsys):
     code, out, _ = _report(capsys, ROOT / "fixtures" / "diffusion_1rank")
     assert code == 0 and out.startswith("npu-tui report\n")
     assert max(len(l) for l in out.splitlines()) <= 160
+
+
+def test_stage_detection_lists_the_windows_unless_left_out():
+    from npu_tui.analysis import build_report, ensure_views, load_rules
+    from npu_tui.profile import load_profile
+
+    fixture = ROOT / "fixtures" / "diffusion_2rank"
+    truth = json.loads((ROOT / "fixtures" / "diffusion_2rank.truth.json").read_text())
+    profile, rules = load_profile(fixture), load_rules()
+    ensure_views(profile.con, rules)
+    full = build_report(profile, rules)
+    for det, tr in zip(full["stage_detection"], truth["ranks"]):
+        assert det["rank"] == tr["rank"]
+        want = sorted((s, a / 1e3, b / 1e3) for s, v in tr["stages"].items() for a, b in v["windows"])
+        got = sorted((w["stage"], w["start_us"], w["end_us"]) for w in det["windows"])
+        assert got == [(s, pytest.approx(a), pytest.approx(b)) for s, a, b in want]
+    light = build_report(profile, rules, windows=False)
+    assert light["stage_detection"] == [{k: v for k, v in d.items() if k != "windows"}
+                                        for d in full["stage_detection"]]
+    assert {k: v for k, v in light.items() if k != "stage_detection"} == \
+           {k: v for k, v in full.items() if k != "stage_detection"}

@@ -24,9 +24,11 @@ COMM_SQL = """SELECT e.rank, e.stage, e.comm_us, e.exposed_us, e.exposed_share, 
               ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
 FINDINGS_SQL = """SELECT rule, rank, stage, metric, category, value, threshold, direction, docs, estimate,
                          step_saving_us FROM findings"""
+# Per rank: how its stages were found (as its first window says) and, unless left out, the windows.
+DETECTION_SQL = """SELECT rank, arg_min(method, start_ns) AS method, arg_min(confidence, start_ns) AS confidence
+                   FROM stage_windows GROUP BY rank ORDER BY rank"""
 WINDOW_KEYS = ("stage", "start_us", "end_us", "wall_us", "kernel_count")
-DETECTION_SQL = f"""SELECT rank, method, confidence, {', '.join(WINDOW_KEYS)}
-                    FROM stage_windows ORDER BY rank, start_ns"""
+WINDOWS_SQL = f"SELECT rank, {', '.join(WINDOW_KEYS)} FROM stage_windows ORDER BY rank, start_ns"
 CLUSTER_RANKS_SQL = "SELECT rank, steps, step_time_us, exposed_comm_us, step_source FROM rank_summary"
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
@@ -96,22 +98,26 @@ def _findings(con) -> List[Dict[str, Any]]:
     return out
 
 
-def _detection(con) -> List[Dict[str, Any]]:
-    # A window per stage and step: tens of thousands on a long run, so built from the rows directly.
-    by_rank: Dict[int, Dict[str, Any]] = {}
-    for rank, method, confidence, *window in con.execute(DETECTION_SQL).fetchall():
-        entry = by_rank.setdefault(rank, {"rank": rank, "method": method, "confidence": confidence,
-                                          "windows": []})
-        entry["windows"].append(dict(zip(WINDOW_KEYS, window)))
-    return list(by_rank.values())
+def _detection(con, windows: bool) -> List[Dict[str, Any]]:
+    entries = _rows(con, DETECTION_SQL)
+    if windows:
+        by_rank = {e["rank"]: e for e in entries}
+        for e in entries:
+            e["windows"] = []
+        # A window per stage and step: tens of thousands on a long run, so built from the rows directly.
+        for rank, *window in con.execute(WINDOWS_SQL).fetchall():
+            by_rank[rank]["windows"].append(dict(zip(WINDOW_KEYS, window)))
+    return entries
 
 
 def _format(formats: Sequence[str]) -> str:
     return "+".join(formats) if formats else "unknown"
 
 
-def build_report(profile, rules: Rules) -> Dict[str, Any]:
-    """The §7 document for a loaded profile, plus stage_detection and cluster."""
+def build_report(profile, rules: Rules, windows: bool = True) -> Dict[str, Any]:
+    """The §7 document for a loaded profile, plus stage_detection and cluster. ``windows=False``
+    leaves each rank's stage windows out of stage_detection: the TUI shows none, and building
+    the 25,000 of a 1M-kernel rank is most of a reopen's report."""
     con = profile.con
     ensure_views(con, rules)
     return {
@@ -124,7 +130,7 @@ def build_report(profile, rules: Rules) -> Dict[str, Any]:
         "categories": _rows(con, CATEGORIES_SQL),
         "comm": _rows(con, COMM_SQL),
         "findings": _findings(con),
-        "stage_detection": _detection(con),
+        "stage_detection": _detection(con, windows),
         "cluster": {
             "ranks": _rows(con, CLUSTER_RANKS_SQL),
             "spread": _rows(con, SPREAD_SQL),
