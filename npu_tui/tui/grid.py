@@ -166,6 +166,7 @@ class PagedTable(ScrollView, can_focus=True):
         self.cursor_row = 0
         self.cursor_col = 0
         self._source = None
+        self._stale = False  # the query changed while the grid was not shown: read it when it is
         self._generation = 0
         self._cursor = None
         self._table = ""
@@ -196,7 +197,19 @@ class PagedTable(ScrollView, can_focus=True):
         self._generation += 1
         self.total = None
         self.error = ""
+        self._stale = True
         self.refresh()
+        # A grid in a pane not shown reads its query when it is: at load, the Overview's report
+        # and the shown pane's grid would otherwise share the cores with every pane's queries.
+        if self.is_on_screen:
+            self._read()
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._read()
+
+    def _read(self) -> None:
+        self._stale = False
         sql, params = self.query.effective(self.filter_text)
         self._materialise(self._generation, sql, params)
 
