@@ -36,9 +36,13 @@ async def test_sample_opens_with_populated_panes(sample):
                                   "FROM kernels").fetchone()
         ranks = app.con.execute("SELECT count(*) FROM ranks").fetchone()[0]
         assert kernels[0] > 0
+        assert "rank" in app.query_one("#overview-categories").content.plain
+        # The other panes are built, and read their queries, when first shown.
+        for key in "2345":
+            await pilot.press(key)
+            await settle(app, pilot)
         assert app.query_one("#pane-operators").query_one(PagedTable).total == kernels[1]
         assert app.query_one("#pane-ranks").query_one(PagedTable).total == ranks
         for grid in app.query_one("#pane-comm").query(PagedTable):
             assert grid.total is not None and not grid.error
-        assert "rank" in app.query_one("#overview-categories").content.plain
         assert app.query_one(OptionList).option_count == len(app.report["findings"])

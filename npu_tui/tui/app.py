@@ -1,5 +1,6 @@
 """The app shell: the first frame comes up at once, the profile loads in a worker behind a progress
-bar (escape cancels), then every pane is handed the profile and its report.
+bar (escape cancels), then the panes are handed the profile and its report. A pane other than the
+Overview is built when first shown, so neither the first frame nor the Overview waits for them.
 
 Loading is in two phases: kernels and step data first (the panes fill and the report is built on
 signature stages), then the deferred trace work (host events, flows, overlap lanes: the stage
@@ -9,7 +10,7 @@ during the second phase keeps the first phase's numbers."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Dict, Iterable, Optional
 
 from rich.text import Text
 from textual import work
@@ -19,19 +20,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Footer, Header, Label, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from .cells import literal
-from .collect import CollectLog, DiffView
 from .drill import DrillRequested, DrillScreen
 from .grid import PagedTable, cursor_of
-from .panes.comm import CommPane
-from .panes.findings import FindingsPane
-from .panes.operators import OperatorsPane
 from .panes.overview import OverviewPane
-from .panes.ranks import RanksPane
 
 # (id, tab label, palette area); the number key is the position.
 PANES = (
@@ -120,6 +116,8 @@ class NpuTuiApp(App):
         self.health: list = []
         self.loading = False
         self.trace_loading = False
+        self.console_mounted = False  # for the open profile (mounted when the SQL pane is shown)
+        self.panes: Dict[str, Widget] = {}  # pane id -> its widget, once built
 
     # -- shell --------------------------------------------------------------------------------
 
@@ -132,25 +130,32 @@ class NpuTuiApp(App):
         with TabbedContent(id="panes"):
             for i, (pid, label) in enumerate(PANES, 1):
                 with TabPane(f"{i} {label}", id=pid):
-                    yield self._pane(pid)
+                    if pid == "overview":
+                        yield self.panes.setdefault(pid, OverviewPane(id="pane-overview"))
         with Horizontal(id="trace-load"):
             yield Label(id="trace-label")
             yield ProgressBar(id="trace-bar", show_eta=False)
         yield Footer()
 
-    def _pane(self, pid: str) -> Widget:
-        panes = {"overview": OverviewPane, "findings": FindingsPane, "operators": OperatorsPane,
-                 "comm": CommPane, "ranks": RanksPane, "collect": CollectLog, "diff": DiffView}
-        if pid in panes:
-            return panes[pid](id=f"pane-{pid}")
-        # The SQL console needs the profile's connection: it is mounted into its slot on load.
-        return Vertical(id=f"{pid}-slot", classes="slot")
+    async def pane(self, pid: str) -> Widget:
+        """The pane's widget, built on first use and handed the open profile and its report."""
+        widget = self.panes.get(pid)
+        if widget is None:
+            widget = self.panes[pid] = _new_pane(pid)
+            await self.query_one(f"#{pid}", TabPane).mount(widget)
+            if self.con is not None and pid in PROFILE_PANES:
+                widget.show_profile(self.con)
+            if self.report is not None and pid in REPORT_PANES:
+                widget.show_report(self.report)
+        return widget
 
     def on_mount(self) -> None:
         self.query_one("#panes").display = False
         self.query_one("#trace-load").display = False
         self.sub_title = literal(self.path)
-        self.action_reload()
+        # Loading starts once the first frame is up: the worker's imports (DuckDB, the analysis)
+        # would otherwise share the interpreter with drawing it.
+        self.call_after_refresh(self.action_reload)
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -293,22 +298,24 @@ class NpuTuiApp(App):
         self.query_one("#loading").display = False
         self.query_one("#panes").display = True
         for pid in PROFILE_PANES:
-            self.query_one(f"#pane-{pid}").show_profile(con)
+            if pid in self.panes:
+                self.panes[pid].show_profile(con)
         self.query_one("#pane-overview", OverviewPane).show_health(health)
-        self._mount_console(con)
+        self._reset_console()
         self._focus_pane(self.query_one(TabbedContent).active or "overview")
 
     def _show_report(self, report: dict) -> None:
         """A report for the open profile; the analysis views were (re)installed before it."""
         self.report = report
         for pid in REPORT_PANES:
-            self.query_one(f"#pane-{pid}").show_report(report)
+            if pid in self.panes:
+                self.panes[pid].show_report(report)
         console = self._console()
         if console is not None:
             console.refresh_schema()
 
     def action_cancel_load(self) -> None:
-        if self.query_one(CollectLog).cancel():
+        if "collect" in self.panes and self.panes["collect"].cancel():
             return
         if self.loading:
             self.workers.cancel_group(self, "load")
@@ -320,7 +327,7 @@ class NpuTuiApp(App):
 
     # -- collection and comparison ------------------------------------------------------------
 
-    def action_collect(self) -> None:
+    async def action_collect(self) -> None:
         """Collect again what the open run collected (its record says how), else the demo."""
         from ..analysis import load_rules
         from ..collect import CollectError, CollectSpec, read_record, run_of
@@ -335,15 +342,15 @@ class NpuTuiApp(App):
         except (OSError, ValueError, KeyError, TypeError, CollectError) as e:
             self.notify(literal(f"Cannot collect: {e}"), severity="error", markup=False)
             return
-        self.action_pane("collect")
-        if not self.query_one(CollectLog).start(spec, root, rules):
+        await self.action_pane("collect")
+        if not (await self.pane("collect")).start(spec, root, rules):
             self.notify("A collection is already running; escape cancels it.", severity="warning")
 
     def action_cancel_collect(self) -> None:
-        if not self.query_one(CollectLog).cancel():
+        if "collect" not in self.panes or not self.panes["collect"].cancel():
             self.notify("No collection is running.")
 
-    def on_collect_log_finished(self, msg: CollectLog.Finished) -> None:
+    async def on_collect_log_finished(self, msg) -> None:
         r = msg.result
         if r.status != "ok" or msg.error:
             why = msg.error or r.error or r.status
@@ -360,7 +367,7 @@ class NpuTuiApp(App):
         self.path = r.run_dir
         self._show_profile(msg.profile, cursor_of(msg.profile.con), health(msg.profile))
         self._show_report(msg.report)
-        diff = self.query_one(DiffView)
+        diff = await self.pane("diff")
         if msg.diff is None:
             diff.clear()
             self.notify(literal(f"Collected {r.run_dir}; no earlier run to compare with."), markup=False)
@@ -380,10 +387,11 @@ class NpuTuiApp(App):
 
     # -- panes and drill-down -----------------------------------------------------------------
 
-    def action_pane(self, pid: str) -> None:
+    async def action_pane(self, pid: str) -> None:
         if self.screen is not self.screen_stack[0]:
             return
         self.query_one(TabbedContent).active = pid
+        await self.pane(pid)
         self._focus_pane(pid)
 
     def _focus_pane(self, pid: str) -> None:
@@ -392,8 +400,11 @@ class NpuTuiApp(App):
         if target is not None:
             target.focus()
 
-    def on_tabbed_content_tab_activated(self, msg: TabbedContent.TabActivated) -> None:
+    async def on_tabbed_content_tab_activated(self, msg: TabbedContent.TabActivated) -> None:
         if msg.pane is not None and msg.pane.id:
+            await self.pane(msg.pane.id)
+            if msg.pane.id == "sql":
+                await self._mount_console()
             self._focus_pane(msg.pane.id)
 
     def on_drill_requested(self, msg: DrillRequested) -> None:
@@ -402,24 +413,38 @@ class NpuTuiApp(App):
     # -- SQL console --------------------------------------------------------------------------
 
     def _console(self):
-        return next((w for w in self.query_one("#sql-slot").children if hasattr(w, "load_sql")), None)
+        slot = self.panes.get("sql")
+        return next((w for w in slot.children if hasattr(w, "load_sql")), None) if slot else None
 
-    def _mount_console(self, con) -> None:
-        slot = self.query_one("#sql-slot")
-        slot.remove_children()
+    def _reset_console(self) -> None:
+        """A new profile: the console on the old one goes; the new one comes when the SQL pane is
+        first shown (it reads the catalog on the UI thread, 0.1 s on a big profile, which the
+        Overview need not wait for)."""
+        if "sql" in self.panes:
+            self.panes["sql"].remove_children()
+        self.console_mounted = False
+        if self.query_one(TabbedContent).active == "sql":
+            self._mount_console()
+
+    def _mount_console(self) -> AwaitMount:
+        slot = self.panes.get("sql")
+        if slot is None or self.console_mounted or self.con is None:
+            return AwaitMount(self, [])
+        self.console_mounted = True
         try:
             from .console import SqlConsole
         except ImportError:
-            slot.mount(Static(Text("The SQL console is not available in this build; "
-                                   "`npu-tui sql PATH QUERY` runs SQL headless.", style="dim"),
-                              id="sql-text"))
-            return
-        slot.mount(SqlConsole(cursor_of(con)))
+            return slot.mount(Static(Text("The SQL console is not available in this build; "
+                                          "`npu-tui sql PATH QUERY` runs SQL headless.", style="dim"),
+                                     id="sql-text"))
+        return slot.mount(SqlConsole(cursor_of(self.con)))
 
-    def on_paged_table_show_sql(self, msg: PagedTable.ShowSql) -> None:
+    async def on_paged_table_show_sql(self, msg: PagedTable.ShowSql) -> None:
         while self.screen is not self.screen_stack[0]:
             self.pop_screen()  # the console lives on the main screen
         self.query_one(TabbedContent).active = "sql"
+        await self.pane("sql")
+        await self._mount_console()
         console = self._console()
         if console is not None:
             console.load_sql(msg.sql)
@@ -481,10 +506,26 @@ class NpuTuiApp(App):
         yield SystemCommand("App: quit", "Quit (q)", self.exit)
         yield from super().get_system_commands(screen)
 
-    def _on_operators(self, action: str, *args) -> None:
-        self.action_pane("operators")
-        getattr(self.query_one("#pane-operators").query_one(PagedTable), f"action_{action}")(*args)
+    async def _on_operators(self, action: str, *args) -> None:
+        await self.action_pane("operators")
+        getattr(self.panes["operators"].query_one(PagedTable), f"action_{action}")(*args)
 
-    def _sort_operators(self, key: str) -> None:
-        self.action_pane("operators")
-        self.query_one("#pane-operators").query_one(PagedTable).sort_by(key, descending=True)
+    async def _sort_operators(self, key: str) -> None:
+        await self.action_pane("operators")
+        self.panes["operators"].query_one(PagedTable).sort_by(key, descending=True)
+
+
+def _new_pane(pid: str) -> Widget:
+    # Imported here: a pane is built when first shown, so the first frame waits for none of these.
+    from .collect import CollectLog, DiffView
+    from .panes.comm import CommPane
+    from .panes.findings import FindingsPane
+    from .panes.operators import OperatorsPane
+    from .panes.ranks import RanksPane
+
+    panes = {"findings": FindingsPane, "operators": OperatorsPane, "comm": CommPane, "ranks": RanksPane,
+             "collect": CollectLog, "diff": DiffView}
+    if pid in panes:
+        return panes[pid](id=f"pane-{pid}")
+    # The SQL console needs the profile's connection: it is mounted into this slot when shown.
+    return Vertical(id=f"{pid}-slot", classes="slot")
