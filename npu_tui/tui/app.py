@@ -90,6 +90,12 @@ class LoadStopped(Message):
         self.reason = reason
 
 
+class MainScreen(Screen):
+    # Nothing is focused until a profile is in (the app focuses its pane then): every focus change
+    # rebuilds the footer, and the panes are hidden while loading.
+    AUTO_FOCUS = ""
+
+
 class NpuTuiApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "npu-tui"
@@ -121,6 +127,9 @@ class NpuTuiApp(App):
 
     # -- shell --------------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="loading"):
@@ -150,8 +159,6 @@ class NpuTuiApp(App):
         return widget
 
     def on_mount(self) -> None:
-        self.query_one("#panes").display = False
-        self.query_one("#trace-load").display = False
         self.sub_title = literal(self.path)
         # Loading starts once the first frame is up: the worker's imports (DuckDB, the analysis)
         # would otherwise share the interpreter with drawing it.
@@ -405,7 +412,8 @@ class NpuTuiApp(App):
             await self.pane(msg.pane.id)
             if msg.pane.id == "sql":
                 await self._mount_console()
-            self._focus_pane(msg.pane.id)
+            if self.query_one("#panes").display:  # hidden while loading: _show_profile focuses
+                self._focus_pane(msg.pane.id)
 
     def on_drill_requested(self, msg: DrillRequested) -> None:
         self.push_screen(DrillScreen(msg.crumbs, msg.drill, self.con))
