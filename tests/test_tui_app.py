@@ -54,10 +54,10 @@ def report_once(monkeypatch):
     every test still loads the profile and installs the views itself."""
     real_build = npu_tui.analysis.build_report
 
-    def build(profile, rules):
+    def build(profile, rules, **options):
         key = str(profile.path)
         if key not in _reports:
-            _reports[key] = real_build(profile, rules)
+            _reports[key] = real_build(profile, rules, **options)
         return _reports[key]
 
     monkeypatch.setattr(npu_tui.analysis, "build_report", build)

@@ -94,13 +94,18 @@ def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [_fingerprint(rules)])
 
 
-def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
-    """install_views unless these rules are installed already (stage detection is the costly part)."""
+def views_installed(con: duckdb.DuckDBPyConnection, rules: Rules) -> bool:
+    """Whether ``con`` holds the analysis of these rules by this version (a reopened cache does)."""
     try:
         installed = con.execute("SELECT fingerprint FROM rules_installed").fetchone()
     except duckdb.CatalogException:
-        installed = None
-    if installed is None or installed[0] != _fingerprint(rules):
+        return False
+    return installed is not None and installed[0] == _fingerprint(rules)
+
+
+def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
+    """install_views unless these rules are installed already (stage detection is the costly part)."""
+    if not views_installed(con, rules):
         install_views(con, rules)
 
 

@@ -177,7 +177,8 @@ class NpuTuiApp(App):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, path: Path, rules: Optional[Path]) -> None:
-        from ..analysis import build_report, ensure_views, load_rules
+        from ..analysis import build_report, install_views, load_rules
+        from ..analysis.views import views_installed
         from ..profile import LoadCancelled, ProfileError, load_profile
         from ..profile.health import health
 
@@ -193,11 +194,14 @@ class NpuTuiApp(App):
             )
             if worker.is_cancelled:
                 raise LoadCancelled()
-            # Tables first, so the grids fill while the analysis runs on the loader's own connection.
-            self.post_message(ProfileLoaded(profile, cursor_of(profile.con), health(profile)))
+            tables = ProfileLoaded(profile, cursor_of(profile.con), health(profile))
             ruleset = load_rules(rules)
-            ensure_views(profile.con, ruleset)  # a cached profile has them already
-            report = build_report(profile, ruleset)
+            analysed = views_installed(profile.con, ruleset)  # reopened from the cache
+            if not analysed:
+                # Tables first, so the grids fill while the analysis runs on the loader's own connection.
+                self.post_message(tables)
+                install_views(profile.con, ruleset)
+            report = build_report(profile, ruleset, windows=False)
             profile.save_cache()  # no-op while trace work is pending or when opened from the cache
         except LoadCancelled:
             self.post_message(LoadStopped("Load cancelled."))
@@ -210,8 +214,11 @@ class NpuTuiApp(App):
             raise
         if worker.is_cancelled:
             self.post_message(LoadStopped("Analysis cancelled; r reloads."))
-        else:
-            self.post_message(ReportReady(report, profile, ruleset))
+            return
+        if analysed:
+            # Tables and report together: the panes are laid out and drawn once, not twice.
+            self.post_message(tables)
+        self.post_message(ReportReady(report, profile, ruleset))
 
     @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
     def _load_trace(self, profile, rules) -> None:
@@ -230,7 +237,7 @@ class NpuTuiApp(App):
             )
             self.post_message(TraceProgress(1, 1, "analysing with the stage markers"))
             install_views(profile.con, rules)
-            report = build_report(profile, rules)
+            report = build_report(profile, rules, windows=False)
             profile.save_cache()
         except LoadCancelled:
             self.post_message(TraceDone(profile, None, health(profile),
