@@ -417,8 +417,8 @@ class NpuTuiApp(App):
     async def on_tabbed_content_tab_activated(self, msg: TabbedContent.TabActivated) -> None:
         if msg.pane is not None and msg.pane.id:
             await self.pane(msg.pane.id)
-            if msg.pane.id == "sql":
-                await self._mount_console()
+            if msg.pane.id == "sql" and (mounting := self._mount_console()) is not None:
+                await mounting
             if self.query_one("#panes").display:  # hidden while loading: _show_profile focuses
                 self._focus_pane(msg.pane.id)
 
@@ -441,10 +441,11 @@ class NpuTuiApp(App):
         if self.query_one(TabbedContent).active == "sql":
             self._mount_console()
 
-    def _mount_console(self) -> AwaitMount:
+    def _mount_console(self) -> Optional[AwaitMount]:
+        """Mounts the console on the open profile into the SQL pane, if built and not done yet."""
         slot = self.panes.get("sql")
         if slot is None or self.console_mounted or self.con is None:
-            return AwaitMount(self, [])
+            return None
         self.console_mounted = True
         try:
             from .console import SqlConsole
@@ -459,7 +460,8 @@ class NpuTuiApp(App):
             self.pop_screen()  # the console lives on the main screen
         self.query_one(TabbedContent).active = "sql"
         await self.pane("sql")
-        await self._mount_console()
+        if (mounting := self._mount_console()) is not None:
+            await mounting
         console = self._console()
         if console is not None:
             console.load_sql(msg.sql)
