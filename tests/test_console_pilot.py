@@ -206,3 +206,16 @@ async def test_palette_offers_the_console_commands(con):
         hits[0].command()  # what the palette calls on enter
         await settle(pilot.app, pilot)
         assert cells(console) == [("42",)]
+
+
+@async_test
+async def test_result_columns_are_as_wide_as_their_widest_cell_when_shown(con):
+    async with Host(con).run_test(size=(100, 30)) as pilot:
+        console = pilot.app.query_one(SqlConsole)
+        console.load_sql("SELECT name, type FROM kernels ORDER BY rank, start_ns")
+        await pilot.press("ctrl+r")
+        await settle(pilot.app, pilot)
+        # Widest cells of ROWS: name "add_1" -> 5, type "MatMulV3" -> 8. Set with the rows (not
+        # auto widths, which the table works out on a later idle).
+        assert [c.width for c in console.grid.columns.values()] == [5, 8]
+        assert not any(c.auto_width for c in console.grid.columns.values())

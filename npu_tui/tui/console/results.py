@@ -47,19 +47,28 @@ class ResultGrid(DataTable):
         super().__init__(zebra_stripes=True, **kwargs)
         self.start = 0
         self.total = 0
+        self.columns_shown: List[str] = []
         self.rows_shown: List[tuple] = []
 
     def show(self, columns: Sequence[str], rows: List[tuple], start: int, total: int) -> None:
-        self.clear(columns=True)
-        self.add_columns(*(Text(literal(c)) for c in columns))
-        self.add_rows([cell(v) for v in r] for r in rows)
+        self.columns_shown = list(columns)
+        self._fill(rows)
         self.start, self.total, self.rows_shown = start, total, rows
 
     def show_page(self, rows: List[tuple], start: int) -> None:
-        self.clear()
-        self.add_rows([cell(v) for v in r] for r in rows)
+        self._fill(rows)
         self.start, self.rows_shown = start, rows
         self.move_cursor(row=0)
+
+    def _fill(self, rows: List[tuple]) -> None:
+        # Each column as wide as its widest cell on this page, set now: left to the table, the
+        # widths come on its next idle, and a page can be drawn before that with its columns cut.
+        cells = [[cell(v) for v in r] for r in rows]
+        labels = [Text(literal(c)) for c in self.columns_shown]
+        self.clear(columns=True)
+        for i, label in enumerate(labels):
+            self.add_column(label, width=max([label.cell_len] + [r[i].cell_len for r in cells]))
+        self.add_rows(cells)
 
     def action_page(self, step: int) -> None:
         start = self.start + step * PAGE_SIZE
