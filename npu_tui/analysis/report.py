@@ -46,7 +46,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
     # DECIMAL columns arrive as Decimal, which JSON cannot hold: floats. Only those columns are
-    # visited (stage_detection alone has tens of thousands of rows on a big profile).
+    # visited, not every value.
     decimal = [i for i, d in enumerate(cur.description) if str(d[1]).startswith("DECIMAL")]
     if decimal:
         rows = [list(r) for r in rows]
