@@ -133,7 +133,9 @@ def run_child(cmd: List[str], env: Dict[str, str], timeout: float = CHILD_TIMEOU
 
 def _env(cache: Path) -> Dict[str, str]:
     env = dict(os.environ, NPU_TUI_CACHE_DIR=str(cache), PYTHONUNBUFFERED="1")
+    # Measured as installed: pip writes bytecode, so no child recompiles npu_tui from source.
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

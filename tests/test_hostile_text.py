@@ -135,7 +135,7 @@ async def _tour(path: Path, made: Dict[str, dict]) -> Dict[str, Screen]:
         for key, name in (("1", "overview"), ("4", "comm"), ("5", "ranks"), ("7", "collect"), ("8", "diff")):
             await pilot.press(key)
             await settle(app, pilot, rounds=1)
-            shots[name] = _capture(app); Path(f"/tmp/{name}.txt").write_text(shots[name].plain)
+            shots[name] = _capture(app)
 
         await pilot.press("3")
         await settle(app, pilot, rounds=1)
