@@ -65,8 +65,8 @@ def queries(path: Path) -> dict:
     """Median time of each pane query a user opens first, on a profile reopened from the cache."""
     from npu_tui.analysis import ensure_views, load_rules
     from npu_tui.profile import load_profile
-    from npu_tui.tui.drill import names_of_type, operator_types
     from npu_tui.tui.grid import GridQuery
+    from npu_tui.tui.grids import operator_types, operators_of_type
 
     profile, t_open = _timed(lambda: load_profile(path, cache=True))
     _, t_views = _timed(lambda: ensure_views(profile.con, load_rules()))
@@ -77,9 +77,8 @@ def queries(path: Path) -> dict:
     top_type = cur.execute(f"SELECT type FROM ({sql}) LIMIT 1", params).fetchone()[0]
     steps = [
         ("group by type", types.query),
-        (f"drill to one type by shape ({top_type})", names_of_type({"type": top_type}).query),
-        ("stage rollup (stage_categories)",
-         GridQuery("Stages", "SELECT * FROM stage_categories", (), sort="time_us")),
+        (f"drill to one type by shape ({top_type})", operators_of_type({"type": top_type}).query),
+        ("stage rollup (stage_categories)", GridQuery("Stages", "stage_categories", (), sort="time_us")),
     ]
     out = {"open_s": t_open, "install_views_s": t_views, "queries": []}
     for label, query in steps:

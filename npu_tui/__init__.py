@@ -8,3 +8,18 @@ def stage(name: str):
     from .collect.markers import stage as _stage
 
     return _stage(name)
+
+
+def open(path, rules=None, cache: bool = True):
+    """Open and analyse a profile for a notebook or a script::
+
+        p = npu_tui.open("./prof_out")
+        p.findings                     # what the report found, largest saving first
+        p.sql("SELECT ... FROM kernels")   # a pandas DataFrame; p.table("stage_categories") too
+        p.diff("./prof_out_before")    # this run against an earlier one
+
+    Returns a ``npu_tui.session.Session``; ``rules`` is a rules TOML path (default: the shipped one).
+    """
+    from .session import open_session
+
+    return open_session(path, rules, cache=cache)

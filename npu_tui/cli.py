@@ -48,7 +48,8 @@ def _sub_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sql", help="run SQL over the loaded profile and print the result")
     s.add_argument("path", help="profile folder or file")
     s.add_argument("query", help="SQL; the canonical tables and analysis views are available")
-    s.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    s.add_argument("--format", choices=("table", "md", "csv", "json"), default="table",
+                   help="table and md escape profile text for the terminal; csv and json keep it exact")
     s.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
 
     d = sub.add_parser("diff", help="compare two profiles (before / after)")
@@ -74,41 +75,29 @@ def _fail(msg: str) -> int:
     return EXIT_INPUT
 
 
-def _load(path: str, rules, cache: bool = True):
-    """The profile with the analysis views installed; from the cache when unchanged, else loaded
-    and then cached with its views, so the next command starts at once."""
-    from .analysis import ensure_views
-    from .profile import load_profile
-
-    profile = load_profile(Path(path), cache=cache)
-    ensure_views(profile.con, rules)
-    profile.save_cache()
-    return profile
-
-
-def _print_rows(columns: List[str], rows: List[tuple], fmt: str, out=sys.stdout) -> None:
+def _print_rows(columns: List[str], rows: List[tuple], fmt: str) -> None:
+    out = sys.stdout
     if fmt == "csv":
-        w = csv.writer(out, lineterminator="\n")
+        # RFC 4180 line ends: a value holding CR or LF is then quoted, and reads back whole.
+        w = csv.writer(out)
         w.writerow(columns)
         w.writerows(rows)
     elif fmt == "json":
         json.dump([dict(zip(columns, r)) for r in rows], out, default=str, indent=1)
         out.write("\n")
     else:
-        cells = [[("" if v is None else str(v)) for v in r] for r in rows]
-        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-        out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip() + "\n")
-        out.write("  ".join("-" * w for w in widths) + "\n")
-        for r in cells:
-            out.write("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + "\n")
-        out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
+        from .text import table
+
+        out.write("\n".join(table(columns, rows, md=fmt == "md")) + "\n")
+        if fmt == "table":
+            out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
 
 
 def cmd_sql(args) -> int:
-    from .query import QueryEngine, QueryError
+    from .query import QueryError
+    from .session import open_session
 
-    profile = _load(args.path, _rules(args))
-    engine = QueryEngine(profile.con)
+    engine = open_session(args.path, _rules(args)).engine()
     try:
         results = engine.run_all(args.query)
     except QueryError as e:
@@ -151,9 +140,10 @@ def _write_diff(d: dict, fmt: str) -> None:
 
 
 def cmd_diff(args) -> int:
-    from .analysis.diff import diff_paths
+    from .session import open_session
 
-    _write_diff(diff_paths(args.base, args.new, _rules(args)), args.format)
+    rules = _rules(args)
+    _write_diff(open_session(args.new, rules).diff(open_session(args.base, rules)), args.format)
     return 0
 
 
@@ -198,20 +188,19 @@ def cmd_collect(args) -> int:
     if result.status != "ok":
         return _fail(f"collection failed: {result.error} (log: {result.run_dir / 'collect.log'})")
     print(f"npu-tui: collected into {result.run_dir}; parsing", file=sys.stderr)
+    from .session import open_session
+
+    new = open_session(result.run_dir, rules)
     if base is None:
-        from .analysis import build_report, render
-
-        sys.stdout.write(render(build_report(_load(str(result.run_dir), rules), rules), "text"))
-        return 0
-    from .analysis.diff import diff_paths
-
-    _write_diff(diff_paths(base, result.run_dir, rules), "text")
+        sys.stdout.write(new.render("text"))
+    else:
+        _write_diff(new.diff(open_session(base, rules)), "text")
     return 0
 
 
 def cmd_report(args) -> int:
-    from .analysis import build_report, render
-    from .analysis.stages import add_relative_window, parse_stage_option
+    from .analysis.stages import parse_stage_option
+    from .session import Session
 
     rules = _rules(args)
     try:
@@ -219,11 +208,11 @@ def cmd_report(args) -> int:
     except ValueError as e:
         return _fail(str(e))
     # Hand-set windows change the stored stage tables: keep them out of the cache.
-    profile = _load(args.path, rules, cache=not windows)
+    session = Session.load(args.path, rules, cache=not windows)
     for rank, stage, start_us, end_us in windows:
-        add_relative_window(profile.con, rank, stage, start_us, end_us)
-    report = build_report(profile, rules)
-    sys.stdout.write(render(report, args.format))
+        session.add_stage_window(rank, stage, start_us, end_us)
+    report = session.analyse()
+    sys.stdout.write(session.render(args.format))
     fired = {f["rule"] for f in report["findings"]}
     if args.fail_on and (fired if args.fail_on == "any" else args.fail_on in fired):
         return EXIT_FINDING

@@ -1,9 +1,12 @@
-"""Profile text for people: shown as written, never able to drive the terminal. Stdlib only, so the
-TUI's first frame and the reports share it without importing the analysis (and DuckDB)."""
+"""Text for people: profile text shown as written but never able to drive a terminal, the tables of
+the text and Markdown outputs, and SQL with its values written in. Stdlib only, so the TUI's first
+frame, the reports and the CLI share it without importing the analysis (and DuckDB)."""
 
 from __future__ import annotations
 
-from typing import Any
+import decimal
+import re
+from typing import Any, List, Optional, Sequence
 
 
 def literal(value: Any) -> str:
@@ -19,3 +22,62 @@ def literal(value: Any) -> str:
 def _escape(c: str) -> str:
     n = ord(c)
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+# Characters Markdown would read as markup (emphasis, links, code, HTML, table cells).
+_MD_MARKUP = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def markdown(value: Any) -> str:
+    """Profile text for a Markdown document: literal, its markup characters backslash-escaped."""
+    return _MD_MARKUP.sub(r"\\\1", literal(value))
+
+
+def _numeric(s: str) -> bool:
+    return s in ("-", "") or s.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdigit()
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], md: bool = False,
+          right: Optional[Sequence[bool]] = None) -> List[str]:
+    """Rows as lines of an aligned text table, or of a Markdown table: every output that prints a
+    table (report, diff, ``npu-tui sql``) goes through here, so profile text in a cell is escaped
+    the same way everywhere. ``right`` says which columns align right; by default those whose
+    cells all read as numbers."""
+    esc = markdown if md else literal
+    heads = [esc(h) for h in headers]
+    cells = [[esc("" if v is None else v) for v in row] for row in rows]
+    if right is None:
+        right = [all(_numeric(row[i]) for row in cells) and bool(cells) for i in range(len(heads))]
+    if md:
+        rule = "|" + "|".join("---:" if r else "---" for r in right) + "|"
+        return ["| " + " | ".join(heads) + " |", rule] + ["| " + " | ".join(row) + " |" for row in cells]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
+
+    return [line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells]
+
+
+def sql_literal(value: Any) -> str:
+    """A DuckDB literal for a value, so SQL shown to the user runs as it reads."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(sql_literal(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (int, decimal.Decimal)):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def inline_params(sql: str, params: Sequence[Any]) -> str:
+    """Replace each `?` in order by its value's literal (the program's SQL has no `?` in strings)."""
+    values = iter(params)
+    return _PLACEHOLDER.sub(lambda m: sql_literal(next(values)), sql)

@@ -18,17 +18,11 @@ T0 = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-ALL_KERNELS = """
-SELECT rank, step, name, type, start_ns / 1e3 AS start_us, dur_ns / 1e3 AS dur_us, input_shapes
-FROM kernels
-"""
-
-
 async def measure(profile: Path, pages: int) -> None:
     from npu_tui.tui.app import NpuTuiApp
-    from npu_tui.tui.cells import Column
-    from npu_tui.tui.drill import Drill, DrillScreen
+    from npu_tui.tui.drill import DrillScreen
     from npu_tui.tui.grid import GridQuery, PagedTable
+    from npu_tui.tui.grids import INSTANCE_COLUMNS, Drill
 
     marks = {}
 
@@ -44,10 +38,10 @@ async def measure(profile: Path, pages: int) -> None:
         def on_mount(self) -> None:
             self.call_after_refresh(lambda: mark("first frame"))
 
-        def on_profile_loaded(self, msg) -> None:
+        def on_session_loaded(self, msg) -> None:
             self.call_after_refresh(lambda: mark("tables loaded, grids filling"))
 
-        def on_report_ready(self, msg) -> None:
+        def on_analysed(self, msg) -> None:
             self.call_after_refresh(lambda: mark("populated Overview"))
 
     app = Timed(profile)
@@ -55,11 +49,9 @@ async def measure(profile: Path, pages: int) -> None:
         while "populated Overview" not in marks:
             await pilot.pause(0.01)
         kernels = app.con.execute("SELECT count(*) FROM kernels").fetchone()[0]
-        cols = (Column("rank", "rank", "int"), Column("step", "step", "int"), Column("name", "name"),
-                Column("start_us", "start", "us"), Column("dur_us", "dur", "us"),
-                Column("input_shapes", "input shapes"))
         t = time.perf_counter()
-        await app.push_screen(DrillScreen((), Drill(GridQuery("Kernels", ALL_KERNELS, cols)), app.con))
+        every_kernel = GridQuery("Kernels", "kernel_instances", INSTANCE_COLUMNS)
+        await app.push_screen(DrillScreen((), Drill(every_kernel), app.con))
         table = app.screen.query_one(PagedTable)
         while table.total is None:
             await pilot.pause(0.01)

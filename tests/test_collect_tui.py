@@ -16,9 +16,10 @@ from textual.widgets import RichLog, TabbedContent
 from npu_tui.analysis.diff import compare
 from npu_tui.collect import CollectSpec
 from npu_tui.collect import runner
-from npu_tui.tui.collect import CollectLog, DiffView
+from npu_tui.tui.panes.collect import CollectLog
+from npu_tui.tui.panes.diff import DiffView
 from npu_tui.tui.app import NpuTuiApp
-from npu_tui.tui.collect.diff_view import diff_renderable
+from npu_tui.tui.panes.diff import diff_renderable
 from test_collect_runner import _alive
 from test_diff import _runs
 from tui_support import async_test, screen_text, settle
@@ -70,7 +71,7 @@ async def test_failing_workload_shows_why_and_app_stays(tmp_path):
         assert log.start(CollectSpec(workload=str(wl)), tmp_path / "prof")
         await _until(pilot, lambda: app.finished)
         (msg,) = app.finished
-        assert msg.result.status == "failed" and msg.profile is None and msg.diff is None
+        assert msg.result.status == "failed" and msg.session is None and msg.diff is None
         assert msg.result.error == "ValueError: latent shape mismatch"
         assert log.status.startswith("failed: ValueError: latent shape mismatch")
         assert 'raise ValueError("latent shape mismatch")' in _log_text(app)

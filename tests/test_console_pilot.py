@@ -6,9 +6,9 @@ from textual.app import App, ComposeResult
 from textual.widgets import Footer, Input
 
 from npu_tui.profile import connect
-from npu_tui.tui.console import SqlConsole, SqlConsoleCommands
-from npu_tui.tui.console.dialogs import ExportScreen, HistoryScreen
-from npu_tui.tui.console.editor import CompletionList
+from npu_tui.tui.panes.console import SqlConsole, SqlConsoleCommands
+from npu_tui.tui.panes.console.dialogs import ExportScreen, HistoryScreen
+from npu_tui.tui.panes.console.editor import CompletionList
 from tui_support import async_test, settle
 
 ROWS = [(0, "mm_1", "MatMulV3", 0, 40), (0, "add_1", "Add", 40, 10), (1, "mm_1", "MatMulV3", 0, 50)]

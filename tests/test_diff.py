@@ -1,12 +1,11 @@
 """The before/after comparison, on hand-made runs with hand-computed answers."""
 
-from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
 
+from npu_tui.analysis import build_report, load_rules
 from npu_tui.analysis.diff import RunData, compare, render, run_data, verdict
-from npu_tui.profile import connect
+
+from analysis_support import make_profile
 
 BASE_STEPS = [100.0, 102.0, 98.0, 101.0, 99.0]  # mean 100, sample variance 2.5
 
@@ -33,37 +32,24 @@ def test_verdict_needs_two_steps_a_side():
     assert v["verdict"] == "undetermined" and v["noise_us"] is None
 
 
-def _profile(host_events, kernels):
-    con = connect()
-    for row in host_events:
-        con.execute("INSERT INTO host_events (rank, name, cat, start_ns, dur_ns) VALUES (?, ?, ?, ?, ?)",
-                    row)
-    for row in kernels:
-        con.execute("INSERT INTO kernels (rank, name, start_ns, dur_ns) VALUES (?, ?, ?, ?)", row)
-    return SimpleNamespace(con=con, path=Path("/runs/a"))
-
-
-def test_run_data_takes_the_slowest_rank_per_profiler_step():
-    prof = _profile(
-        [(0, "ProfilerStep#1", "user_annotation", 0, 10_000),
-         (0, "ProfilerStep#2", "user_annotation", 20_000, 12_000),
-         (1, "ProfilerStep#1", "user_annotation", 0, 11_000),
-         (1, "ProfilerStep#2", "user_annotation", 20_000, 9_000),
-         (0, "npu_tui:stage:DiT", "user_annotation", 0, 5_000),
-         (0, "ProfilerStep#2 (copy)", "user_annotation", 0, 99_000)],
-        [(0, "MatMul", 0, 3_000), (0, "MatMul", 4_000, 5_000), (1, "Add", 0, 1_000)])
-    rd = run_data(prof, {})
-    assert rd.step_us == [11.0, 12.0] and rd.step_source == "ProfilerStep"
-    assert rd.operators == {"MatMul": (8.0, 2), "Add": (1.0, 1)}
+def test_run_data_reads_the_reports_step_times_and_pairs_operators_by_identity():
+    prof = make_profile(
+        kernels=[(0, 1, "hcom_allReduce__586_0_1", "hcom_allReduce_", "HCCL", 0, 3_000, None),
+                 (0, 2, "hcom_allReduce__586_1_1", "hcom_allReduce_", "HCCL", 20_000, 5_000, None),
+                 (1, 1, "trans_TransData_17", "TransData", "AI_CORE", 0, 1_000, "1,2"),
+                 (1, 2, "trans_TransData_18", "TransData", "AI_CORE", 20_000, 1_000, "1,2")],
+        # (rank, step, computing, comm not overlapped, overlapped, free, stage), µs
+        step_trace=[(0, 1, 1.0, 0.0, 0.0, 0.0, 10.0), (0, 2, 1.0, 0.0, 0.0, 0.0, 12.0),
+                    (1, 1, 1.0, 0.0, 0.0, 0.0, 11.0), (1, 2, 1.0, 0.0, 0.0, 0.0, 9.0)])
+    report = build_report(prof, load_rules())
+    rd = run_data(prof.con, "/runs/a", report)
+    # One time per step, the slowest rank's, as the report's steps give them.
+    assert rd.step_us == [11.0, 12.0]
+    assert rd.step_us == [max(s["stage_us"] for s in report["steps"] if s["step"] == n) for n in (1, 2)]
+    assert rd.step_source == "step_trace_time.csv"
+    # The run ids and instance numbers are not part of an operator's identity.
+    assert rd.operators == {"hcom_allReduce": (8.0, 2), "trans_TransData": (2.0, 2)}
     assert rd.path == "/runs/a"
-
-
-def test_run_data_falls_back_to_the_reported_step_trace():
-    # Stage times from step_trace_time.csv of the msinsight level1 sample, ranks 0 and 1, Step 50.
-    report = {"steps": [{"rank": 0, "step": 50, "stage_us": 136581.0},
-                        {"rank": 1, "step": 50, "stage_us": 131912.5}]}
-    rd = run_data(_profile([], []), report)
-    assert rd.step_us == [136581.0] and rd.step_source == "step_trace"
 
 
 def _runs():
@@ -106,7 +92,7 @@ def test_compare_per_step_deltas_findings_and_operators():
     assert f["remaining"] == [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "base_value": 0.6,
                                "new_value": 0.55, "threshold": 0.5}]
     # Per step: A 100 -> 50, B 20 -> 0, C 0 -> 20; the two largest moves, ties by name.
-    assert [(o["name"], o["delta_us"]) for o in d["operators"]] == [("A", -50.0), ("B", -20.0)]
+    assert [(o["op"], o["delta_us"]) for o in d["operators"]] == [("A", -50.0), ("B", -20.0)]
     assert d["operators"][0]["base_count"] == 1 and d["operators"][0]["new_count"] == 1
 
 
@@ -119,8 +105,9 @@ def test_render_text_and_markdown():
             "from 5+5 steps (ProfilerStep)") in text
     assert "- appeared: vector_high (rank 0, DiT)" in text
     assert "- cleared: fa_high (rank 1, DiT)" in text
-    assert "- still: matmul_high (rank 0, DiT): 0.600 -> 0.550" in text
+    assert "- still: matmul_high (rank 0, DiT): 60.0% -> 55.0%" in text
     md = render(d, "md")
     assert "| rank | stage | base ms | new ms | delta ms | delta % |" in md
+    assert "|---:|---|---:|---:|---:|---:|" in md
     # DiT kernel time 360 µs over 5 steps now: 72 µs per step.
     assert "| 0 | DiT | 0.100 | 0.072 | -0.028 | -28.0% |" in md

@@ -11,8 +11,10 @@ Markdown reports get the same checks.
 """
 
 import asyncio
+import contextlib
 import copy
 import csv
+import io
 import json
 import re
 import shutil
@@ -24,9 +26,10 @@ from typing import Dict
 import pytest
 
 from npu_tui.analysis import build_report, install_views, load_rules, render
+from npu_tui.cli import main
 from npu_tui.profile import load_profile
 from npu_tui.tui.app import NpuTuiApp
-from npu_tui.tui.console import SqlConsole
+from npu_tui.tui.panes.console import SqlConsole
 from npu_tui.tui.drill import DrillScreen
 from npu_tui.tui.grid import PagedTable
 from tui_support import screen_text, settle, terminal_output
@@ -311,3 +314,56 @@ def test_json_report_keeps_the_text_exact(report, hostile):
     out = json.loads(render(report, "json"))
     types = {op["type"] for f in out["findings"] for op in f["evidence"]["top_operators"]}
     assert types & {k["type"] for k in kernels.values()}
+
+
+# -- diff and sql: escaped as the report is; CSV and JSON keep the text exact ----------------------
+
+
+def _stdout(argv) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue()
+
+
+HOSTILE_NAMES = "SELECT name FROM kernels WHERE name LIKE 'op %' ORDER BY name"
+
+
+@pytest.fixture(scope="module")
+def cli(hostile):
+    """`npu-tui diff` (the original fixture against its hostile copy) and `npu-tui sql` on the copy,
+    in every format."""
+    path = str(hostile[0])
+    outs = {f"diff {fmt}": _stdout(["diff", str(FIXTURE), path, "--format", fmt]) for fmt in ("text", "md", "json")}
+    outs.update({f"sql {fmt}": _stdout(["sql", path, HOSTILE_NAMES, "--format", fmt])
+                 for fmt in ("table", "md", "csv", "json")})
+    return outs
+
+
+def _md_name(case: str) -> str:
+    """The hostile kernel's name as Markdown must show it: `op <case> <text>`, markup escaped."""
+    return "op " + case.replace("_", "\\_") + " " + CASES[case][2]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_sql_output_escapes_it_in_tables_and_keeps_it_exact_in_csv_and_json(case, cli, hostile):
+    raw, shown, _ = CASES[case]
+    name = hostile[1][case]["name"]
+    assert f"op {case} {shown}" in cli["sql table"]
+    assert _md_name(case) in cli["sql md"]
+    for fmt in ("table", "md"):
+        assert _unsafe(cli[f"sql {fmt}"].replace("\n", "")) == [], fmt
+    assert name in [row[0] for row in csv.reader(io.StringIO(cli["sql csv"]))]
+    assert name in [row["name"] for row in json.loads(cli["sql json"])]
+
+
+def test_diff_escapes_operator_names_and_keeps_them_exact_in_json(cli, hostile):
+    moved = {op["op"] for op in json.loads(cli["diff json"])["operators"]}
+    cases = [case for case, k in hostile[1].items() if k["name"] in moved]
+    # The renamed heavy operators are the ones that moved most (old name gone, new name there).
+    assert len(cases) >= 5, moved
+    for case in cases:
+        assert f"op {case} {CASES[case][1]}" in cli["diff text"]
+        assert _md_name(case) in cli["diff md"]
+    for fmt in ("text", "md"):
+        assert _unsafe(cli[f"diff {fmt}"].replace("\n", "")) == [], fmt

@@ -2,14 +2,14 @@
 cancel of a load. Numbers are checked against the profiler's own files."""
 
 import csv
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList, TabbedContent
 
-import npu_tui.analysis
-import npu_tui.profile
+import npu_tui.session
 from npu_tui.profile import LoadCancelled
 from npu_tui.tui.app import NpuTuiApp
 from npu_tui.tui.drill import DrillScreen
@@ -45,6 +45,11 @@ def shapes(row):
     return "" if value == "N/A" else value
 
 
+def identity(name):
+    """An operator's identity: its name without the per-call suffix (`hcom_allReduce__586_0_1`)."""
+    return re.sub(r"(_+[0-9]+)+$|-op[0-9]+$", "", name) or name
+
+
 _reports = {}
 
 
@@ -52,7 +57,7 @@ _reports = {}
 def report_once(monkeypatch):
     """Build each profile's report once for the whole module (the analysis has its own tests);
     every test still loads the profile and installs the views itself."""
-    real_build = npu_tui.analysis.build_report
+    real_build = npu_tui.session.build_report
 
     def build(profile, rules, **options):
         key = str(profile.path)
@@ -60,7 +65,7 @@ def report_once(monkeypatch):
             _reports[key] = real_build(profile, rules, **options)
         return _reports[key]
 
-    monkeypatch.setattr(npu_tui.analysis, "build_report", build)
+    monkeypatch.setattr(npu_tui.session, "build_report", build)
 
 
 def main_table(app, pane):
@@ -102,7 +107,8 @@ async def test_operators_drill_to_kernel_instances_and_back():
         assert app.screen.crumbs == ("Operators", top_type)
         names = app.screen.query_one(PagedTable)
         rows = [r for r in kernel_rows() if r["Type"] == top_type]
-        groups = Counter((r["Name"], shapes(r)) for r in rows)
+        # One row per operator and shapes: HCCL's run ids and call indices are not part of the name.
+        groups = Counter((identity(r["Name"]), shapes(r)) for r in rows)
         assert names.total == len(groups)
 
         await pilot.press("enter")
@@ -110,7 +116,7 @@ async def test_operators_drill_to_kernel_instances_and_back():
         first = names.row_dict(0)
         instances = app.screen.query_one(PagedTable)
         assert app.screen.crumbs[:2] == ("Operators", top_type)
-        assert instances.total == groups[(first["name"], first["input_shapes"])]
+        assert instances.total == groups[(first["op"], first["input_shapes"] or "")]
         assert "›" in app.screen.query_one(".breadcrumb").content.plain
 
         await pilot.press("escape", "escape")
@@ -135,20 +141,25 @@ async def test_findings_open_the_operators_behind_them():
         await settle(app, pilot)
         assert isinstance(app.screen, DrillScreen)
         ops = app.screen.query_one(PagedTable)
-        # The evidence's top operators, by (type, input shapes), opened by name: the CSV's own rows.
-        tops = {(op["type"], op["input_shapes"] or "") for op in f["evidence"]["top_operators"]}
-        expected = {(r["Name"], shapes(r)) for r in kernel_rows()
-                    if (r["Type"], shapes(r)) in tops and r["rank"] == str(f["rank"])}
-        assert ops.total > 0
-        assert {(ops.row_dict(i)["name"], ops.row_dict(i)["input_shapes"]) for i in range(ops.total)} <= expected
-        first = ops.row_dict(0)
+        shown = [ops.row_dict(i) for i in range(ops.total)]
+        assert shown
+        # The evidence's top operators are the drill's largest rows.
+        assert [(o["type"], o["op"]) for o in f["evidence"]["top_operators"]] == \
+            [(o["type"], o["op"]) for o in shown[:len(f["evidence"]["top_operators"])]]
+        # Every row is the finding's rank's kernels of one operator and shapes: the CSV's own rows.
+        for row in shown:
+            same = [r for r in kernel_rows() if r["rank"] == str(f["rank"]) and r["Type"] == row["type"]
+                    and identity(r["Name"]) == row["op"] and shapes(r) == (row["input_shapes"] or "")]
+            assert row["count"] == len(same)
+            assert row["total_us"] == pytest.approx(sum(float(r["Duration(us)"]) for r in same), rel=1e-9)
+        first = shown[0]
         await pilot.press("enter")
         await settle(app, pilot)
         assert len(app.screen_stack) == 3
         # The instances are the finding's rank's only: as many as the CSV of that rank holds.
         instances = app.screen.query_one(PagedTable)
-        same = [r for r in kernel_rows() if r["rank"] == str(f["rank"]) and r["Name"] == first["name"]
-                and r["Type"] == first["type"] and shapes(r) == first["input_shapes"]]
+        same = [r for r in kernel_rows() if r["rank"] == str(f["rank"]) and identity(r["Name"]) == first["op"]
+                and r["Type"] == first["type"] and shapes(r) == (first["input_shapes"] or "")]
         assert instances.total == len(same)
         assert {instances.row_dict(i)["rank"] for i in range(instances.total)} == {f["rank"]}
         await pilot.press("escape", "escape")
@@ -207,17 +218,21 @@ async def test_help_lists_every_key_and_palette_runs_actions():
     app = NpuTuiApp(LEVEL1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        await pilot.press("3")  # the Operators table: help lists the app's keys and the table's
+        await settle(app, pilot)
+        sections = help_sections(app)
+        assert [title for title, _ in sections] == ["Everywhere", "Tables"]
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = app.screen.query_one("#help-text").content.plain
         lines = {line.strip() for line in text.splitlines()}
-        for _, keys in help_sections(app.get_key_display):
+        for _, keys in sections:
             for key, desc in keys:
                 assert f"{key:<16}{desc}".strip() in lines
         # The key grammar of design.md §8, as the footer spells the keys.
         shown = {line.split()[0] for line in lines if line}
-        assert {"enter", "/", "s", "e", "v", "?", "q", "r", "esc", "1", "7"} <= shown
+        assert {"⏎", "/", "s", "e", "v", "?", "q", "r", "esc", "1", "7"} <= shown
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
@@ -249,7 +264,7 @@ async def test_escape_cancels_a_load(monkeypatch):
             pass
         raise LoadCancelled()
 
-    monkeypatch.setattr(npu_tui.profile, "load_profile", slow_load)
+    monkeypatch.setattr(npu_tui.session, "load_profile", slow_load)
     app = NpuTuiApp(LEVEL1)
     async with app.run_test(size=SIZE) as pilot:
         while not started:

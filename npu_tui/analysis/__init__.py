@@ -12,7 +12,8 @@ Public API::
 
 Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 
-- kernel_categories: kernels.* + end_ns, category, is_compute, is_comm
+- kernel_categories: kernels.* + op (the name without its per-call suffix: the operator's identity),
+  end_ns, category, is_compute, is_comm
 - stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
 - signature_scan: per kernel in time order: rank, part, i, category, vae_sig, score, p0, p1, gap, ci, g1..g4
   (ranks without overrides or markers only: the others never use signatures)
@@ -23,7 +24,9 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   kernel_time_us, method, confidence
 - stage_summary: rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, windows, method, confidence
 - stage_categories: rank, stage, category, time_us, count, share
-- top_operators: rank, stage, category, type, input_shapes, example_name, count, time_us, share
+- top_operators: rank, stage, category, type, op, input_shapes, count, time_us, max_us, share
+- operator_types / operator_shapes / kernel_instances: the Operators pane's three levels
+- operator_totals: op, type, category, count, total_us over every rank (what a diff pairs)
 - busy_segments: rank, start_ns, end_ns, comm, compute (the union of comm / compute kernels)
 - lane_segments: rank, start_ns, end_ns, computing, comm, not_overlapped, free (the overlap lanes)
 - comm_exposure: rank, stage, wall_us, comm_us, exposed_us, exposed_share, source, exposed_lanes_us,
@@ -31,13 +34,21 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - step_windows: rank, step, start_ns, end_ns
 - step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
-- rank_summary: rank, device_id, kernel_count, kernel_time_us, steps, step_time_us, exposed_comm_us, step_source
+- rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
+  free_us, step_source
 - rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank
+- rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
+- step_times: step, ranks, step_us (the slowest rank's), slow_rank
 - stage_metrics: rank, stage, metric, category, value, time_us, basis_us
 - findings: rule, rank, stage, metric, category, value, threshold, direction, docs, estimate, time_us,
   step_saving_us
-- comm_op_times: rank, op_type, kind, ops, elapse_ms, transit_ms, wait_ms, sync_ms, wait_ratio
+- finding_operators: the operators behind each finding (its drill-down and its evidence)
+- comm_op_times: rank, op_type, kind, source, ops, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms, wait_ratio
+  (communication.json, else the kernels the rules call Comm)
+- comm_links: src_rank, dst_rank, transport, ops, size_mb, time_ms, gbps
 - link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps
+
+Macros: op_name(name) (operator identity), type_key(type) (the profiler's missing type as 'N/A').
 
 Helper tables: rules_installed (fingerprint of the installed rules), rules_categories, rules_compute, rules_order, rules_stage_markers, rules_stages,
 rules_findings (the rules file as rows), stage_overrides (windows set by hand).

@@ -10,28 +10,21 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Dict, List, Optional, Tuple
+
+from ..text import literal, markdown, table
+from .render import percent
 
 SCHEMA_VERSION = 1
 # Two standard errors of the difference of means: about a 95% two-sided interval.
 NOISE_SIGMAS = 2.0
 TOP_OPERATORS = 10
 
-# One duration per profiled step: the slowest rank's ProfilerStep#N range.
-STEP_TIMES_SQL = """
-SELECT CAST(regexp_extract(name, '#([0-9]+)$', 1) AS BIGINT) AS step, max(dur_ns) / 1e3 AS us
-FROM host_events
-WHERE regexp_matches(name, '^ProfilerStep#[0-9]+$') AND dur_ns > 0
-GROUP BY step
-ORDER BY step
-"""
-
-OPERATOR_TIMES_SQL = """
-SELECT name, sum(dur_ns) / 1e3 AS us, count(*) AS n
-FROM kernels
-GROUP BY name
-"""
+# The report's own step times (step_breakdown), one per profiled step: the slowest rank's.
+STEP_TIMES_SQL = "SELECT step_us FROM step_times ORDER BY step"
+STEP_SOURCE_SQL = "SELECT string_agg(DISTINCT source, ', ' ORDER BY source) FROM step_breakdown"
+# Operators by identity (per-call suffixes and HCCL run ids stripped), so runs pair them up.
+OPERATOR_TIMES_SQL = "SELECT op, total_us, count FROM operator_totals"
 
 
 @dataclass
@@ -40,10 +33,9 @@ class RunData:
 
     path: str
     report: dict
-    step_us: List[float]  # one per profiled step; empty when the profile has no step ranges
-    step_source: str  # "ProfilerStep", "step_trace" or "none"
-    operators: Dict[str, Tuple[float, int]]  # kernel name -> (total µs, count)
-    profile: Optional[object] = None  # the loaded profile, when load_run made it
+    step_us: List[float]  # one per profiled step; empty when the profile has no step data
+    step_source: str  # where the step times come from (step_breakdown's source), or "none"
+    operators: Dict[str, Tuple[float, int]]  # operator -> (total µs, count)
 
     @property
     def steps(self) -> int:
@@ -51,45 +43,16 @@ class RunData:
         return max(len(self.step_us), 1)
 
 
-def run_data(profile, report: dict) -> RunData:
-    """Gather a loaded profile's step times and operator totals next to its report."""
-    con = profile.con
-    step_us = [us for _, us in con.execute(STEP_TIMES_SQL).fetchall()]
-    source = "ProfilerStep"
-    if not step_us:
-        step_us, source = _report_step_times(report), "step_trace"
-    if not step_us:
-        source = "none"
-    ops = {name: (float(us), int(n)) for name, us, n in con.execute(OPERATOR_TIMES_SQL).fetchall()}
-    return RunData(str(profile.path), report, step_us, source, ops)
+def run_data(con, path: str, report: dict) -> RunData:
+    """A loaded, analysed profile's step times and operator totals next to its report."""
+    step_us = [float(us) for (us,) in con.execute(STEP_TIMES_SQL).fetchall()]
+    source = con.execute(STEP_SOURCE_SQL).fetchone()[0] if step_us else None
+    ops = {op: (float(us), int(n)) for op, us, n in con.execute(OPERATOR_TIMES_SQL).fetchall()}
+    return RunData(path, report, step_us, source or "none", ops)
 
 
-def load_run(path, rules) -> RunData:
-    """Load a profile, build its report and gather what a comparison needs."""
-    from ..profile import load_profile
-    from . import build_report, install_views
-
-    profile = load_profile(Path(path))
-    install_views(profile.con, rules)
-    data = run_data(profile, build_report(profile, rules))
-    data.profile = profile
-    return data
-
-
-def diff_paths(base, new, rules, top: int = TOP_OPERATORS) -> dict:
-    return compare(load_run(base, rules), load_run(new, rules), top)
-
-
-def _report_step_times(report: dict) -> List[float]:
-    """Step durations the profiler itself reported (step_trace ``stage``), slowest rank per step."""
-    per_step: Dict[int, float] = {}
-    for s in report.get("steps", []):
-        if s.get("step") is not None and s.get("stage_us"):
-            per_step[s["step"]] = max(per_step.get(s["step"], 0.0), float(s["stage_us"]))
-    return [per_step[k] for k in sorted(per_step)]
-
-
-def _pct(base: float, new: float) -> Optional[float]:
+def relative_change(base: float, new: float) -> Optional[float]:
+    """(new - base) / base; None when there is no base to compare with."""
     return (new - base) / base if base else None
 
 
@@ -106,7 +69,7 @@ def verdict(base: List[float], new: List[float]) -> dict:
     delta = mn - mb
     word = "faster" if delta < -noise else "slower" if delta > noise else "within noise"
     return {"verdict": word, "base_step_us": mb, "new_step_us": mn, "delta_us": delta,
-            "delta_pct": _pct(mb, mn), "noise_us": noise}
+            "delta_pct": relative_change(mb, mn), "noise_us": noise}
 
 
 def _rows_by(rows: List[dict], key: Tuple[str, ...]) -> Dict[tuple, dict]:
@@ -122,7 +85,7 @@ def _stage_deltas(base: RunData, new: RunData) -> List[dict]:
         bt = float(rb.get("kernel_time_us") or 0.0) / base.steps
         nt = float(rn.get("kernel_time_us") or 0.0) / new.steps
         out.append({"rank": key[0], "stage": key[1], "base_us": bt, "new_us": nt,
-                    "delta_us": nt - bt, "delta_pct": _pct(bt, nt),
+                    "delta_us": nt - bt, "delta_pct": relative_change(bt, nt),
                     "base_wall_us": float(rb.get("wall_us") or 0.0) / base.steps,
                     "new_wall_us": float(rn.get("wall_us") or 0.0) / new.steps,
                     "base_method": rb.get("method"), "new_method": rn.get("method")})
@@ -139,7 +102,7 @@ def _category_deltas(base: RunData, new: RunData) -> List[dict]:
         bt = float(rb.get("time_us") or 0.0) / base.steps
         nt = float(rn.get("time_us") or 0.0) / new.steps
         out.append({"rank": k[0], "stage": k[1], "category": k[2], "base_us": bt, "new_us": nt,
-                    "delta_us": nt - bt, "delta_pct": _pct(bt, nt),
+                    "delta_us": nt - bt, "delta_pct": relative_change(bt, nt),
                     "base_share": float(rb.get("share") or 0.0),
                     "new_share": float(rn.get("share") or 0.0)})
     return out
@@ -160,13 +123,13 @@ def _finding_changes(base: RunData, new: RunData) -> dict:
 
 def _operator_moves(base: RunData, new: RunData, top: int) -> List[dict]:
     rows = []
-    for name in set(base.operators) | set(new.operators):
-        bt, bc = base.operators.get(name, (0.0, 0))
-        nt, nc = new.operators.get(name, (0.0, 0))
+    for op in set(base.operators) | set(new.operators):
+        bt, bc = base.operators.get(op, (0.0, 0))
+        nt, nc = new.operators.get(op, (0.0, 0))
         bt, nt = bt / base.steps, nt / new.steps
-        rows.append({"name": name, "base_us": bt, "new_us": nt, "delta_us": nt - bt,
+        rows.append({"op": op, "base_us": bt, "new_us": nt, "delta_us": nt - bt,
                      "base_count": bc / base.steps, "new_count": nc / new.steps})
-    rows.sort(key=lambda r: (-abs(r["delta_us"]), r["name"]))
+    rows.sort(key=lambda r: (-abs(r["delta_us"]), str(r["op"])))
     return rows[:top]
 
 
@@ -195,22 +158,9 @@ def _signed_ms(us: Optional[float]) -> str:
     return "-" if us is None else f"{us / 1e3:+.3f}"
 
 
-def _signed_pct(p: Optional[float]) -> str:
-    return "-" if p is None else f"{p * 100:+.1f}%"
-
-
-def _table(headers: List[str], rows: List[List[str]], md: bool, labels: int) -> List[str]:
-    """A table; the first ``labels`` columns are text (left-aligned), the rest numbers."""
-    if md:
-        return (["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-                + ["| " + " | ".join(r) + " |" for r in rows])
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: List[str]) -> str:
-        return "  ".join(c.ljust(w) if i < labels else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+def signed_percent(p: Optional[float]) -> str:
+    """A relative change as a signed percentage; "new" when there was nothing before it."""
+    return "new" if p is None else f"{p * 100:+.1f}%"
 
 
 def verdict_line(d: dict) -> str:
@@ -218,50 +168,61 @@ def verdict_line(d: dict) -> str:
     if v["verdict"] == "undetermined":
         return f"undetermined: {v['reason']}"
     return (f"{v['verdict']}: step {_ms(v['base_step_us'])} ms -> {_ms(v['new_step_us'])} ms "
-            f"({_signed_ms(v['delta_us'])} ms, {_signed_pct(v['delta_pct'])}), "
+            f"({_signed_ms(v['delta_us'])} ms, {signed_percent(v['delta_pct'])}), "
             f"noise ±{_ms(v['noise_us'])} ms from {d['base']['steps']}+{d['new']['steps']} "
             f"steps ({v['source']})")
 
 
-def _finding_text(f: dict) -> str:
-    value = f.get("value")
-    shown = f"{value:.3f}" if isinstance(value, (int, float)) else str(value)
-    text = f"{f['rule']} (rank {f['rank']}, {f['stage']}): {f.get('metric') or 'value'} {shown}"
-    text += f" > {f['threshold']}" if f.get("threshold") is not None else ""
-    return text + (f" -> {f['direction']}" if f.get("direction") else "")
+def finding_place(f: dict) -> str:
+    """Where a finding is: "rank 0, DiT", or "rank 0" for one across ranks (no stage)."""
+    return f"rank {f['rank']}" + (f", {f['stage']}" if f.get("stage") else "")
+
+
+def _finding_text(f: dict, esc) -> str:
+    text = f"{esc(f['rule'])} ({esc(finding_place(f))}): {esc(f.get('metric') or 'value')} {percent(f.get('value'))}"
+    text += f" > {percent(f['threshold'])}" if f.get("threshold") is not None else ""
+    return text + (f" -> {esc(f['direction'])}" if f.get("direction") else "")
+
+
+_NAMES = ("stage", "category", "operator")
+
+
+def _table(headers: List[str], rows: List[list], md: bool) -> List[str]:
+    """Names left, numbers (rank included) right, whatever a cell holds ("new", "-")."""
+    return table(headers, rows, md, right=[h not in _NAMES for h in headers])
 
 
 def render(d: dict, fmt: str = "text") -> str:
-    """The comparison for people: ``text`` for the terminal, ``md`` for a pull request."""
+    """The comparison for people: ``text`` for the terminal, ``md`` for a pull request. Profile
+    text (paths, stages, operators) is escaped as in the report."""
     md = fmt == "md"
+    esc = markdown if md else literal
     head = (lambda s: f"## {s}") if md else (lambda s: s)
     lines = [("# " if md else "") + "npu-tui diff",
-             f"base: {d['base']['path']} ({d['base']['steps']} steps)",
-             f"new:  {d['new']['path']} ({d['new']['steps']} steps)",
+             f"base: {esc(d['base']['path'])} ({d['base']['steps']} steps)",
+             f"new:  {esc(d['new']['path'])} ({d['new']['steps']} steps)",
              "", ("**Verdict:** " if md else "Verdict: ") + verdict_line(d), ""]
     lines.append(head("Stages (kernel time per step)"))
     lines += _table(["rank", "stage", "base ms", "new ms", "delta ms", "delta %"],
-                    [[str(r["rank"]), r["stage"], _ms(r["base_us"]), _ms(r["new_us"]),
-                      _signed_ms(r["delta_us"]), _signed_pct(r["delta_pct"])]
-                     for r in d["stages"]], md, labels=2)
+                   [[r["rank"], r["stage"], _ms(r["base_us"]), _ms(r["new_us"]),
+                     _signed_ms(r["delta_us"]), signed_percent(r["delta_pct"])]
+                    for r in d["stages"]], md)
     lines += ["", head("Categories (per step)")]
     lines += _table(["rank", "stage", "category", "base ms", "new ms", "delta ms", "base share",
-                     "new share"],
-                    [[str(r["rank"]), r["stage"], r["category"], _ms(r["base_us"]),
-                      _ms(r["new_us"]), _signed_ms(r["delta_us"]), f"{r['base_share']:.3f}",
-                      f"{r['new_share']:.3f}"]
-                     for r in d["categories"] if r["base_us"] or r["new_us"]], md, labels=3)
+                    "new share"],
+                   [[r["rank"], r["stage"], r["category"], _ms(r["base_us"]), _ms(r["new_us"]),
+                     _signed_ms(r["delta_us"]), percent(r["base_share"]), percent(r["new_share"])]
+                    for r in d["categories"] if r["base_us"] or r["new_us"]], md)
     lines += ["", head("Findings")]
     f = d["findings"]
-    lines += [f"- appeared: {_finding_text(x)}" for x in f["appeared"]]
-    lines += [f"- cleared: {_finding_text(x)}" for x in f["cleared"]]
-    lines += [f"- still: {x['rule']} (rank {x['rank']}, {x['stage']}): "
-              f"{x['base_value']:.3f} -> {x['new_value']:.3f}" for x in f["remaining"]]
+    lines += [f"- appeared: {_finding_text(x, esc)}" for x in f["appeared"]]
+    lines += [f"- cleared: {_finding_text(x, esc)}" for x in f["cleared"]]
+    lines += [f"- still: {esc(x['rule'])} ({esc(finding_place(x))}): "
+              f"{percent(x['base_value'])} -> {percent(x['new_value'])}" for x in f["remaining"]]
     if not any(f.values()):
         lines.append("- none in either run")
-    lines += ["", head("Operators that moved most (per step)")]
+    lines += ["", head("Operators that moved most (per step, all ranks)")]
     lines += _table(["operator", "base ms", "new ms", "delta ms", "base n", "new n"],
-                    [[r["name"], _ms(r["base_us"]), _ms(r["new_us"]), _signed_ms(r["delta_us"]),
-                      f"{r['base_count']:g}", f"{r['new_count']:g}"] for r in d["operators"]], md,
-                    labels=1)
+                   [[r["op"], _ms(r["base_us"]), _ms(r["new_us"]), _signed_ms(r["delta_us"]),
+                     f"{r['base_count']:g}", f"{r['new_count']:g}"] for r in d["operators"]], md)
     return "\n".join(lines) + "\n"

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import literal
+from ..text import literal, markdown, table
 
 FORMATS = ("text", "md", "json")
 
 Column = Tuple[str, str]  # (key, header)
 # Input shapes of fused ops run to hundreds of characters; the JSON keeps them whole.
 MAX_CELL = 48
-# Characters Markdown would read as markup (emphasis, links, code, HTML, table cells), escaped with
-# a backslash so profile text shows as written.
-_MD_MARKUP = re.compile(r"([\\`*_\[\]<>|~&])")
-
-
-def _md(text: str) -> str:
-    return _MD_MARKUP.sub(r"\\\1", text)
 
 
 def _cell(v: Any) -> str:
@@ -31,7 +23,8 @@ def _cell(v: Any) -> str:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 3] + "..."
 
 
-def _pct(v: Any) -> str:
+def percent(v: Any) -> str:
+    """A share (0..1) as a percentage; every share and spread a report prints goes through it."""
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
@@ -39,21 +32,8 @@ def _table(rows: List[Dict[str, Any]], cols: Sequence[Column], md: bool,
            pct: Sequence[str] = ()) -> List[str]:
     if not rows:
         return ["(none)", ""]
-    cells = [[(_pct(r.get(k)) if k in pct else _cell(r.get(k))) for k, _ in cols] for r in rows]
-    heads = [h for _, h in cols]
-    if md:
-        out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
-        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in cells]
-        return out + [""]
-    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
-    num = [all(_numeric(row[i]) for row in cells) for i in range(len(heads))]
-    def line(values):
-        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, num)).rstrip()
-    return [line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells] + [""]
-
-
-def _numeric(s: str) -> bool:
-    return s == "-" or s.replace(",", "").replace(".", "").replace("%", "").lstrip("-").isdigit()
+    cells = [[(percent(r.get(k)) if k in pct else _cell(r.get(k))) for k, _ in cols] for r in rows]
+    return table([h for _, h in cols], cells, md) + [""]
 
 
 def _heading(title: str, md: bool, level: int = 2) -> List[str]:
@@ -64,7 +44,7 @@ def _heading(title: str, md: bool, level: int = 2) -> List[str]:
 
 def _text(v: Any, md: bool) -> str:
     """Profile or rules text outside the tables: literal, and not Markdown markup in md."""
-    return _md(literal(v)) if md else literal(v)
+    return markdown(v) if md else literal(v)
 
 
 def _findings(report: Dict[str, Any], md: bool) -> List[str]:
@@ -73,8 +53,8 @@ def _findings(report: Dict[str, Any], md: bool) -> List[str]:
         return ["No rule fired.", ""]
     for f in report["findings"]:
         where = f"rank {f['rank']}" + (f", {_text(f['stage'], md)}" if f["stage"] else "")
-        title = (f"{_text(f['rule'], md)} ({where}): {_text(f['metric'], md)} {_pct(f['value'])} > "
-                 f"{_pct(f['threshold'])}")
+        title = (f"{_text(f['rule'], md)} ({where}): {_text(f['metric'], md)} {percent(f['value'])} > "
+                 f"{percent(f['threshold'])}")
         est = f["estimate"]
         saving = _cell(est["step_saving_us"])
         docs = ", ".join(_text(d, md) for d in f["docs"])
@@ -88,11 +68,12 @@ def _findings(report: Dict[str, Any], md: bool) -> List[str]:
             out += [f"* {title}"] + [f"    {b}" for b in body] + [f"    Evidence: {sql}"]
         top = f["evidence"]["top_operators"]
         if top:
-            cols = [c for c in (("stage", "stage"), ("category", "category"), ("type", "type"),
-                                ("input_shapes", "input shapes"), ("count", "count"),
-                                ("time_us", "time (us)"), ("share", "share")) if c[0] in top[0]]
-            table = _table(top, cols, md, pct=("share",))
-            out += table if md else ["    " + t for t in table]
+            # A finding of one stage lists that stage's operators; a spread across ranks, all of the rank's.
+            scope = () if f["stage"] else (("stage", "stage"), ("category", "category"))
+            cols = scope + (("type", "type"), ("op", "operator"), ("input_shapes", "input shapes"),
+                            ("count", "count"), ("time_us", "time (us)"), ("share", "share"))
+            lines = _table(top, cols, md, pct=("share",))
+            out += lines if md else ["    " + t for t in lines]
         elif not md:
             out.append("")
     return out

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Sequence
 
 import duckdb
 
+from ..text import sql_literal
 from .rules import Rules
 from .views import ensure_views
 
@@ -33,12 +34,11 @@ CLUSTER_RANKS_SQL = "SELECT rank, steps, step_time_us, exposed_comm_us, step_sou
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
 BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"
-TOP_SQL = """SELECT type, example_name AS name, input_shapes, count, time_us, share FROM top_operators
-             WHERE rank = $rank AND stage = $stage AND ($category IS NULL OR category = $category)
-             ORDER BY time_us DESC LIMIT $n"""
-TOP_RANK_SQL = """SELECT stage, category, type, example_name AS name, input_shapes, count, time_us
-                  FROM top_operators WHERE rank = $rank ORDER BY time_us DESC LIMIT $n"""
-COMM_CATEGORY_SQL = "SELECT any_value(comm_category) FROM rules_compute"
+# The finding's top operators, as its drill-down lists them (finding_operators).
+TOP_SQL = """SELECT kernel_stage AS stage, category, type, op, input_shapes, count, total_us AS time_us, share
+             FROM finding_operators
+             WHERE rule = $rule AND rank = $rank AND stage IS NOT DISTINCT FROM $stage
+             ORDER BY total_us DESC, op LIMIT $n"""
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[Dict[str, Any]]:
@@ -57,42 +57,28 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[
     return [dict(zip(cols, r)) for r in rows]
 
 
-def sql_literal(value: Any) -> str:
-    """A value written as an SQL literal, for the runnable evidence query shown to the user."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def _evidence(con, f: Dict[str, Any], comm_category: str) -> Dict[str, Any]:
+def _evidence(con, f: Dict[str, Any]) -> Dict[str, Any]:
+    """The query that gave the finding's value (runnable as shown) and its top operators."""
     metric = f["metric"]
     if metric == "spread":
         sql = f"SELECT * FROM rank_spread WHERE measure = {sql_literal(f['category'])}"
-        top = _rows(con, TOP_RANK_SQL, {"rank": f["rank"], "n": TOP_OPERATORS})
-        return {"sql": sql, "top_operators": top}
-    where = f"rank = {sql_literal(f['rank'])} AND stage = {sql_literal(f['stage'])}"
-    if metric == "share":
-        sql = f"SELECT category, time_us, count, share FROM stage_categories WHERE {where}"
-        category = f["category"]
     else:
-        sql = f"SELECT comm_us, exposed_us, exposed_share, wall_us, source FROM comm_exposure WHERE {where}"
-        category = comm_category
-    top = _rows(con, TOP_SQL, {"rank": f["rank"], "stage": f["stage"], "category": category,
-                               "n": TOP_OPERATORS})
+        where = f"rank = {sql_literal(f['rank'])} AND stage = {sql_literal(f['stage'])}"
+        sql = (f"SELECT category, time_us, count, share FROM stage_categories WHERE {where}"
+               if metric == "share" else
+               f"SELECT comm_us, exposed_us, exposed_share, wall_us, source FROM comm_exposure WHERE {where}")
+    top = _rows(con, TOP_SQL, {"rule": f["rule"], "rank": f["rank"], "stage": f["stage"], "n": TOP_OPERATORS})
     return {"sql": sql, "top_operators": top}
 
 
 def _findings(con) -> List[Dict[str, Any]]:
-    comm_category = con.execute(COMM_CATEGORY_SQL).fetchone()[0]
     out = []
     for f in _rows(con, FINDINGS_SQL):
         out.append({
             "rule": f["rule"], "rank": f["rank"], "stage": f["stage"], "metric": f["metric"],
             "value": f["value"], "threshold": f["threshold"], "direction": f["direction"],
             "docs": list(f["docs"]),
-            "evidence": _evidence(con, f, comm_category),
+            "evidence": _evidence(con, f),
             "estimate": {"what": f["estimate"], "step_saving_us": f["step_saving_us"]},
         })
     return out

@@ -23,6 +23,10 @@ VIEW_ORDER = (
     "stage_summary",
     "stage_categories",
     "top_operators",
+    "operator_types",
+    "operator_shapes",
+    "operator_totals",
+    "kernel_instances",
     "step_windows",
     "busy_segments",
     "lane_segments",
@@ -32,9 +36,13 @@ VIEW_ORDER = (
     "step_breakdown",
     "rank_summary",
     "rank_spread",
+    "rank_times",
+    "step_times",
     "stage_metrics",
     "findings",
+    "finding_operators",
     "comm_op_times",
+    "comm_links",
     "link_bandwidth",
 )
 
@@ -45,8 +53,12 @@ VIEW_ORDER = (
 # cached profile reads them instead of aggregating every kernel again. refresh_stages() recomputes
 # them, in VIEW_ORDER, after stage overrides change.
 MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
-                "stage_summary", "stage_categories", "top_operators", "busy_segments", "lane_segments",
+                "stage_summary", "stage_categories", "top_operators", "step_windows", "busy_segments", "lane_segments",
                 "comm_exposure", "step_breakdown", "rank_summary", "rank_spread", "findings")
+
+
+def _read(name: str) -> str:
+    return resources.files(__package__).joinpath("sql").joinpath(f"{name}.sql").read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=None)
@@ -54,7 +66,11 @@ def view_sql(name: str) -> str:
     """The SQL behind a view, as shipped (comments included). KeyError for an unknown name."""
     if name not in VIEW_ORDER:
         raise KeyError(name)
-    return resources.files(__package__).joinpath("sql").joinpath(f"{name}.sql").read_text(encoding="utf-8")
+    return _read(name)
+
+
+# The macros the views call (op_name, type_key), created before them.
+MACROS_SQL = _read("macros")
 
 
 def _description(name: str) -> str:
@@ -81,6 +97,7 @@ def _fingerprint(rules: Rules) -> str:
     another version of any of these must be rebuilt."""
     h = hashlib.sha256(rules.fingerprint.encode())
     h.update(" ".join(MATERIALIZED).encode())
+    h.update(MACROS_SQL.encode())
     for name in VIEW_ORDER:
         h.update(view_sql(name).encode())
     return h.hexdigest()
@@ -89,6 +106,7 @@ def _fingerprint(rules: Rules) -> str:
 def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules)."""
     install_rule_tables(con, rules)
+    con.execute(MACROS_SQL)
     for name in VIEW_ORDER:
         _create(con, name)
     con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [_fingerprint(rules)])

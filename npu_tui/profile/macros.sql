@@ -40,3 +40,7 @@ CREATE OR REPLACE MACRO type_from_name(n) AS
          WHEN regexp_matches(regexp_replace(n, '(_[0-9]*)+$', ''), '_')
          THEN regexp_extract(regexp_replace(n, '(_[0-9]*)+$', ''), '([^_]+)$', 1)
          ELSE regexp_replace(n, '[0-9]+$', '') END;
+
+-- The step a `ProfilerStep#N` range marks (what prof.step() records), NULL for any other name.
+CREATE OR REPLACE MACRO profiler_step(n) AS
+    CASE WHEN regexp_full_match(n, 'ProfilerStep#[0-9]+') THEN TRY_CAST(regexp_extract(n, '#([0-9]+)$', 1) AS INTEGER) END;

@@ -117,6 +117,15 @@ class QueryEngine:
         with self._lock:
             return self._cur.execute(PAGE_SQL, [count, start]).fetchall()
 
+    def frame(self):
+        """The latest result whole, as a pandas DataFrame (pandas is imported here, when asked)."""
+        with self._lock:
+            if self._rows is None:
+                return self._cur.execute(f"SELECT * FROM {RESULT_TABLE}").df()
+            import pandas
+
+            return pandas.DataFrame(self._rows, columns=self.result.columns if self.result else None)
+
     def catalog(self) -> Catalog:
         """Tables, views (the console's temp ones too), columns, functions and keywords."""
         with self._lock:

@@ -1,43 +1,19 @@
-"""Tables out of the app: CSV or Markdown files, TSV for the clipboard, SQL with values written in."""
+"""Tables out of the app: CSV (values exact) or Markdown (profile text escaped as in the reports)
+files, TSV for the clipboard."""
 
 from __future__ import annotations
 
 import csv
 import datetime
-import decimal
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Tuple
 
+from ..text import markdown
 from .cells import Column, fmt_cell, literal
 
 COPY_ROW_LIMIT = 10_000  # a clipboard (and the OSC 52 escape carrying it) is no place for more
 FETCH_ROWS = 10_000
-
-_PLACEHOLDER = re.compile(r"\?")
-
-
-def sql_literal(value: Any) -> str:
-    """A DuckDB literal for a parameter value, so shown SQL runs as it reads."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(sql_literal(v) for v in value) + "]"
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return repr(value) if isinstance(value, float) else str(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def inline_params(sql: str, params: Sequence[Any]) -> str:
-    """Replace each `?` in order by its value's literal (the program's SQL has no `?` in strings)."""
-    values = iter(params)
-    return _PLACEHOLDER.sub(lambda m: sql_literal(next(values)), sql)
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
 def export_rows(cur, sql: str, params: List[Any], columns: Tuple[Column, ...], path: str) -> Tuple[int, Path]:
@@ -47,10 +23,10 @@ def export_rows(cur, sql: str, params: List[Any], columns: Tuple[Column, ...], p
     idx = {d[0]: i for i, d in enumerate(res.description)}
     keys = [idx[c.key] for c in columns]
     written = 0
-    markdown = target.suffix.lower() in (".md", ".markdown")
+    as_md = target.suffix.lower() in (".md", ".markdown")
     with open(target, "w", newline="", encoding="utf-8") as f:
-        if markdown:
-            f.write("| " + " | ".join(_md_cell(c.label) for c in columns) + " |\n")
+        if as_md:
+            f.write("| " + " | ".join(markdown(c.label) for c in columns) + " |\n")
             f.write("|" + "|".join("---:" if c.numeric else "---" for c in columns) + "|\n")
         else:
             w = csv.writer(f)
@@ -60,8 +36,8 @@ def export_rows(cur, sql: str, params: List[Any], columns: Tuple[Column, ...], p
             if not batch:
                 break
             for r in batch:
-                if markdown:
-                    cells = (_md_cell(fmt_cell(r[k], c.kind)) for k, c in zip(keys, columns))
+                if as_md:
+                    cells = (markdown(fmt_cell(r[k], c.kind)) for k, c in zip(keys, columns))
                     f.write("| " + " | ".join(cells) + " |\n")
                 else:
                     w.writerow(["" if r[k] is None else r[k] for k in keys])

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from rich.segment import Segment
-from rich.style import Style
 from textual import work
 from textual.actions import SkipAction
 from textual.binding import Binding
@@ -28,7 +27,7 @@ from textual.worker import get_current_worker
 from rich.text import Text
 
 from .cells import Column, fmt_cell, literal
-from .export import inline_params
+from ..text import inline_params
 
 PAGE_ROWS = 256
 CACHED_PAGES = 8
@@ -53,30 +52,37 @@ def _ident(name: str) -> str:
 
 @dataclass(frozen=True)
 class GridQuery:
-    """What a grid shows: a SELECT, its display columns, and how it may be sorted and filtered.
+    """What a grid shows: an analysis view (or table), the rows of it (``where``: column = value,
+    None matching NULL), its display columns, and how it may be sorted and filtered.
 
-    ``sql`` and the column keys are the program's own constants; only ``params`` and the filter text
-    carry values from the profile or the user, and they travel as parameters.
+    The view and column names are the program's own; values from the profile or the user (``where``
+    and the filter text) travel as parameters. The SQL is built here from those alone, so what a
+    grid shows is always a named view the schema browser describes, and `v` opens it as it ran.
     """
 
     title: str
-    sql: str
+    view: str
     columns: Tuple[Column, ...]
-    params: Tuple[Any, ...] = ()
+    where: Tuple[Tuple[str, Any], ...] = ()
     sort: str = ""
     descending: bool = True
     filter_on: Tuple[str, ...] = ()
-    highlight: str = ""  # a boolean column of the query: rows to draw highlighted
+    highlight: str = ""  # a boolean column of the view: rows to draw highlighted
 
     def effective(self, filter_text: str = "") -> Tuple[str, List[Any]]:
         """The SQL and parameters for the current sort and filter."""
-        sql = f"SELECT * FROM ({self.sql}) AS q"
-        params = list(self.params)
+        tests, params = [], []
+        for column, value in self.where:
+            tests.append(f"{_ident(column)} IS NULL" if value is None else f"{_ident(column)} = ?")
+            params += [] if value is None else [value]
         if filter_text and self.filter_on:
             pattern = "%" + filter_text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            tests = " OR ".join(f"CAST({_ident(c)} AS VARCHAR) ILIKE ? ESCAPE '\\'" for c in self.filter_on)
-            sql += f" WHERE ({tests})"
+            tests.append("(" + " OR ".join(f"CAST({_ident(c)} AS VARCHAR) ILIKE ? ESCAPE '\\'"
+                                           for c in self.filter_on) + ")")
             params += [pattern] * len(self.filter_on)
+        sql = f"SELECT * FROM {_ident(self.view)}"
+        if tests:
+            sql += " WHERE " + " AND ".join(tests)
         if self.sort:
             sql += f" ORDER BY {_ident(self.sort)} {'DESC' if self.descending else 'ASC'} NULLS LAST"
         return sql, params
@@ -90,6 +96,7 @@ class GridQuery:
 class PagedTable(ScrollView, can_focus=True):
     """Rows of a GridQuery, read from DuckDB a page at a time; a header line stays on top."""
 
+    HELP_TITLE = "Tables"
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("slash", "filter", "Filter"),
@@ -156,6 +163,17 @@ class PagedTable(ScrollView, can_focus=True):
 
     class FilterRequested(Message):
         pass
+
+    class ExportRequested(Message):
+        """`e`: ask where to write the table, then call ``table.export_to(path)``."""
+
+        def __init__(self, table: "PagedTable") -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> "PagedTable":
+            return self.table
 
     def __init__(self, query: GridQuery, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -431,16 +449,11 @@ class PagedTable(ScrollView, can_focus=True):
         self.post_message(self.ShowSql(self.query.shown_sql(self.filter_text)))
 
     def action_export(self) -> None:
-        from .screens.export import ExportScreen, default_export_path
-
-        def done(path: Optional[str]) -> None:
-            if path:
-                self._export(path)
-
-        self.app.push_screen(ExportScreen(default_export_path(self.query.title)), done)
+        self.post_message(self.ExportRequested(self))
 
     @work(thread=True, group="export")
-    def _export(self, path: str) -> None:
+    def export_to(self, path: str) -> None:
+        """Write every row of the current query (filter and sort included) to ``path``."""
         from .export import export_rows
 
         sql, params = self.query.effective(self.filter_text)
@@ -480,6 +493,7 @@ class PagedTable(ScrollView, can_focus=True):
 class GridView(Vertical):
     """A PagedTable with its status line and the `/` filter box."""
 
+    HELP_TITLE = "Tables"
     BINDINGS = [Binding("escape", "close_filter", "Close filter", show=False)]
 
     def __init__(self, query: GridQuery, **kwargs) -> None:

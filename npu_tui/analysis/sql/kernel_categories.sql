@@ -1,12 +1,12 @@
--- every kernel with its category (rules file), end_ns, and whether it counts as compute / comm
--- Type first, then name, then core: the first rule (in file order) matching the earliest field.
--- Categories are decided once per distinct (type, name, core), names without their trailing
--- instance numbers (`trans_TransData_17`): the regular expressions are the expensive part.
--- Joined back on the raw (type, name, core), so no per-kernel text is rewritten or copied.
+-- every kernel with its operator identity (op: the name without its per-call suffix), category (rules file), end_ns, and whether it counts as compute / comm
+-- Type first, then name, then core: the first rule (in file order) matching the earliest field;
+-- names are matched by their operator identity (op_name). Decided once per distinct
+-- (type, name, core): the regular expressions are the expensive part. Joined back on the raw
+-- (type, name, core), so no per-kernel text is rewritten or copied.
 WITH raw AS (SELECT DISTINCT type, name, core FROM kernels),
 k AS MATERIALIZED (
-    SELECT type, name, core, coalesce(type, '') AS type_key,
-           regexp_replace(coalesce(name, ''), '[_0-9]+$', '') AS name_key,
+    SELECT type, name, core, op_name(name) AS op, coalesce(type, '') AS type_key,
+           coalesce(op_name(name), '') AS name_key,
            lower(coalesce(core, '')) AS core_key
     FROM raw
 ),
@@ -32,13 +32,13 @@ labelled AS MATERIALIZED (
     FROM matched m
 ),
 by_raw AS (
-    SELECT k.type, k.name, k.core,
+    SELECT k.type, k.name, k.core, k.op,
            coalesce(l.category, (SELECT any_value(default_category) FROM rules_compute)) AS category,
            coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
            coalesce(l.is_comm, false) AS is_comm
     FROM k LEFT JOIN labelled l USING (type_key, name_key, core_key)
 )
-SELECT kn.*, kn.start_ns + kn.dur_ns AS end_ns, b.category, b.is_compute, b.is_comm
+SELECT kn.*, b.op, kn.start_ns + kn.dur_ns AS end_ns, b.category, b.is_compute, b.is_comm
 FROM kernels kn
 JOIN by_raw b ON kn.type IS NOT DISTINCT FROM b.type AND kn.name IS NOT DISTINCT FROM b.name
              AND kn.core IS NOT DISTINCT FROM b.core

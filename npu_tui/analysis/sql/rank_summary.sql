@@ -1,17 +1,19 @@
--- per rank: device id, kernel count and time, steps, mean step time and mean exposed comm per step
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm and free time
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels),
 k AS (
-    SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us
+    SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
+           (max(start_ns + dur_ns) - min(start_ns)) / 1e3 AS span_us
     FROM kernels GROUP BY rank
 ),
 s AS (
     SELECT rank, count(*) AS steps, avg(stage_us) AS step_time_us,
-           avg(comm_not_overlapped_us) AS exposed_comm_us, any_value(source) AS step_source
+           avg(comm_not_overlapped_us) AS exposed_comm_us, avg(free_us) AS free_us,
+           any_value(source) AS step_source
     FROM step_breakdown GROUP BY rank
 )
 SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id, coalesce(k.kernel_count, 0) AS kernel_count,
-       coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, coalesce(s.steps, 0) AS steps,
-       s.step_time_us, s.exposed_comm_us, s.step_source
+       coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, k.span_us, coalesce(s.steps, 0) AS steps,
+       s.step_time_us, s.exposed_comm_us, s.free_us, s.step_source
 FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)
 LEFT JOIN k USING (rank)

@@ -77,8 +77,8 @@ ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
 
 STEPS = """
 CREATE OR REPLACE TEMP TABLE kn_step AS
-SELECT CAST(regexp_extract(name, '#(\\d+)', 1) AS INTEGER) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
-FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND regexp_matches(name, '^ProfilerStep#\\d+$')
+SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
+FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND profiler_step(name) IS NOT NULL
 """
 
 INSERT_KERNELS = """

@@ -78,8 +78,8 @@ SELECT $rank, id, cat, host_ts_ns, device_ts_ns FROM tv_link WHERE NOT coalesce(
 
 STEPS = """
 CREATE OR REPLACE TEMP TABLE tv_step AS
-SELECT CAST(regexp_extract(name, '#(\\d+)', 1) AS INTEGER) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
-FROM tv_event WHERE host AND ph = 'X' AND regexp_matches(name, '^ProfilerStep#\\d+$')
+SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
+FROM tv_event WHERE host AND ph = 'X' AND profiler_step(name) IS NOT NULL
   AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL
 """
 

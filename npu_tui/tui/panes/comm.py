@@ -7,10 +7,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from .. import queries as Q
 from ..cells import fmt_us, literal
-from ..drill import Drill, DrillGrid
-from ..grid import GridQuery
+from ..drill import DrillGrid
+from ..grids import COMM_LINKS, COMM_OPS, Drill
 from ..plots import stacked_bar
 
 BAR_WIDTH = 24
@@ -35,10 +34,8 @@ def exposure_text(report: dict) -> Text:
 class CommPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="comm-exposure", classes="plots")
-        yield DrillGrid(Drill(GridQuery("Comm operators", Q.COMM_OPS, Q.COMM_OP_COLUMNS, sort="elapse_ms",
-                                        filter_on=("op_name",))), ("Comm",), id="comm-ops")
-        yield DrillGrid(Drill(GridQuery("Bandwidth per link", Q.COMM_LINKS, Q.COMM_LINK_COLUMNS,
-                                        sort="size_mb", filter_on=("transport",))), ("Comm",), id="comm-links")
+        yield DrillGrid(Drill(COMM_OPS), ("Comm",), id="comm-ops")
+        yield DrillGrid(Drill(COMM_LINKS), ("Comm",), id="comm-links")
 
     def show_profile(self, con) -> None:
         self.query_one("#comm-exposure", Static).update(Text("analysing…", style="dim"))

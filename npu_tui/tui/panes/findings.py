@@ -13,15 +13,15 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..cells import fmt_us, literal
-from ..drill import DrillRequested, findings_drill
+from ..drill import DrillRequested
+from ..grids import findings_drill
 from ..grid import PagedTable
 
 
 def _value(f: dict, key: str) -> str:
+    """Every metric a rule tests is a ratio (a share, an exposed share, a spread): a percentage."""
     v = f.get(key)
-    if not isinstance(v, (int, float)):
-        return literal(v)
-    return f"{v * 100:.1f}%" if "share" in str(f.get("metric", "")) else f"{v:,.3g}"
+    return f"{v * 100:.1f}%" if isinstance(v, (int, float)) else literal(v)
 
 
 def gain_us(f: dict) -> float:
@@ -65,12 +65,14 @@ def finding_detail(f: dict) -> Text:
         text.append("top operators\n", style="bold")
         for op in tops[:5]:
             text.append(f"  {(op.get('share') or 0.0) * 100:5.1f}%  {fmt_us(op.get('time_us') or 0.0):>9}  ")
-            text.append(f"{literal(op.get('type'))}  {literal(op.get('input_shapes') or '')}\n")
+            text.append(f"{literal(op.get('op'))}  {literal(op.get('input_shapes') or '')}\n")
     text.append("enter: operators behind it · v: its SQL", style="dim")
     return text
 
 
 class FindingsPane(Vertical):
+    HELP_TITLE = "Findings"
+    HELP_EXTRA = (("enter", "Open the operators behind the finding"),)
     BINDINGS = [Binding("v", "show_sql", "SQL")]
 
     def __init__(self, **kwargs) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from ..drill import DrillGrid, operator_types
+from ..drill import DrillGrid
+from ..grids import operator_types
 
 
 class OperatorsPane(Vertical):

@@ -120,9 +120,7 @@ def stages_text(report: dict) -> Text:
     for s in sorted(stages, key=lambda s: (s["rank"], s.get("start_us") or 0.0)):
         text.append(f"rank {s['rank']:<3} {literal(s['stage']):<6} ")
         text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9}  kernels {s.get('kernel_count', 0):>7,}  ")
-        method = literal(s.get("method", "?"))
-        conf = s.get("confidence")
-        text.append(method + (f" ({conf:.0%})" if isinstance(conf, (int, float)) else ""), style="italic")
+        text.append(literal(s.get("method", "?")), style="italic")
         text.append("\n")
     return text
 

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from .. import queries as Q
 from ..cells import fmt_us
-from ..drill import Drill, DrillGrid
-from ..grid import GridQuery
+from ..drill import DrillGrid
+from ..grids import RANKS, Drill
 from ..plots import heat_grid, legend, stacked_bar
 
 BAR_WIDTH = 40
@@ -30,18 +29,10 @@ def category_time(report: dict) -> Tuple[List[str], Dict[int, Dict[str, float]]]
     return order, per_rank
 
 
-def slow_rank(report: dict):
-    """The rank with the longest mean step time, else the longest kernel time (None for one rank)."""
-    ranks = report.get("ranks", [])
-    if len(ranks) < 2:
-        return None
-    steps: Dict[int, List[float]] = defaultdict(list)
-    for s in report.get("steps", []):
-        if s.get("stage_us") is not None:
-            steps[s["rank"]].append(s["stage_us"])
-    if steps:
-        return max(steps, key=lambda r: sum(steps[r]) / len(steps[r]))
-    return max(ranks, key=lambda r: r["kernel_time_us"])["rank"]
+def slow_rank(report: dict) -> Optional[int]:
+    """The slow rank by step time, as rank_spread names it (None with fewer than two ranks)."""
+    spread = report.get("cluster", {}).get("spread", [])
+    return next((s["slow_rank"] for s in spread if s["measure"] == "step_time"), None)
 
 
 def rank_plots(report: dict) -> Text:
@@ -73,8 +64,7 @@ def rank_plots(report: dict) -> Text:
 class RanksPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="ranks-plots", classes="plots")
-        yield DrillGrid(Drill(GridQuery("Ranks", Q.RANKS, Q.RANK_COLUMNS, sort="rank", descending=False,
-                                        highlight="slow")), ("Ranks",), id="ranks-grid")
+        yield DrillGrid(Drill(RANKS), ("Ranks",), id="ranks-grid")
 
     def show_profile(self, con) -> None:
         self.query_one("#ranks-plots", Static).update(Text("analysing…", style="dim"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,6 +12,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from ..export import default_name
+
+
+def ask_export(app, table) -> None:
+    """Ask where to write ``table`` (a PagedTable that asked to be exported), then write it there."""
+
+    def chosen(path: Optional[str]) -> None:
+        if path:
+            table.export_to(path)
+
+    app.push_screen(ExportScreen(default_export_path(table.query.title)), chosen)
 
 
 def default_export_path(title: str) -> str:

@@ -9,10 +9,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
-from ...analysis.views import VIEW_DESCRIPTIONS
-from ...profile.schema import TABLE_DESCRIPTIONS
-from ...query import Catalog
-from ..cells import literal
+from ....analysis.views import VIEW_DESCRIPTIONS
+from ....profile.schema import TABLE_DESCRIPTIONS
+from ....query import Catalog
+from ...cells import literal
 
 
 def descriptions() -> Dict[str, str]:
@@ -22,6 +22,7 @@ def descriptions() -> Dict[str, str]:
 class SchemaBrowser(Tree):
     """`enter` on a table, view or column writes its name into the editor."""
 
+    HELP_TITLE = "Schema"
     BINDINGS = [Binding("enter", "insert", "Insert name")]
 
     class Insert(Message):

@@ -11,7 +11,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 from rich.text import Text
 
-from ...query import Completion
+from ....query import Completion
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.?$|\.$")
 

@@ -20,10 +20,10 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ...query import (Cancelled, Catalog, History, QueryEngine, QueryError, Result, SavedQueries,
+from ....query import (Cancelled, Catalog, History, QueryEngine, QueryError, Result, SavedQueries,
                       Statement, complete, split_statements, statement_at)
-from ...query.statements import line_col
-from ..cells import literal
+from ....query.statements import line_col
+from ...cells import literal
 from .dialogs import ExportScreen, HistoryScreen, QueriesScreen, SaveQueryScreen
 from .editor import CompletionList, SqlEditor
 from .results import PAGE_SIZE, ResultGrid
@@ -37,6 +37,7 @@ class SqlConsole(Widget):
 
     DEFAULT_CSS = (Path(__file__).parent / "console.tcss").read_text(encoding="utf-8")
     SCOPED_CSS = False  # the dialogs it opens are styled from the same file
+    HELP_TITLE = "SQL console"
     BINDINGS = [
         Binding("ctrl+r", "run_statement", "Run"),
         Binding("f5", "run_all", "Run all"),

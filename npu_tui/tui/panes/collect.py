@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 from rich.text import Text
 from textual.actions import SkipAction
@@ -13,11 +13,22 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, ProgressBar, RichLog
 
-from ...collect.runner import Collection, CollectError, CollectSpec, RunResult, previous_run
+from ...collect.runner import (Collection, CollectError, CollectSpec, RunResult, previous_run, read_record,
+                               run_of)
 from ..cells import literal
 
 LOG_LINES = 5000
 IDLE = "No collection running. c collects (the demo, or repeats the open run)."
+DEMO_ROOT = Path("prof_out")  # where `c` collects the demo when the open profile is not a run
+
+
+def collection_for(path: Path) -> Tuple[CollectSpec, Path]:
+    """What `c` collects for the open profile: the workload of the run it belongs to, again, beside
+    it (the run's record says how); otherwise the built-in demo into ./prof_out."""
+    run = run_of(path)
+    if run is not None:
+        return CollectSpec.from_record(read_record(run)), run.parent
+    return CollectSpec(demo=True), DEMO_ROOT
 
 
 def progress_text(event: dict) -> Optional[str]:
@@ -54,8 +65,8 @@ class CollectLog(Vertical):
     Mount it anywhere (the app puts it in the Collect pane). ``start(spec, root, rules)`` begins a
     run; ``cancel()`` stops it (True when something was running, so an app-level escape can fall
     through otherwise); ``running`` says whether one is in flight. When the run ends the pane
-    posts ``CollectLog.Finished`` (it bubbles to the app) with the result, the loaded profile and
-    report of the new run when it succeeded, and the comparison with the run before (or None).
+    posts ``CollectLog.Finished`` (it bubbles to the app) with the result, the new run's session
+    when it succeeded, and the comparison with the run before (or None).
     Unmounting cancels a running collection, so no child outlives the app.
     """
 
@@ -65,6 +76,7 @@ class CollectLog(Vertical):
     CollectLog #collect-bar { margin: 0 1; }
     CollectLog RichLog { height: 1fr; border: round $primary-darken-2; }
     """
+    HELP_TITLE = "Collect"
     BINDINGS = [Binding("escape", "cancel", "Cancel collection", show=False)]
 
     class Event(Message):
@@ -75,12 +87,14 @@ class CollectLog(Vertical):
             self.event = event
 
     class Finished(Message):
-        def __init__(self, result: RunResult, profile=None, report: Optional[dict] = None,
-                     diff: Optional[dict] = None, error: str = "") -> None:
+        """The run ended: ``session`` is the new run opened and analysed (None unless it succeeded
+        and loaded), ``diff`` its comparison with the run before (None without one), ``error`` why
+        loading or comparing failed after a successful collection ("" when it did not)."""
+
+        def __init__(self, result: RunResult, session=None, diff: Optional[dict] = None,
+                     error: str = "") -> None:
             super().__init__()
-            self.result, self.profile, self.report, self.diff = result, profile, report, diff
-            # Why loading or comparing failed after a successful collection ("" when it did not).
-            self.error = error
+            self.result, self.session, self.diff, self.error = result, session, diff, error
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -103,7 +117,7 @@ class CollectLog(Vertical):
 
     def start(self, spec: CollectSpec, root: Path, rules=None) -> bool:
         """Begin a run under ``root``; False (and nothing started) while another is running.
-        ``rules`` is a loaded rules object (``analysis.load_rules``) used for the comparison."""
+        ``rules`` (a rules file, or None for the shipped one) analyse the new run and the one before."""
         if self.running:
             return False
         self._steps = spec.steps
@@ -118,10 +132,19 @@ class CollectLog(Vertical):
                         group="collect", exit_on_error=False)
         return True
 
+    def collect_again(self, path: Path, rules=None) -> None:
+        """Start the collection `c` asks for on the open profile (see collection_for)."""
+        try:
+            spec, root = collection_for(path)
+        except (OSError, ValueError, KeyError, TypeError, CollectError) as e:
+            self.notify(literal(f"Cannot collect: {e}"), severity="error", markup=False)
+            return
+        if not self.start(spec, root, rules):
+            self.notify("A collection is already running; escape cancels it.", severity="warning")
+
     def _work(self, collection: Collection, rules) -> None:
-        from ...analysis import load_rules
-        from ...analysis.diff import compare, load_run
         from ...profile import ProfileError
+        from ...session import open_session
 
         base = previous_run(collection.root)
         try:
@@ -134,16 +157,15 @@ class CollectLog(Vertical):
             return
         self.post_message(self.Event({"phase": "parse"}))
         try:
-            rules = rules or load_rules()
-            new = load_run(result.run_dir, rules)
-            diff = compare(load_run(base, rules), new) if base is not None else None
+            new = open_session(result.run_dir, rules)
+            diff = new.diff(open_session(base, rules)) if base is not None else None
         except ProfileError as e:
             self.post_message(self.Finished(result, error=str(e)))
             return
         except Exception as e:  # an analysis bug must not leave the pane waiting forever
             self.post_message(self.Finished(result, error=f"{type(e).__name__}: {e}"))
             return
-        self.post_message(self.Finished(result, new.profile, new.report, diff))
+        self.post_message(self.Finished(result, new, diff))
 
     def cancel(self) -> bool:
         if self._collection is None:

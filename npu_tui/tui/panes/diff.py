@@ -1,4 +1,4 @@
-"""The Diff pane: the comparison of a run with the one before (``analysis.diff.compare``)."""
+"""The Diff pane: the comparison of a run with the one before (``Session.diff``)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,6 @@ def _delta(us: float) -> Text:
     return Text(("+" if us > 0 else "") + fmt_us(us), style=style)
 
 
-def _pct(p: Optional[float]) -> str:
-    return "new" if p is None else f"{p * 100:+.1f}%"
-
-
 def _label(value) -> Text:
     # A plain str in a Rich table cell would be read as markup; profile text never is.
     return Text(literal(value))
@@ -40,7 +36,8 @@ def _table(title: str, headers: List[str], labels: int) -> Table:
 
 
 def diff_renderable(d: dict) -> Group:
-    from ...analysis.diff import verdict_line  # the analysis package loads DuckDB: not before a diff exists
+    # The analysis package loads DuckDB: imported when a diff exists, not with the pane.
+    from ...analysis.diff import signed_percent, verdict_line
 
     v = d["verdict"]
     parts = [Text(f"base {literal(d['base']['path'])}\nnew  {literal(d['new']['path'])}"),
@@ -49,7 +46,7 @@ def diff_renderable(d: dict) -> Group:
     stages = _table("Stages (kernel time per step)", ["rank", "stage", "base", "new", "delta", "%"], 2)
     for r in d["stages"]:
         stages.add_row(str(r["rank"]), _label(r["stage"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
-                       _delta(r["delta_us"]), _pct(r["delta_pct"]))
+                       _delta(r["delta_us"]), signed_percent(r["delta_pct"]))
     cats = _table("Categories (per step)", ["rank", "stage", "category", "base", "new", "delta",
                                             "share"], 3)
     for r in d["categories"]:
@@ -78,7 +75,7 @@ def diff_renderable(d: dict) -> Group:
     ops = _table("Operators that moved most (per step)", ["operator", "base", "new", "delta",
                                                           "calls"], 1)
     for r in d["operators"]:
-        ops.add_row(_label(r["name"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
+        ops.add_row(_label(r["op"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
                     _delta(r["delta_us"]), f"{r['base_count']:g} → {r['new_count']:g}")
     parts.append(ops)
     return Group(*parts)

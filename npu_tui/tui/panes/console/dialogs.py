@@ -12,8 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 
-from ...query import EXPORT_OPTIONS, History, SavedQueries, starter_queries
-from ..cells import literal
+from ....query import EXPORT_OPTIONS, History, SavedQueries, starter_queries
+from ...cells import literal
 
 
 def _first_line(sql: str) -> str:

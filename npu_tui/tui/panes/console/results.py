@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from ..cells import literal
+from ...cells import literal
 
 PAGE_SIZE = 200
 _NUMBER = (int, float)
@@ -29,6 +29,7 @@ def cell(value) -> Text:
 class ResultGrid(DataTable):
     """Shows rows start..start+PAGE_SIZE; `[` and `]` ask the console for another page."""
 
+    HELP_TITLE = "SQL results"
     BINDINGS = [
         Binding("right_square_bracket", "page(1)", "Next page"),
         Binding("left_square_bracket", "page(-1)", "Prev page"),

@@ -1,0 +1,199 @@
+"""One open profile and its analysis, for every front end: the CLI, the TUI, diff, the collection
+hand-off and notebooks (``npu_tui.open``). No UI imports; pandas only when a DataFrame is asked for.
+
+The pipeline is discover → load → health → rules → views → report → cache, in two steps so a UI can
+show the tables while the analysis runs::
+
+    s = Session.load(path, rules, cache=True)   # tables in; s.analysed: the analysis came with them
+    s.analyse()                                 # views (unless analysed), report, cache
+    s.load_pending()                            # with background=True: the deferred trace, then again
+
+``open_session(path)`` does both steps at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from .analysis import build_report, install_views, load_rules
+from .analysis.rules import Rules
+from .analysis.stages import add_relative_window
+from .analysis.views import views_installed
+from .profile import LoadCancelled, Profile, load_profile
+from .profile.health import HealthItem, health
+
+Progress = Callable[[int, int, str], None]
+RulesLike = Union[Rules, str, Path, None]
+
+
+def _rules(rules: RulesLike) -> Rules:
+    return rules if isinstance(rules, Rules) else load_rules(Path(rules) if rules else None)
+
+
+class Session:
+    """A loaded profile with its rules and, once analysed, its report.
+
+    ``con`` holds the canonical tables and the analysis views; ``report`` is the §7 document built
+    from them; ``health`` says what the load skipped. Reads go through ``sql`` / ``table`` (as
+    pandas DataFrames, guarded: the profile's tables cannot be changed through them)."""
+
+    def __init__(self, profile: Profile, rules: Rules) -> None:
+        self.profile = profile
+        self.rules = rules
+        self.report: Optional[Dict[str, Any]] = None
+        self.health: List[HealthItem] = health(profile)
+        self._engine = None
+
+    # -- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path, rules: RulesLike = None, *, cache: bool = True, background: bool = False,
+             progress: Optional[Progress] = None,
+             cancelled: Optional[Callable[[], bool]] = None) -> "Session":
+        """The profile's tables, from the cache when unchanged. ``background`` leaves a big trace
+        for ``load_pending``. Raises ProfileError when nothing loads, LoadCancelled when stopped."""
+        rules = _rules(rules)
+        profile = load_profile(Path(path), progress=progress, cancelled=cancelled, cache=cache,
+                               background=background)
+        if cancelled is not None and cancelled():
+            raise LoadCancelled()
+        return cls(profile, rules)
+
+    @property
+    def analysed(self) -> bool:
+        """Whether the analysis of these rules is installed already (a profile reopened from the cache)."""
+        return views_installed(self.con, self.rules)
+
+    def analyse(self, windows: bool = True) -> Dict[str, Any]:
+        """Install the analysis views unless they are there, build the report and cache the whole.
+        ``windows=False`` leaves the stage windows out of the report's stage_detection."""
+        if not self.analysed:
+            install_views(self.con, self.rules)
+        self.report = build_report(self.profile, self.rules, windows=windows)
+        self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
+        return self.report
+
+    @property
+    def pending(self) -> bool:
+        """Work ``load_pending`` has still to do (a big trace left for the background)."""
+        return bool(self.profile.pending)
+
+    def load_pending(self, progress: Optional[Progress] = None,
+                     cancelled: Optional[Callable[[], bool]] = None, windows: bool = True) -> Dict[str, Any]:
+        """Load the deferred trace work, then analyse again: the stored analysis tables were
+        snapshots of the first phase. Once the trace is in, the analysis runs to the end, so the
+        views and the report always agree."""
+        try:
+            self.profile.load_pending(progress=progress, cancelled=cancelled)
+        finally:
+            self.health = health(self.profile)
+        install_views(self.con, self.rules)
+        return self.analyse(windows=windows)
+
+    def add_stage_window(self, rank: Optional[int], stage: str, start_us: float, end_us: float) -> None:
+        """A stage window set by hand (µs from the rank's first kernel; rank None: every rank); it
+        replaces detection for its rank from the next ``analyse``. Only on a session loaded with
+        ``cache=False``: hand-set windows must not become the cached analysis of the profile."""
+        if self.profile.from_cache or self.profile.cache_key:
+            raise ValueError("stage windows set by hand need a session loaded with cache=False")
+        if not self.analysed:
+            install_views(self.con, self.rules)
+        add_relative_window(self.con, rank, stage, start_us, end_us)
+
+    # -- what it holds ------------------------------------------------------------------------
+
+    @property
+    def con(self):
+        return self.profile.con
+
+    @property
+    def path(self) -> Path:
+        return self.profile.path
+
+    @property
+    def ranks(self) -> List[int]:
+        return list(self.profile.ranks)
+
+    @property
+    def formats(self) -> List[str]:
+        return list(self.profile.formats)
+
+    def _report(self) -> Dict[str, Any]:
+        return self.report if self.report is not None else self.analyse()
+
+    @property
+    def findings(self) -> List[Dict[str, Any]]:
+        return self._report()["findings"]
+
+    @property
+    def stage_detection(self) -> List[Dict[str, Any]]:
+        return self._report()["stage_detection"]
+
+    def render(self, fmt: str = "text") -> str:
+        """The report as "text", "md" or "json" (what ``npu-tui report`` prints)."""
+        from .analysis import render
+
+        return render(self._report(), fmt)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def engine(self):
+        """The guarded SQL engine on this profile (the console's and ``npu-tui sql``'s)."""
+        if self._engine is None:
+            from .query import QueryEngine
+
+            self._engine = QueryEngine(self.con)
+        return self._engine
+
+    def sql(self, query: str):
+        """The result of ``query`` (its last statement) as a pandas DataFrame. Statements that would
+        change the profile's tables or views are rolled back with a QueryError."""
+        import pandas
+
+        engine = self.engine()
+        results = engine.run_all(query)
+        if not results or not results[-1].columns:
+            return pandas.DataFrame()
+        return engine.frame()
+
+    def table(self, name: str):
+        """A table or analysis view, whole, as a pandas DataFrame (``kernels``, ``stage_categories``…)."""
+        from .query import QueryError
+        from .text import literal
+
+        relation = self.engine().catalog().relation(name)
+        if relation is None:
+            raise QueryError(f"no table or view named {literal(name)}")
+        return self.sql(f'SELECT * FROM "{relation.name}"')
+
+    def diff(self, other: Union["Session", str, Path]) -> Dict[str, Any]:
+        """This run compared with ``other`` (the earlier one, or a path to it): what ``npu-tui diff
+        OTHER THIS`` prints, as a dict."""
+        from .analysis.diff import compare, run_data
+
+        base = other if isinstance(other, Session) else open_session(other, self.rules)
+        return compare(run_data(base.con, str(base.path), base._report()),
+                       run_data(self.con, str(self.path), self._report()))
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+        self.con.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = f"{len(self.report['findings'])} findings" if self.report is not None else "not analysed"
+        return f"<npu_tui.Session {str(self.path)!r}: {len(self.ranks)} rank(s), {state}>"
+
+
+def open_session(path, rules: RulesLike = None, *, cache: bool = True) -> Session:
+    """Load and analyse a profile in one step: what the headless commands and notebooks use."""
+    session = Session.load(path, rules, cache=cache)
+    session.analyse()
+    return session

@@ -1,0 +1,49 @@
+"""The command palette (ctrl+p): every action as "Area: action"."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+
+from .panes import PANES
+
+TABLE_ACTIONS = (
+    ("filter", "Table: filter", "Filter the current table (/)"),
+    ("sort", "Table: sort by the column under the cursor", "Sort; again flips the order (s)"),
+    ("export", "Table: export to CSV or Markdown", "Write the current table to a file (e)"),
+    ("show_sql", "Table: show SQL in the console", "Open the SQL behind the table (v)"),
+    ("copy_value", "Table: copy value", "Copy the cell under the cursor to the clipboard (y)"),
+    ("copy_table", "Table: copy table", "Copy the table as TSV to the clipboard (Y)"),
+)
+OPERATOR_SORTS = (("total_us", "total"), ("count", "count"), ("mean_us", "mean"), ("max_us", "max"))
+
+
+def console_commands():
+    """The SQL console's own entries ("SQL: ..."), loaded when the palette opens: the console
+    module imports DuckDB, which the first frame does not wait for."""
+    from .panes.console import SqlConsoleCommands
+
+    return SqlConsoleCommands
+
+
+def app_commands(app: App) -> Iterable[SystemCommand]:
+    """The entries of npu-tui's app (``NpuTuiApp``): panes, tables, collection, data health, app."""
+    for i, (pid, label) in enumerate(PANES, 1):
+        yield SystemCommand(f"{label}: show", f"Switch to the {label} pane (key {i})",
+                            lambda pid=pid: app.action_pane(pid))
+    for key, label in OPERATOR_SORTS:
+        yield SystemCommand(f"Operators: sort by {label}", f"Order operator types by {label}",
+                            lambda key=key: app.on_operators("sort_by", key, descending=True))
+    yield SystemCommand("Operators: filter", "Filter operator types (/)", lambda: app.on_operators("action_filter"))
+    for action, title, helptext in TABLE_ACTIONS:
+        yield SystemCommand(title, helptext, lambda action=action: app.table_action(action))
+    yield SystemCommand("Collect: run again", "Collect the open run's workload again, or the demo (c)",
+                        app.action_collect)
+    yield SystemCommand("Collect: cancel", "Stop the running collection (escape)", app.action_cancel_collect)
+    yield SystemCommand("Data health: show all", "What the load skipped, why, and the fix (h)", app.action_health)
+    yield SystemCommand("App: help", "Every key (?)", app.action_help)
+    yield SystemCommand("App: reload", "Load the profile again (r)", app.action_reload)
+    yield SystemCommand("App: cancel load", "Stop a load or the trace load in progress (escape)",
+                        app.action_cancel_load)
+    yield SystemCommand("App: quit", "Quit (q)", app.exit)

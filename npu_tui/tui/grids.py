@@ -1,0 +1,89 @@
+"""What each table on screen shows: an analysis view, its columns, and the drill-down from a row to
+the next level. Specs only: the views are ``analysis/sql/*.sql``, the SQL around them is GridQuery's.
+Times are µs unless a column says ms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional
+
+from .cells import Column, literal
+from .grid import GridQuery
+
+Row = Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Drill:
+    """A level: its query, and how a row of it opens the next level (None: the bottom)."""
+
+    query: GridQuery
+    child: Optional[Callable[[Row], "Drill"]] = None
+
+
+STATS = (Column("count", "count", "int"), Column("total_us", "total", "us"),
+         Column("mean_us", "mean", "us"), Column("max_us", "max", "us"),
+         Column("share", "share", "share"))
+TYPE_COLUMNS = (Column("type", "type"),) + STATS
+OP_COLUMNS = (Column("op", "operator"), Column("input_shapes", "input shapes")) + STATS
+INSTANCE_COLUMNS = (Column("rank", "rank", "int"), Column("step", "step", "int"),
+                    Column("start_us", "start", "us"), Column("dur_us", "dur", "us"),
+                    Column("wait_us", "wait", "us"), Column("block_dim", "blocks", "int"),
+                    Column("stream_id", "stream", "int"), Column("name", "name"),
+                    Column("input_shapes", "input shapes"), Column("input_dtypes", "dtypes"))
+RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "int"),
+                Column("kernels", "kernels", "int"), Column("kernel_time_us", "kernel time", "us"),
+                Column("span_us", "span", "us"), Column("step_time_us", "step", "us"),
+                Column("vs_mean", "vs mean", "float"), Column("source_format", "format"),
+                Column("profiler_level", "level"))
+COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
+                   Column("elapse_ms", "elapse ms", "ms"), Column("transit_ms", "transit ms", "ms"),
+                   Column("wait_ms", "wait ms", "ms"), Column("wait_ratio", "wait", "share"))
+COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst", "int"),
+                     Column("transport", "transport"), Column("ops", "ops", "int"),
+                     Column("size_mb", "MB", "float"), Column("time_ms", "time ms", "ms"),
+                     Column("gbps", "GB/s", "float"))
+FINDING_COLUMNS = (Column("type", "type"),) + OP_COLUMNS
+
+RANKS = GridQuery("Ranks", "rank_times", RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
+COMM_OPS = GridQuery("Comm operators", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms",
+                     filter_on=("op_type",))
+COMM_LINKS = GridQuery("Bandwidth per link", "comm_links", COMM_LINK_COLUMNS, sort="size_mb",
+                       filter_on=("transport",))
+
+
+# -- the operator hierarchy: type → operators by input shapes → kernel instances ----------------
+
+
+def instances(row: Row, **scope: Any) -> Drill:
+    """The kernels of one (type, operator, input shapes) group, within ``scope`` (rank, stage)."""
+    shapes = row.get("input_shapes")
+    title = literal(row["op"]) + (f" [{literal(shapes)}]" if shapes else "")
+    where = (("type", row["type"]), ("op", row["op"]), ("input_shapes", shapes)) + tuple(scope.items())
+    return Drill(GridQuery(title, "kernel_instances", INSTANCE_COLUMNS, where=where, sort="dur_us",
+                           filter_on=("name", "input_shapes", "input_dtypes", "core")))
+
+
+def operators_of_type(row: Row) -> Drill:
+    return Drill(GridQuery(literal(row["type"]), "operator_shapes", OP_COLUMNS, where=(("type", row["type"]),),
+                           sort="total_us", filter_on=("op", "input_shapes")), instances)
+
+
+def operator_types() -> Drill:
+    return Drill(GridQuery("Operators", "operator_types", TYPE_COLUMNS, sort="total_us",
+                           filter_on=("type",)), operators_of_type)
+
+
+# -- a finding → the operators behind it (finding_operators) → their kernels, of its rank and stage --
+
+
+def findings_drill(f: Row) -> Drill:
+    title = f"{f['rule']} · rank {f['rank']} {f.get('stage') or ''}".rstrip()
+
+    def child(row: Row) -> Drill:
+        return instances(row, rank=f["rank"], stage=row["kernel_stage"])
+
+    return Drill(GridQuery(title, "finding_operators", FINDING_COLUMNS,
+                           where=(("rule", f["rule"]), ("rank", f["rank"]), ("stage", f.get("stage"))),
+                           sort="total_us", filter_on=("type", "op", "input_shapes")), child)
+

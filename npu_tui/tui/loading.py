@@ -1,0 +1,234 @@
+"""Opening a profile behind the first frame, in two phases over one Session.
+
+``LoadPanel`` (the loading box) runs phase one in a thread worker: the tables, then the analysis.
+``TraceBar`` (one line above the footer) runs phase two: the big trace left for the background (host
+events, flows: the stage markers), then the analysis again. Workers post messages and touch no
+widget; each load has a number, and messages of a load that was cancelled or replaced are dropped
+here, so none comes back over what replaced it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Label, ProgressBar
+from textual.worker import get_current_worker
+
+from .cells import literal
+
+
+@dataclass
+class SessionLoaded(Message):
+    """The tables are in (grids can fill); ``session.report`` follows with Analysed."""
+
+    session: object
+    load: int = 0
+
+
+@dataclass
+class Analysed(Message):
+    """The first phase's report is in ``session.report``; ``session.pending`` says a phase two follows."""
+
+    session: object
+    load: int = 0
+
+
+@dataclass
+class LoadStopped(Message):
+    """The load ended without a profile: cancelled, or nothing readable."""
+
+    reason: str
+    load: int = 0
+
+
+@dataclass
+class TraceDone(Message):
+    """Phase two ended: the analysis was rebuilt (``reason`` empty), or not, and why."""
+
+    session: object
+    reason: str = ""
+    load: int = 0
+
+
+@dataclass
+class _Progress(Message):
+    done: int
+    total: int
+    label: str
+    load: int = 0
+
+
+def _first_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
+
+
+class _Phase:
+    """A numbered load: messages of older numbers are dropped (stopped before they bubble)."""
+
+    number = 0
+    running = False
+
+    def _next(self) -> int:
+        self.number += 1
+        return self.number
+
+    def stale(self, msg) -> bool:
+        if msg.load != self.number:
+            msg.stop()
+            return True
+        return False
+
+
+class LoadPanel(_Phase, Vertical):
+    def compose(self) -> ComposeResult:
+        yield Label(id="load-label")
+        yield ProgressBar(id="load-bar", show_eta=False)
+        yield Label("escape cancels · r reloads · q quits", classes="hint")
+
+    def start(self, path: Path, rules: Optional[Path]) -> None:
+        self.running = True
+        self.display = True
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.query_one(Label).update(Text(f"Loading {literal(path)}"))
+        self._path = path
+        self._load(self._next(), path, rules)
+
+    def cancel(self, drop: bool = False) -> bool:
+        """Stop the load in progress (True when one was running). The worker then says so with
+        LoadStopped; with ``drop`` (a new profile replaces this one) its messages are dropped instead."""
+        if not self.running:
+            return False
+        self.workers.cancel_group(self, "load")
+        if drop:
+            self._next()
+            self.running = False
+        return True
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load(self, load: int, path: Path, rules: Optional[Path]) -> None:
+        from ..profile import LoadCancelled, ProfileError
+        from ..session import Session
+
+        worker = get_current_worker()
+        try:
+            session = Session.load(path, rules, cache=True, background=True,
+                                   progress=lambda d, t, label: self.post_message(_Progress(d, t, label, load)),
+                                   cancelled=lambda: worker.is_cancelled)
+            analysed = session.analysed  # reopened from the cache
+            if not analysed:
+                # Tables first: the grids fill while the analysis runs.
+                self.post_message(SessionLoaded(session, load))
+            session.analyse(windows=False)
+        except LoadCancelled:
+            self.post_message(LoadStopped("Load cancelled.", load))
+            return
+        except ProfileError as e:
+            self.post_message(LoadStopped(str(e), load))
+            return
+        except Exception as e:  # noqa: BLE001 - a bug must reach the screen, not hang it on "loading"
+            self.post_message(LoadStopped(f"Load failed: {_first_line(e)}", load))
+            raise
+        if worker.is_cancelled:
+            self.post_message(LoadStopped("Analysis cancelled; r reloads.", load))
+            return
+        if analysed:
+            # Tables and report together: the panes are laid out and drawn once, not twice.
+            self.post_message(SessionLoaded(session, load))
+        self.post_message(Analysed(session, load))
+
+    def on__progress(self, msg: _Progress) -> None:
+        if self.stale(msg):
+            return
+        msg.stop()
+        self.query_one(ProgressBar).update(total=max(msg.total, 1), progress=msg.done)
+        self.query_one(Label).update(Text(f"Loading {literal(self._path)}: {literal(msg.label)}"))
+
+    def on_session_loaded(self, msg: SessionLoaded) -> None:
+        if not self.stale(msg):
+            self.display = False
+
+    def on_analysed(self, msg: Analysed) -> None:
+        if not self.stale(msg):
+            self.running = False
+
+    def on_load_stopped(self, msg: LoadStopped) -> None:
+        if not self.stale(msg):
+            self.running = False
+            self.query_one(Label).update(Text(literal(msg.reason)))
+
+
+class TraceBar(_Phase, Horizontal):
+    def compose(self) -> ComposeResult:
+        yield Label(id="trace-label")
+        yield ProgressBar(id="trace-bar", show_eta=False)
+
+    def start(self, session) -> None:
+        self.running = True
+        self.display = True
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self._label("")
+        self._load_trace(self._next(), session)
+
+    def cancel(self, drop: bool = False) -> bool:
+        """Stop phase two (True when it was running). The worker then says so with TraceDone; with
+        ``drop`` (a new profile replaces this one) its messages are dropped instead."""
+        if not self.running:
+            return False
+        self.workers.cancel_group(self, "trace")
+        if drop:
+            self._next()
+            self._done()
+        else:
+            self.query_one(Label).update(Text("Stopping the trace load… "))
+        return True
+
+    def _label(self, what: str) -> None:
+        self.query_one(Label).update(Text("Loading trace: host events, flows"
+                                          + (f" ({literal(what)})" if what else "") + " · escape stops "))
+
+    def _done(self) -> None:
+        self.running = False
+        self.display = False
+
+    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
+    def _load_trace(self, load: int, session) -> None:
+        from ..profile import LoadCancelled, ProfileError
+
+        worker = get_current_worker()
+
+        def progress(done: int, total: int, label: str) -> None:
+            # The trace is in when the loader says done: what follows is the analysis.
+            self.post_message(_Progress(done, total, "analysing with the stage markers"
+                                        if done == total else label, load))
+
+        try:
+            session.load_pending(progress=progress, cancelled=lambda: worker.is_cancelled, windows=False)
+        except LoadCancelled:
+            self.post_message(TraceDone(session, "Trace not loaded: the panes show the kernels and step "
+                                                 "data (stages from kernel signatures); r loads everything.",
+                                        load))
+            return
+        except ProfileError as e:
+            self.post_message(TraceDone(session, str(e), load))
+            return
+        except Exception as e:  # noqa: BLE001 - the first phase's panes stay usable
+            self.post_message(TraceDone(session, f"Trace load failed: {_first_line(e)}", load))
+            raise
+        self.post_message(TraceDone(session, "", load))
+
+    def on__progress(self, msg: _Progress) -> None:
+        if self.stale(msg):
+            return
+        msg.stop()
+        self.query_one(ProgressBar).update(total=max(msg.total, 1), progress=msg.done)
+        self._label(msg.label)
+
+    def on_trace_done(self, msg: TraceDone) -> None:
+        if not self.stale(msg):
+            self._done()
