@@ -11,17 +11,21 @@ TAB) parse into the same DECIMAL. So ``ts`` and ``dur`` are read as DECIMAL(38,3
 finer digits half away from zero to the ns, and the scaling to integer ns stays a cheap multiply (a
 wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage). Integers (pids up to 2^64, flow ids) keep every digit as VARCHAR.
 
+Memory stays bounded whatever the size: the events array is found from the file's head and tail
+alone (what surrounds it, Kineto's baseTimeNanoseconds and distributedInfo, is parsed on its own), and
+a big one is copied out to a temp folder as pieces split at event boundaries, each a JSON array that
+DuckDB reads as a stream, the pieces in parallel. A gzip is decompressed there first.
+
 A collection killed while writing leaves the file cut mid-event. Then the complete events before the
-cut are kept: the file is copied to a temp folder, closed after its last complete event, and read
-again; the unfinished event is counted as lost (nothing after it was ever written).
+cut are kept, up to the last event boundary; the unfinished event is counted as lost (nothing after
+it was ever written).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import shutil
-import struct
 import tempfile
 import zlib
 from dataclasses import dataclass, field
@@ -46,11 +50,6 @@ EVENT_FIELDS = (
 )
 EVENT_STRUCT = "STRUCT(" + ", ".join(f'"{n}" {t}' for n, t in EVENT_FIELDS) + ")"
 ARRAY_COLUMNS = dict(EVENT_FIELDS)
-OBJECT_COLUMNS = {
-    "traceEvents": EVENT_STRUCT + "[]",
-    "baseTimeNanoseconds": "VARCHAR",
-    "distributedInfo": "JSON",
-}
 
 # ts_ns is absolute when the trace gives baseTimeNanoseconds (Kineto writes ts relative to it).
 # TRY: a value past BIGINT ns (hand-edited, or garbage) makes that event untimed, not the file unreadable.
@@ -61,19 +60,10 @@ SELECT ph, name, cat, pid, tid,
        id, bp, args,
        row_number() OVER () AS seq  -- file order (parent ops come before children that tie with them)
 """
+# The events, from one or more files that each hold a JSON array of them (pieces of a big trace).
 STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table} AS" + EVENT_SELECT
-    + "FROM read_json($path, format = 'array', columns = $columns, ignore_errors = true)"
-)
-STAGE_DOCUMENT = """
-CREATE OR REPLACE TEMP TABLE {table}_doc AS
-SELECT * FROM read_json($path, format = 'unstructured', records = true, columns = $columns,
-                        ignore_errors = true, maximum_object_size = $max_size)
-"""
-DOCUMENT_META = "SELECT baseTimeNanoseconds, distributedInfo, len(traceEvents) FROM {table}_doc"
-STAGE_OBJECT = (
-    "CREATE OR REPLACE TEMP TABLE {table} AS" + EVENT_SELECT
-    + "FROM (SELECT unnest(traceEvents, recursive := true) FROM {table}_doc)"
+    + "FROM read_json($paths, format = 'array', columns = $columns, ignore_errors = true)"
 )
 
 # Events that cannot be placed in time: ts missing or unparsable, or a complete event whose dur is
@@ -84,17 +74,17 @@ WHERE (ph IN ('X', 'B', 'E', 'i', 'I', 's', 't', 'f') AND ts_ns IS NULL)
    OR (ph = 'X' AND (dur_ns IS NULL OR dur_ns < 0))
 """
 
-PROBE = {
-    "array": "SELECT count(*) FROM read_json($path, format = 'array', columns = {'ph': 'VARCHAR'})",
-    "object": "SELECT len(traceEvents) FROM read_json($path, format = 'unstructured', records = true, "
-              "columns = {'traceEvents': 'JSON[]'}, maximum_object_size = $max_size)",
-}
-
-MAX_OBJECT_SIZE = 2**32 - 1  # DuckDB's limit for one JSON value (maximum_object_size is a UINTEGER)
-TAIL_BYTES = 8 * 1024 * 1024  # how far back from a cut to look for the last complete event
+# A trace bigger than this is read as pieces split at event boundaries, one per core: DuckDB parses
+# one JSON array on one thread, and a {"traceEvents": [...]} object only whole, as one value that
+# takes several times the file's size in memory. Pieces are arrays of events on disk, read in
+# parallel, each parsed as a stream.
+PIECE_BYTES = 32 * 1024 * 1024
+HEAD_BYTES = 16 * 1024 * 1024  # how far into an object the traceEvents key is looked for
+TAIL_BYTES = 8 * 1024 * 1024  # how far back from the end to look for the end of the events
 EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{|$)")
-MAX_REPAIR_TRIES = 4
+EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 COPY_CHUNK = 16 * 1024 * 1024
+END_TRIES = 16
 
 
 @dataclass
@@ -119,14 +109,23 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Stage
     ``drop_staged_trace`` when done.
     """
     shape = _shape(path)
-    # Checked before reading: a failed read would abort the caller's transaction, leaving no retry.
-    if _cut_short(path, shape):
-        staged = _stage_repaired(con, path, table, shape)
-    else:
+    with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
+        plain = _plain(path, Path(tmp))
+        span = _span(plain, shape)
+        staged = StagedTrace(events=0, base_ns=span.base_ns, distributed_info=span.distributed_info)
+        if span.cut:
+            staged.lost = 1
+            staged.note = (f"file cut short: kept the complete events before the cut, dropped "
+                           f"{plain.stat().st_size - span.end} bytes of an unfinished one")
+        if span.start == span.end:
+            raise SourceError("no events: the trace is an empty list")
+        pieces = _pieces(plain, span, Path(tmp), shape)
         try:
-            staged = _stage(con, path, table, shape)
+            con.execute(STAGE_ARRAY.format(table=table), {"paths": [str(p) for p in pieces],
+                                                         "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
         except duckdb.Error as e:
             raise SourceError(_reason(e)) from None
+    staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     if staged.events == 0:
         raise SourceError("no events: the trace is an empty list")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
@@ -134,8 +133,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Stage
 
 
 def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    for t in (table, f"{table}_doc"):
-        con.execute(f"DROP TABLE IF EXISTS {t}")
+    con.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _shape(path: Path) -> str:
@@ -147,56 +145,117 @@ def _shape(path: Path) -> str:
     raise SourceError("not a Chrome trace: the file is empty or not a JSON array or object")
 
 
-def _stage(con, path: Path, table: str, shape: str) -> StagedTrace:
-    if shape == "array":
-        con.execute(STAGE_ARRAY.format(table=table),
-                    {"path": str(path), "columns": ARRAY_COLUMNS, "base_ns": 0})
-        return StagedTrace(events=_count(con, table))
-    con.execute(STAGE_DOCUMENT.format(table=table),
-                {"path": str(path), "columns": OBJECT_COLUMNS, "max_size": _document_size(path)})
-    base, info, n = con.execute(DOCUMENT_META.format(table=table)).fetchone()
-    if n is None:
-        raise SourceError("a JSON object without a traceEvents list")
-    base_ns = int(base) if base and base.strip().isdigit() else 0
-    con.execute(STAGE_OBJECT.format(table=table), {"base_ns": base_ns})
-    con.execute(f"DROP TABLE {table}_doc")
-    parsed = json.loads(info) if info else {}
-    return StagedTrace(events=_count(con, table), base_ns=base_ns,
-                       distributed_info=parsed if isinstance(parsed, dict) else {})
-
-
-def _count(con, table: str) -> int:
-    return con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-
-
-def _document_size(path: Path) -> int:
-    """An upper bound for the decompressed size (gzip records it mod 2^32 in its last 4 bytes)."""
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        if f.read(2) == b"\x1f\x8b" and size >= 18:
-            f.seek(-4, 2)
-            size = max(size, struct.unpack("<I", f.read(4))[0])
-    return min(MAX_OBJECT_SIZE, size + 1024)
-
-
-def _cut_short(path: Path, shape: str) -> bool:
-    """Whether the (decompressed) file stops before its closing bracket. Streams bytes, parses nothing."""
-    closing = b"]" if shape == "array" else b"}"
+def _plain(path: Path, tmp: Path) -> Path:
+    """The file itself, or a gzip's content decompressed into ``tmp`` (a cut stream gives what it holds)."""
     with open(path, "rb") as f:
         if f.read(2) != b"\x1f\x8b":
-            f.seek(max(0, path.stat().st_size - 256))
-            return not f.read().rstrip().endswith(closing)
-        f.seek(0)
+            return path
+    out = tmp / "trace.json"
+    with open(path, "rb") as f, open(out, "wb") as w:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        tail = b""
         for chunk in iter(lambda: f.read(COPY_CHUNK), b""):
             try:
-                tail = (tail + d.decompress(chunk))[-256:]
+                w.write(d.decompress(chunk))
             except zlib.error:
-                return True
+                break
             if d.eof:
                 break
-        return not d.eof or not tail.rstrip().endswith(closing)
+    return out
+
+
+@dataclass
+class _Span:
+    start: int  # offset just after the events array's '['
+    end: int  # offset of its ']' (or of the cut: just after the last complete event)
+    cut: bool = False
+    base_ns: int = 0
+    distributed_info: dict = field(default_factory=dict)
+
+
+def _span(path: Path, shape: str) -> _Span:
+    """Where the events are in the file, and what the object around them says (Kineto's
+    baseTimeNanoseconds and distributedInfo). Reads the head and the tail only."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+        f.seek(max(0, size - TAIL_BYTES))
+        tail_at = f.tell()
+        tail = f.read()
+    if shape == "array":
+        start = head.index(b"[") + 1
+        prefix = None
+    else:
+        m = EVENTS_KEY.search(head)
+        if m is None:
+            raise SourceError("a JSON object without a traceEvents list (in its first "
+                              f"{HEAD_BYTES >> 20} MiB)")
+        start, prefix = m.end(), head[:m.start()]
+    # The events end at the last ']' after which the rest of the document parses (the few keys
+    # after the events hold no brackets, or one or two).
+    for close in list(reversed([m.start() for m in re.finditer(rb"\]", tail)]))[:END_TRIES]:
+        if tail_at + close < start:
+            break
+        rest = tail[close + 1:]
+        meta = _meta(prefix, rest) if prefix is not None else ({} if rest.strip() == b"" else None)
+        if meta is not None:
+            return _Span(start, tail_at + close, False, *_kineto_meta(meta))
+    # No end: the file was cut. The events end after the last complete one.
+    ends = [tail_at + m.start() + 1 for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
+    if not ends:
+        raise SourceError("file cut short and no complete event could be recovered")
+    meta = _meta(prefix, b"}") if prefix is not None else {}
+    return _Span(start, ends[-1], True, *_kineto_meta(meta or {}))
+
+
+def _meta(prefix: bytes, rest: bytes):
+    """The object without its events, parsed; None when it does not parse (not the real end)."""
+    try:
+        value = json.loads(prefix + b'"traceEvents": []' + rest)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _kineto_meta(meta: dict):
+    base = str(meta.get("baseTimeNanoseconds") or "").strip()
+    info = meta.get("distributedInfo")
+    return (int(base) if base.isdigit() else 0), (info if isinstance(info, dict) else {})
+
+
+def _pieces(path: Path, span: _Span, tmp: Path, shape: str) -> list:
+    """Files that each hold a JSON array of a consecutive part of the events, split at event
+    boundaries; the file itself when it is an array small enough to read at once."""
+    total = span.end - span.start
+    count = max(1, min(os.cpu_count() or 1, total // PIECE_BYTES))
+    if count == 1 and shape == "array" and not span.cut:
+        return [path]
+    parts = []  # (first byte, end byte) of each piece's events
+    begin = span.start
+    with open(path, "rb") as f:
+        for i in range(1, count):
+            f.seek(span.start + i * total // count)
+            at = f.tell()
+            m = EVENT_BOUNDARY.search(f.read(TAIL_BYTES))
+            if m is not None and begin < at + m.start() + 1 and at + m.end() < span.end:
+                parts.append((begin, at + m.start() + 1))  # up to this event's closing brace
+                begin = at + m.end()  # the next starts after the comma
+        parts.append((begin, span.end))
+        pieces = []
+        for i, (first, stop) in enumerate(parts):
+            piece = tmp / f"events.{i}.json"
+            with open(piece, "wb") as out:
+                out.write(b"[")
+                f.seek(first)
+                left = stop - first
+                while left > 0:
+                    block = f.read(min(COPY_CHUNK, left))
+                    if not block:
+                        break
+                    out.write(block)
+                    left -= len(block)
+                out.write(b"]")
+            pieces.append(piece)
+    return pieces
 
 
 def _reason(e: duckdb.Error) -> str:
@@ -211,57 +270,3 @@ def _reason(e: duckdb.Error) -> str:
     if where:
         return f"malformed JSON in event {where.group(1)}: {where.group(2)}"
     return "unreadable JSON: " + line.split(" Error: ", 1)[-1]
-
-
-def _stage_repaired(con, path: Path, table: str, shape: str) -> StagedTrace:
-    """Read a cut file again from a copy closed after its last complete event."""
-    closing = b"]" if shape == "array" else b"]}"
-    with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
-        copy = Path(tmp) / "trace.json"
-        size = _decompressed_copy(path, copy)
-        with open(copy, "rb") as f:
-            f.seek(max(0, size - TAIL_BYTES))
-            start = f.tell()
-            tail = f.read()
-        cuts = [start + m.start() + 1 for m in EVENT_BOUNDARY.finditer(tail)]
-        # A '}, {' inside a string would look like an event end: each cut is tried on a separate
-        # cursor first, so a failed try leaves the caller's transaction intact.
-        probe = con.cursor()
-        for cut in reversed(cuts[-MAX_REPAIR_TRIES:]):
-            with open(copy, "r+b") as f:
-                f.truncate(cut)
-                f.seek(cut)
-                f.write(closing)
-            try:
-                params = {"path": str(copy)}
-                if shape == "object":
-                    params["max_size"] = _document_size(copy)
-                probe.execute(PROBE[shape], params)
-            except duckdb.Error:
-                continue
-            staged = _stage(con, copy, table, shape)
-            staged.lost = 1
-            staged.note = (f"file cut short: kept the {staged.events} complete events before the cut, "
-                           f"dropped {size - cut} bytes of an unfinished one")
-            return staged
-    raise SourceError("file cut short and no complete event could be recovered")
-
-
-def _decompressed_copy(src: Path, dst: Path) -> int:
-    """Copy ``src`` to ``dst`` as plain bytes (a cut gzip stream gives what it holds); return the size."""
-    with open(src, "rb") as f:
-        gz = f.read(2) == b"\x1f\x8b"
-    with open(dst, "wb") as out:
-        if not gz:
-            with open(src, "rb") as f:
-                shutil.copyfileobj(f, out, COPY_CHUNK)
-        else:
-            with open(src, "rb") as f:
-                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                for chunk in iter(lambda: f.read(COPY_CHUNK), b""):
-                    try:
-                        out.write(d.decompress(chunk))
-                    except zlib.error:
-                        break
-        return out.tell()
-
