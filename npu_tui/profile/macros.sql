@@ -44,3 +44,10 @@ CREATE OR REPLACE MACRO type_from_name(n) AS
 -- The step a `ProfilerStep#N` range marks (what prof.step() records), NULL for any other name.
 CREATE OR REPLACE MACRO profiler_step(n) AS
     CASE WHEN regexp_full_match(n, 'ProfilerStep#[0-9]+') THEN TRY_CAST(regexp_extract(n, '#([0-9]+)$', 1) AS INTEGER) END;
+
+-- A Kineto op's input shapes in torch_npu's notation (`1,77;77`: `;` between tensors, `,` between
+-- dims) from its `Input Dims` ([[1, 77], [77]]); its `Input type` list the same way for dtypes.
+CREATE OR REPLACE MACRO kineto_list(j) AS
+    nullif(replace(replace(replace(replace(replace(
+        regexp_replace(CAST(j AS VARCHAR), '^\[|\]$|\s', '', 'g'), '],[', ';'), '","', ';'), '[', ''), ']', ''),
+        '"', ''), '');

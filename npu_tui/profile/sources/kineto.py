@@ -1,7 +1,8 @@
 """PyTorch profiler (Kineto) traces: ``*.pt.trace.json[.gz]`` or any ``{"traceEvents": [...]}``.
 
 - kernels: device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``; older traces capitalise them),
-  NCCL/RCCL kernels included. ``core`` is CUDA or ROCm for kernels (ROCm when the runtime calls are
+  NCCL/RCCL kernels included, with the input shapes and dtypes of the op that launched them
+  (``Input Dims`` / ``Input type`` of a trace recorded with ``record_shapes``). ``core`` is CUDA or ROCm for kernels (ROCm when the runtime calls are
   ``hip*``) and the category for copies and sets. ``type`` is the CPU op that launched the kernel: the
   runtime call with the same ``correlation``, then the innermost ``cpu_op`` open on its thread at that
   moment (External id does not link them: traces set it to the correlation). Without one, the name.
@@ -56,20 +57,21 @@ FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
 LAUNCH_OPS = """
 CREATE OR REPLACE TEMP TABLE kn_launch_op AS
 WITH op AS (
-    SELECT pid, tid, name, ts_ns, ts_ns + dur_ns AS end_ns, seq
+    SELECT pid, tid, name, ts_ns, ts_ns + dur_ns AS end_ns, seq, args->'Input Dims' AS dims,
+           args->'Input type' AS dtypes
     FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0
 ), mark AS (
     -- At equal times: ends (inner first), then starts (outer first), then launches. An op and its
     -- child can share start and duration at µs resolution; the file lists the parent first.
     SELECT pid, tid, end_ns AS t, 0 AS kind, end_ns - ts_ns AS tie, -seq AS tie2, -1 AS delta,
-           NULL AS name, NULL AS corr FROM op
-    UNION ALL SELECT pid, tid, ts_ns, 1, ts_ns - end_ns, seq, 1, name, NULL FROM op
-    UNION ALL SELECT pid, tid, ts_ns, 2, 0, 0, 0, NULL, corr FROM kn_launch
+           NULL AS name, NULL AS dims, NULL AS dtypes, NULL AS corr FROM op
+    UNION ALL SELECT pid, tid, ts_ns, 1, ts_ns - end_ns, seq, 1, name, dims, dtypes, NULL FROM op
+    UNION ALL SELECT pid, tid, ts_ns, 2, 0, 0, 0, NULL, NULL, NULL, corr FROM kn_launch
 ), depth AS (
     SELECT *, sum(delta) OVER (PARTITION BY pid, tid ORDER BY t, kind, tie, tie2
                                ROWS UNBOUNDED PRECEDING) AS depth FROM mark
 )
-SELECT l.corr, o.name AS op
+SELECT l.corr, o.name AS op, kineto_list(o.dims) AS input_shapes, kineto_list(o.dtypes) AS input_dtypes
 FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
 ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
   ON l.pid = o.pid AND l.tid = o.tid AND l.depth = o.depth AND l.t >= o.t
@@ -82,12 +84,13 @@ FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND profiler_step(name) IS N
 """
 
 INSERT_KERNELS = """
-INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, source)
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, input_shapes,
+                     input_dtypes, source)
 SELECT $rank, coalesce(int_or_null(d.args->>'device'), $device_id),
        (SELECT max(step) FROM kn_step WHERE coalesce(l.ts_ns, d.ts_ns) BETWEEN lo AND hi),
        d.name, coalesce(o.op, d.name),
        CASE WHEN d.lcat = 'kernel' THEN $runtime ELSE d.cat END,
-       d.ts_ns, d.dur_ns, int_or_null(d.args->>'stream'), 'kineto'
+       d.ts_ns, d.dur_ns, int_or_null(d.args->>'stream'), o.input_shapes, o.input_dtypes, 'kineto'
 FROM kn_device d
 LEFT JOIN kn_launch l USING (corr)
 LEFT JOIN kn_launch_op o USING (corr)
@@ -96,9 +99,10 @@ LEFT JOIN kn_launch_op o USING (corr)
 # A CPU-only run has no device events: its outermost CPU ops are the work, so they stand in for
 # kernels (core 'CPU', typed by their own name). Nested ops are their children's time, not more.
 INSERT_CPU_KERNELS = """
-INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, source)
+INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, input_shapes, input_dtypes, source)
 SELECT $rank, NULL, (SELECT max(step) FROM kn_step WHERE ts_ns BETWEEN lo AND hi),
-       name, name, 'CPU', ts_ns, dur_ns, 'kineto'
+       name, name, 'CPU', ts_ns, dur_ns, kineto_list(args->'Input Dims'), kineto_list(args->'Input type'),
+       'kineto'
 FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY pid, tid ORDER BY ts_ns, dur_ns DESC, seq
                                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
       FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0)
