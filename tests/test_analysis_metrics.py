@@ -9,7 +9,7 @@ from analysis_support import make_profile, rows
 
 US = 1000  # ns per µs: inputs are written in µs for readability
 
-# One DiT-only rank, no step ids. Timeline (µs):
+# One rank, no step ids, no diffusion pipeline (so one stage, All). Timeline (µs):
 #   FA [0,300)  MatMul [300,700)  Conv [700,800)  Vector [800,900)     compute union [0,900)
 #   comm [850,1150)  memcpy [1150,1200) (neither)  AI_CPU [1200,1300) (compute, category Other)
 KERNELS = [
@@ -41,7 +41,7 @@ def _lanes_us(lanes):
 def test_categories_and_shares():
     p = make_profile(_us(KERNELS))
     got = {c: (t, n, s) for c, t, n, s in rows(
-        p, "SELECT category, time_us, count, share FROM stage_categories WHERE rank = 0 AND stage = 'DiT'")}
+        p, "SELECT category, time_us, count, share FROM stage_categories WHERE rank = 0 AND stage = 'All'")}
     expected = {"FA": 300, "MatMul": 400, "Conv": 100, "Vector": 100, "Comm": 300, "Other": 150}
     for cat, t in expected.items():
         assert got[cat][0] == pytest.approx(t)
@@ -58,7 +58,7 @@ def test_exposed_comm_from_kernels_and_lanes_agree():
     for p, source in ((k_only, "kernels"), (with_lanes, "overlap_lanes")):
         (wall, comm, exposed, share, src, by_kernels), = rows(
             p, "SELECT wall_us, comm_us, exposed_us, exposed_share, source, exposed_kernels_us "
-               "FROM comm_exposure WHERE rank = 0 AND stage = 'DiT'")
+               "FROM comm_exposure WHERE rank = 0 AND stage = 'All'")
         assert src == source
         assert (wall, comm, exposed, by_kernels) == pytest.approx((1300, 300, 250, 250))
         assert share == pytest.approx(250 / 1300)
@@ -84,7 +84,7 @@ def test_no_attention_means_single_stage():
     ks = [(0, None, f"Conv2D{i}", "Conv2D", "AI_CORE", i * 10 * US, 10 * US, "1") for i in range(20)]
     p = make_profile(ks)
     assert rows(p, "SELECT stage, method, confidence, start_us, end_us, kernel_count FROM stage_summary") == [
-        ("DiT", "single", "low", 0.0, 200.0, 20)]
+        ("All", "single", None, 0.0, 200.0, 20)]
 
 
 def _rules_with(tmp_path, **thresholds):
@@ -109,7 +109,8 @@ def test_findings_fire_with_evidence_and_estimate(tmp_path):
     by_rule = {f["rule"]: f for f in report["findings"]}
     assert set(by_rule) == {"matmul_high", "comm_exposed_high"}
     mm = by_rule["matmul_high"]
-    assert (mm["rank"], mm["stage"], mm["metric"], mm["threshold"]) == (0, "DiT", "share", 0.25)
+    # The DiT's rules apply to a rank without diffusion stages: its one stage, All.
+    assert (mm["rank"], mm["stage"], mm["metric"], mm["threshold"]) == (0, "All", "share", 0.25)
     assert mm["value"] == pytest.approx(400 / TOTAL)
     # one step: MatMul 1.5x faster saves a third of its 400 µs
     assert mm["estimate"]["step_saving_us"] == pytest.approx(400 / 3)

@@ -83,6 +83,36 @@ def test_flash_attention_is_fa(real):
 
 
 def test_resnet_training_is_one_stage(profiles):
-    # No attention loop: signatures must not invent a DiT / VAE split.
+    # No denoising loop: signatures must not invent a DiT / VAE split; the rank is one stage, All.
     got = profiles["level1"].con.execute("SELECT DISTINCT stage, method FROM stage_summary").fetchall()
-    assert got == [("DiT", "single")]
+    assert got == [("All", "single")]
+
+
+NOT_DIFFUSION = ["msinsight-pt-2rank-levels/text/level0", "msinsight-pt-2rank-levels/text/level1",
+                 "msinsight-pt-2rank-levels/db/level2", "mindinsight-msprof-2dev-hccl", "kineto/hta-sampled-2rank",
+                 "kineto/hta-alexnet-1gpu", "mstt-advisor-fixtures/ut/advisor/compute_advice/data",
+                 "mstt-advisor-fixtures/ut/advisor/timeline_advice/trace_view.json"]
+
+
+@pytest.mark.parametrize("sample", NOT_DIFFUSION)
+def test_no_real_sample_is_called_a_diffusion_pipeline(real, sample):
+    """ResNet and AlexNet training, an LLM's layers (forward and backward), msprof: one stage, All,
+    and the report says so."""
+    from npu_tui.session import open_session
+
+    s = open_session(real / sample, cache=False)
+    assert {st["stage"] for st in s.report["stages"]} == {"All"}
+    assert all(d["method"] == "single" and d["summary"].startswith("no diffusion stages found")
+               for d in s.stage_detection)
+    assert {f["stage"] for f in s.findings} <= {"All", None}
+    assert "no diffusion stages found" in s.render("text")
+
+
+def test_an_llm_decoder_range_is_no_vae(real):
+    """hta-sampled-2rank marks a `## decoder fp8 None ##` range holding MatMul kernels and no Conv."""
+    from npu_tui.session import open_session
+
+    s = open_session(real / "kineto" / "hta-sampled-2rank", cache=False)
+    ranges = s.con.execute("SELECT count(*) FROM host_events WHERE name LIKE '%decoder%'").fetchone()[0]
+    assert ranges > 0
+    assert s.con.execute("SELECT count(*) FROM stage_markers").fetchone()[0] == 0

@@ -2,6 +2,7 @@
 checked against the generator's truth (computed from its own timeline, not by this code)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ STAGES = ("DiT", "VAE", "Other")
 CATS = ("FA", "MatMul", "Conv", "Vector", "Comm", "Other")
 
 
-def _check_against_truth(profile, truth, method):
+def _check_against_truth(profile, truth, method, categories=True):
     con = profile.con
     for tr in truth["ranks"]:
         r = tr["rank"]
@@ -32,7 +33,7 @@ def _check_against_truth(profile, truth, method):
             assert ktime == pytest.approx(t["kernel_time_ns"] / 1e3)
             shares = dict(rows(profile, "SELECT category, share FROM stage_categories WHERE rank = ? AND stage = ?",
                                [r, s]))
-            for c in CATS:
+            for c in CATS if categories else ():
                 assert shares[c] == pytest.approx(t["categories"][c]["time_ns"] / t["kernel_time_ns"]), (r, s, c)
             (comm, exposed, share), = rows(profile, "SELECT comm_us, exposed_us, exposed_share FROM comm_exposure "
                                                     "WHERE rank = ? AND stage = ?", [r, s])
@@ -61,8 +62,9 @@ def _generated(tmp_path, **spec):
 def test_signature_segmentation_matches_truth(tmp_path, spec):
     profile, truth = _generated(tmp_path, **spec)
     _check_against_truth(profile, truth, "signature")
+    # The generator repeats each forward exactly: every kernel of the loop is the one a cycle later.
     confidence = {c for (c,) in rows(profile, "SELECT DISTINCT confidence FROM stage_summary")}
-    assert confidence == {"medium"}
+    assert confidence == {1.0}
 
 
 def test_markers_match_truth(tmp_path):
@@ -90,8 +92,12 @@ LAUNCHES = [20, 60, 210, 260, 300, 455, 510, 560, 810, 900]
 LAG = 1000
 
 
-def _marker_kernels():
-    return [(0, None, f"k{h}", "MatMulV2", "AI_CORE", h + LAG, 30, None) for h in LAUNCHES]
+DECODER_LAUNCHES = (810, 900)
+
+
+def _marker_kernels(decoder_type="Conv2D"):
+    return [(0, None, f"k{h}", decoder_type if h in DECODER_LAUNCHES else "MatMulV2", "AI_CORE", h + LAG, 30, None)
+            for h in LAUNCHES]
 
 
 def test_markers_through_flows_outermost_ranges_only():
@@ -115,8 +121,47 @@ def test_markers_without_flows_use_launch_order():
     assert got == [("VAE", 10)]
 
 
+def test_a_decoder_range_without_conv_is_no_vae():
+    # An LLM's decoder layer holds MatMul and attention, no Conv: not a VAE. The DiT ranges remain.
+    p = make_profile(_marker_kernels(decoder_type="MatMulV2"), host=HOST,
+                     flows=[(0, h, h + LAG) for h in LAUNCHES])
+    got = rows(p, "SELECT stage, start_ns, end_ns, kernel_count FROM stage_windows ORDER BY start_ns")
+    assert got == [("Other", 1020, 1090, 2), ("DiT", 1210, 1330, 3), ("Other", 1455, 1485, 1),
+                   ("DiT", 1510, 1590, 2), ("Other", 1810, 1930, 2)]
+
+
+def test_a_rank_without_diffusion_stages_is_one_stage_named_all():
+    # Only text-encoder and decoder-layer ranges, and no loop in the kernels: no evidence of a pipeline.
+    host = [(0, "nn.Module: LlamaModel_0", 0, 1000), (0, "nn.Module: LlamaDecoderLayer_0", 10, 400)]
+    p = make_profile(_marker_kernels(decoder_type="MatMulV2"), host=host,
+                     flows=[(0, h, h + LAG) for h in LAUNCHES])
+    assert rows(p, "SELECT stage, kernel_count, method FROM stage_summary") == [("All", 10, "single")]
+    assert rows(p, "SELECT count(*) FROM stage_markers") == [(0,)]
+
+
 def test_own_stage_markers_win():
     host = HOST + [(0, "npu_tui:stage:VAE", 250, 500)]
     p = make_profile(_marker_kernels(), host=host, flows=[(0, h, h + LAG) for h in LAUNCHES])
     got = rows(p, "SELECT stage, start_ns, end_ns, kernel_count FROM stage_windows ORDER BY start_ns")
     assert got == [("Other", 1020, 1240, 3), ("VAE", 1260, 1590, 5), ("Other", 1810, 1930, 2)]
+
+
+@pytest.mark.parametrize("path", ["fixtures/bare_trace", "fixtures/diffusion_1rank", "fixtures/diffusion_2rank",
+                                  "fixtures/level0", "npu_tui/demo/diffusion_demo"])
+def test_the_shipped_profiles_keep_their_stages(path):
+    root = Path(__file__).resolve().parents[1]
+    truth = json.loads((root / f"{path}.truth.json").read_text())
+    profile = load_profile(root / path)
+    install_views(profile.con, load_rules())
+    # Level0 writes N/A for every core, so its AI_CPU kernels cannot be told from vector ones: the
+    # stages hold, the category shares of the generator's own model do not.
+    _check_against_truth(profile, truth, "markers" if truth["spec"]["markers"] else "signature",
+                         categories=truth["level"] != "Level0")
+
+
+def test_a_text_encoder_before_the_loop_of_a_bare_trace_is_other(tmp_path):
+    # The guide's own recipe writes only trace_view.json: no kernel_details.csv, no module ranges.
+    profile, truth = _generated(tmp_path, layout="bare", markers=False, text_encoder=True, denoise_steps=3,
+                                seed=21)
+    _check_against_truth(profile, truth, "signature")
+    assert truth["ranks"][0]["stages"]["Other"]["categories"]["FA"]["count"] > 0  # the encoder's attention

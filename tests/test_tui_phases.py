@@ -68,11 +68,15 @@ async def _until_trace_started(app, pilot, started):
 
 
 def _stage_lines(app):
-    """{stage: (wall as shown, method)} from the Overview's stage section."""
-    out = {}
+    """{stage: (wall as shown, method)} from the Overview's stage section: a line for the rank that
+    says how its stages were found, then one line per stage."""
+    out, method = {}, None
     for line in _text(app, "stages").splitlines()[1:]:
         parts = line.split()
-        out[parts[2]] = (parts[4], parts[-1])
+        if parts[0] == "rank":
+            method = "signature" if "kernel signatures" in line else "markers" if "from markers" in line else line
+        else:
+            out[parts[0]] = (parts[2], method)
     return out
 
 

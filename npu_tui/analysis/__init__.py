@@ -15,10 +15,13 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - kernel_categories: kernels.* + op (the name without its per-call suffix: the operator's identity),
   end_ns, category, is_compute, is_comm
 - stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
-- signature_scan: per kernel in time order: rank, part, i, category, vae_sig, score, p0, p1, gap, ci, g1..g4
-  (ranks without overrides or markers only: the others never use signatures)
-- stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows)
-- stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection)
+  (accepted marker ranges, on ranks with a DiT or VAE marker; mapped_by flows | host_ops | launch_order)
+- signature_scan: per compute kernel in time order: rank, part, ci, g (token), g1, flags and running
+  counts (ranks without overrides or markers only: the others never use signatures)
+- stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows: one per
+  cycle of the denoising loop, the VAE after it; confidence 0..1)
+- stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection;
+  single: the whole rank as the default stage, All)
 - kernel_stages: kernel_categories.* + win, stage, window_no
 - stage_windows: rank, window_no, stage, start_ns, end_ns, start_us, end_us, wall_us, kernel_count,
   kernel_time_us, method, confidence

@@ -98,10 +98,11 @@ def _document(report: Dict[str, Any], md: bool) -> str:
 
     out += _heading("Stages", md)
     det = {d["rank"]: d for d in report.get("stage_detection", [])}
+    out += [("- " if md else "") + f"rank {r}: {_text(d['summary'], md)}" for r, d in sorted(det.items())] + [""]
     rows = [dict(s, confidence=det.get(s["rank"], {}).get("confidence")) for s in report["stages"]]
     out += _table(rows, [("rank", "rank"), ("stage", "stage"), ("wall_us", "wall (us)"),
                          ("kernel_time_us", "kernel time (us)"), ("kernel_count", "kernels"),
-                         ("method", "method"), ("confidence", "confidence")], md)
+                         ("method", "method"), ("confidence", "confidence")], md, pct=("confidence",))
 
     out += _heading("Stage x category", md)
     cats = [c for c in report["categories"] if c["count"]]

@@ -84,8 +84,22 @@ def _findings(con) -> List[Dict[str, Any]]:
     return out
 
 
+def detection_summary(method: str, confidence: Any) -> str:
+    """One line on how a rank's stages were found, for every screen and report."""
+    if method == "single":
+        return "no diffusion stages found: the whole rank is one stage, All"
+    if method == "signature":
+        share = f", {confidence:.0%} of its kernels the same a cycle later" if confidence is not None else ""
+        return f"from kernel signatures: the denoising loop's repeated forward{share}"
+    if method == "markers":
+        return "from markers: npu_tui.stage, diffusers' ranges or the model classes' ranges"
+    return "set by hand (--stage)" if method == "override" else str(method)
+
+
 def _detection(con, windows: bool) -> List[Dict[str, Any]]:
     entries = _rows(con, DETECTION_SQL)
+    for e in entries:
+        e["summary"] = detection_summary(e["method"], e["confidence"])
     if windows:
         by_rank = {e["rank"]: e for e in entries}
         for e in entries:

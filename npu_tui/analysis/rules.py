@@ -97,9 +97,9 @@ CREATE OR REPLACE TABLE rules_compute (category VARCHAR, core VARCHAR, comm_cate
 CREATE OR REPLACE TABLE rules_stage_markers (ord INTEGER, stage VARCHAR, pattern VARCHAR);
 CREATE OR REPLACE TABLE rules_stages (
     default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR,
-    vae_stage VARCHAR, dit_stage VARCHAR, vae_pattern VARCHAR, vae_share DOUBLE,
-    vae_min_kernels INTEGER, attention_category VARCHAR, encoder_categories VARCHAR[],
-    max_prologue_kernels INTEGER);
+    vae_stage VARCHAR, dit_stage VARCHAR, vae_pattern VARCHAR, vae_min_kernels INTEGER,
+    attention_category VARCHAR, forward_categories VARCHAR[], period_support DOUBLE,
+    period_min_kernels INTEGER, block_min_kernels INTEGER, vae_marker_min_kernels INTEGER);
 CREATE OR REPLACE TABLE rules_findings (
     ord INTEGER, rule VARCHAR, stage VARCHAR, metric VARCHAR, category VARCHAR, threshold DOUBLE,
     direction VARCHAR, docs VARCHAR[], speedup DOUBLE, estimate VARCHAR);
@@ -140,11 +140,12 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     sig = st["signature"]
     names = st["names"]
     con.execute(
-        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [st["default"], st["rest"], st["markers"]["own"], st["markers"]["ignore"],
          sig.get("vae_stage", names[1]), sig.get("dit_stage", names[0]), sig["vae_pattern"],
-         float(sig["vae_share"]), int(sig["vae_min_kernels"]), sig["attention_category"],
-         list(sig["encoder_categories"]), int(sig["max_prologue_kernels"])],
+         int(sig["vae_min_kernels"]), sig["attention_category"], list(sig["forward_categories"]),
+         float(sig["period_support"]),
+         int(sig["period_min_kernels"]), int(sig["block_min_kernels"]), int(st["markers"]["vae_min_kernels"])],
     )
     _insert(con, 
         "INSERT INTO rules_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

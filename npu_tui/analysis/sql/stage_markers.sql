@@ -1,8 +1,11 @@
--- host ranges that mark a stage (module, mstx, record_function, npu_tui:stage:NAME) and their device windows
+-- host ranges that mark a stage (npu_tui:stage:NAME, diffusers' record_function names, MSTX, model classes) and their device windows, on ranks with a DiT or VAE marker that holds what it says
 -- Only outermost marker ranges count (a FluxTransformer2DModel range holds many TransformerBlock
 -- ones), and a rank with any npu_tui:stage marker uses only those. A range maps to the device
--- through the flows of the kernels it launched; ranks without flows take the kernels that start
--- from the range's host start until the next marker's (device work follows its launch in order).
+-- through the flows of the kernels it launched; on a CPU-only trace its kernels are the host ops it
+-- holds; otherwise (device kernels, no flows) the kernels that start from the range's host start
+-- until the next marker's (device work follows its launch in order). A VAE range must hold
+-- VAE-signature kernels (Conv, GroupNorm, upsampling: an LLM's decoder layer holds none); a rank
+-- keeps its markers only when a DiT or VAE marker remains.
 WITH cfg AS (SELECT * FROM rules_stages),
 names AS (
     SELECT DISTINCT name FROM host_events WHERE dur_ns > 0 AND name IS NOT NULL
@@ -47,6 +50,8 @@ outer_ranges AS MATERIALIZED (
     QUALIFY row_number() OVER (PARTITION BY r.rank, r.host_start_ns, r.host_end_ns ORDER BY r.name) = 1
 ),
 flow_ranks AS (SELECT DISTINCT rank FROM flows),
+-- kernels that are the host's own ops (a CPU-only trace): a range holds those starting inside it
+host_op_ranks AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
 -- No outer range holds another, so in start order their ends rise too: the ranges holding a launch
 -- are the markers from the first one ending at or after it to the last one starting at or before it.
 launches AS (
@@ -57,23 +62,34 @@ launches AS (
     WHERE q.marker <= p.marker
 ),
 by_flow AS (
-    SELECT o.rank, o.marker, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
-           count(*) AS kernels
+    SELECT f.rank, f.marker, k.start_ns, k.end_ns, k.vae_sig
     FROM launches f
-    JOIN outer_ranges o USING (rank, marker)
-    JOIN kernels k ON k.rank = f.rank AND k.start_ns = f.device_ts_ns
-    GROUP BY ALL
+    JOIN kernel_categories k ON k.rank = f.rank AND k.start_ns = f.device_ts_ns
 ),
 -- starts are distinct, so the range a kernel follows is the last one starting at or before it
 by_order AS (
-    SELECT o.rank, o.marker, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
-           count(*) AS kernels
-    FROM kernels k
+    SELECT o.rank, o.marker, k.start_ns, k.end_ns, k.vae_sig
+    FROM kernel_categories k
     ASOF JOIN (SELECT * FROM outer_ranges WHERE rank NOT IN (SELECT rank FROM flow_ranks)) o
       ON k.rank = o.rank AND k.start_ns >= o.host_start_ns
-    GROUP BY ALL
+    WHERE k.rank NOT IN (SELECT rank FROM host_op_ranks)
+       OR k.start_ns < o.host_end_ns
+),
+mapped AS (
+    SELECT rank, marker, min(start_ns) AS start_ns, max(end_ns) AS end_ns, count(*) AS kernels,
+           count(*) FILTER (WHERE vae_sig) AS vae_kernels
+    FROM (SELECT * FROM by_flow UNION ALL SELECT * FROM by_order)
+    GROUP BY rank, marker
+),
+held AS (
+    SELECT o.rank, o.stage, o.name, o.own, o.host_start_ns, o.host_end_ns, d.start_ns, d.end_ns, d.kernels,
+           CASE WHEN o.rank IN (SELECT rank FROM flow_ranks) THEN 'flows'
+                WHEN o.rank IN (SELECT rank FROM host_op_ranks) THEN 'host_ops'
+                ELSE 'launch_order' END AS mapped_by
+    FROM outer_ranges o
+    JOIN mapped d USING (rank, marker)
+    CROSS JOIN cfg
+    WHERE o.own OR o.stage <> cfg.vae_stage OR d.vae_kernels >= cfg.vae_marker_min_kernels
 )
-SELECT o.rank, o.stage, o.name, o.own, o.host_start_ns, o.host_end_ns, d.start_ns, d.end_ns, d.kernels,
-       CASE WHEN o.rank IN (SELECT rank FROM flow_ranks) THEN 'flows' ELSE 'launch_order' END AS mapped_by
-FROM outer_ranges o
-JOIN (SELECT * FROM by_flow UNION ALL SELECT * FROM by_order) d USING (rank, marker)
+SELECT * FROM held
+WHERE rank IN (SELECT rank FROM held, cfg WHERE own OR stage IN (cfg.dit_stage, cfg.vae_stage))

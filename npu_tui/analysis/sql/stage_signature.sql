@@ -1,170 +1,213 @@
--- stage windows from kernel signatures, per rank and step: the VAE's Conv-heavy run, the DiT's repeated attention
--- VAE core: the maximum-sum run of (signature kernel ? 1 : 0) - vae_share, weighted by duration
--- (comm weighs nothing), so one patch-embedding Conv per DiT forward, or attention and MatMul
--- inside the decoder, cannot move it; it must hold vae_min_kernels signature kernels. The VAE
--- starts at the longest idle gap between the DiT's last attention and that core, and runs to the
--- end of the step.
--- DiT: the (type, input shapes) of attention-category kernels with the most time is the loop's
--- attention. Before its first kernel, the last encoder-category kernel whose (type, shapes) never
--- recurs inside the loop is the text encoder's. With two forwards or more the DiT starts where
--- the first forward's prologue does (below); with one, at the longest idle gap between the text
--- encoder and the attention. It runs up to the VAE (or the end of the step), one window per
--- forward: a forward starts wherever the first four compute kernels of the first forward recur.
--- A Conv-heavy run without the attention loop is no evidence of a diffusion pipeline (a ResNet
--- has one too): such a step yields no windows. Confidence: medium with both, low with the DiT alone.
+-- stage windows from kernel signatures, per rank and step: the denoising loop as the same transformer forward repeated (one window per cycle of the loop), the Conv-led VAE after it; confidence is the share of the loop's kernels that are the same a cycle later
+-- The loop is a run of identical cycles (a forward, or the forwards of one denoising step under
+-- unbatched CFG, with the scheduler's kernels after them). A kernel token (type, input shapes) that
+-- occurs m times a cycle recurs after exactly m occurrences at the cycle's period, in every cycle:
+-- for each token, the smallest m (1..4) whose distance to the m-th next occurrence takes one value
+-- for nearly all of them is its period, and the kernels at that distance support it. A block of
+-- the transformer repeats too, and so do the text encoder's layers or the VAE's frames: a cycle
+-- must hold attention, no VAE (fewer VAE-signature kernels than vae_min_kernels) and blocks of its
+-- own (block_min_kernels kernels that occur twice in it). The loop is where the most kernel time
+-- repeats, and of the periods repeating there the longest: a forward holds its blocks. What
+-- runs before the first cycle is the text encoder and set-up (Other); after the last cycle, from
+-- the first to the last VAE-signature kernel, the VAE when it holds vae_min_kernels of them.
+-- Without such a loop a step has no windows: a repeated block alone (a ResNet's, an LLM layer's)
+-- is no evidence of a diffusion pipeline.
 WITH cfg AS (SELECT * FROM rules_stages),
 k AS (SELECT * FROM signature_scan),
--- m0: the least p0 so far (a second sort, on these few columns only)
-least_p0 AS MATERIALIZED (
-    SELECT rank, part, i, p0, p1, min(p0) OVER (PARTITION BY rank, part ORDER BY i ROWS UNBOUNDED PRECEDING) AS m0
+leads AS MATERIALIZED (
+    SELECT rank, part, g, ci, ci - lag(ci) OVER w AS back,
+           lead(ci, 1) OVER w - ci AS d1, lead(ci, 2) OVER w - ci AS d2,
+           lead(ci, 3) OVER w - ci AS d3, lead(ci, 4) OVER w - ci AS d4
     FROM k
+    WINDOW w AS (PARTITION BY rank, part, g ORDER BY ci)
 ),
--- the run ending at the first kernel with the largest gain (an aggregate, not a sort)
-best_gain AS (SELECT rank, part, max(p1 - m0) AS gain FROM least_p0 GROUP BY rank, part),
+modes AS (
+    SELECT rank, part, g, mode(d1) AS p1, mode(d2) AS p2, mode(d3) AS p3, mode(d4) AS p4,
+           count(d1) AS n1, count(d2) AS n2, count(d3) AS n3, count(d4) AS n4
+    FROM leads GROUP BY ALL HAVING count(d1) > 0
+),
+-- agreeing: all but one of the distances when two or more agree (the first or last cycle may differ
+-- by a few kernels: a scheduler sets itself up on its first step)
+support AS (
+    SELECT l.rank, l.part, l.g, any_value(m.p1) AS p1, any_value(m.p2) AS p2, any_value(m.p3) AS p3,
+           any_value(m.p4) AS p4,
+           count(*) FILTER (WHERE l.d1 = m.p1) AS a1, count(*) FILTER (WHERE l.d2 = m.p2) AS a2,
+           count(*) FILTER (WHERE l.d3 = m.p3) AS a3, count(*) FILTER (WHERE l.d4 = m.p4) AS a4,
+           any_value(m.n1) AS n1, any_value(m.n2) AS n2, any_value(m.n3) AS n3, any_value(m.n4) AS n4
+    FROM leads l JOIN modes m USING (rank, part, g)
+    GROUP BY l.rank, l.part, l.g
+),
+agreeing AS (
+    SELECT s.*,
+           a1 = n1 OR (a1 >= 2 AND a1 >= cfg.period_support * n1 - 1) AS r1,
+           n2 > 0 AND (a2 = n2 OR (a2 >= 2 AND a2 >= cfg.period_support * n2 - 1)) AS r2,
+           n3 > 0 AND (a3 = n3 OR (a3 >= 2 AND a3 >= cfg.period_support * n3 - 1)) AS r3,
+           n4 > 0 AND (a4 = n4 OR (a4 >= 2 AND a4 >= cfg.period_support * n4 - 1)) AS r4
+    FROM support s, cfg
+),
+token_period AS MATERIALIZED (
+    SELECT rank, part, g,
+           CASE WHEN r1 THEN 1 WHEN r2 THEN 2 WHEN r3 THEN 3 WHEN r4 THEN 4 END AS m,
+           CASE WHEN r1 THEN p1 WHEN r2 THEN p2 WHEN r3 THEN p3 WHEN r4 THEN p4 END AS p
+    FROM agreeing WHERE r1 OR r2 OR r3 OR r4
+),
+-- the kernels that recur at their token's period: each supports that period
+supporting AS MATERIALIZED (
+    SELECT l.rank, l.part, l.ci, l.back, t.p
+    FROM leads l JOIN token_period t USING (rank, part, g)
+    WHERE CASE t.m WHEN 1 THEN l.d1 WHEN 2 THEN l.d2 WHEN 3 THEN l.d3 ELSE l.d4 END = t.p
+),
+-- what a period covers: the union of [ci, ci + p) over its supporting kernels (the last one only
+-- itself: what follows it need not repeat), in kernels and in kernel time
+reach AS (
+    SELECT rank, part, p, ci, ci + coalesce(least(p, lead(ci) OVER (PARTITION BY rank, part, p ORDER BY ci) - ci), 1) - 1 AS ce
+    FROM supporting
+),
+covered AS MATERIALIZED (
+    SELECT r.rank, r.part, r.p, count(*) AS kernels, min(r.ci) AS first_ci, max(r.ci) AS last_ci,
+           sum(r.ce - r.ci + 1) AS covers, sum(b.dur_through - coalesce(a.dur_through, 0)) AS covers_ns
+    FROM reach r
+    LEFT JOIN k a ON a.rank = r.rank AND a.part = r.part AND a.ci = r.ci - 1
+    JOIN k b ON b.rank = r.rank AND b.part = r.part AND b.ci = r.ce
+    GROUP BY r.rank, r.part, r.p
+),
+candidates AS (
+    SELECT c.*, b.fa_through - coalesce(a.fa_through, 0) AS attention,
+           b.sig_through - coalesce(a.sig_through, 0) AS vae_kernels
+    FROM covered c
+    LEFT JOIN k a ON a.rank = c.rank AND a.part = c.part AND a.ci = c.first_ci - 1
+    JOIN k b ON b.rank = c.rank AND b.part = c.part AND b.ci = least(c.first_ci + c.p - 1, c.last_ci)
+),
+plausible AS MATERIALIZED (
+    SELECT c.* FROM candidates c, cfg
+    WHERE c.kernels >= cfg.period_min_kernels AND c.attention > 0 AND c.vae_kernels < cfg.vae_min_kernels
+),
+-- a forward holds its blocks: kernels that occur twice or more within one cycle (an LLM's layer
+-- repeated, or a ResNet's, holds next to none)
+blocks AS (
+    SELECT rank, part, p, count(*) AS repeated FROM (
+        SELECT c.rank, c.part, c.p, k.g FROM plausible c
+        JOIN k ON k.rank = c.rank AND k.part = c.part AND k.ci BETWEEN c.first_ci AND c.first_ci + c.p - 1
+        GROUP BY ALL HAVING count(*) >= 2
+    ) GROUP BY ALL
+),
+valid AS (
+    SELECT c.* FROM plausible c JOIN blocks b USING (rank, part, p), cfg WHERE b.repeated >= cfg.block_min_kernels
+),
+-- the loop is where the most kernel time repeats three times or more (a prompt and a negative
+-- prompt encoded in turn repeat twice); of the periods repeating there (a block's, the forward's),
+-- the longest
 best AS (
-    SELECT k.rank, k.part, min(k.i) AS j, arg_min(k.m0, k.i) AS m0, any_value(b.gain) AS gain
-    FROM least_p0 k JOIN best_gain b ON b.rank = k.rank AND b.part = k.part AND k.p1 - k.m0 = b.gain
-    GROUP BY k.rank, k.part
+    SELECT * FROM valid
+    QUALIFY row_number() OVER (PARTITION BY rank, part
+                               ORDER BY (last_ci - first_ci) // p >= 1 DESC, covers_ns DESC, p DESC) = 1
 ),
-core_span AS (
-    SELECT b.rank, b.part, max(r.i) AS i0, b.j FROM best b
-    JOIN k r ON r.rank = b.rank AND r.part = b.part AND r.i <= b.j AND r.p0 = b.m0
-    WHERE b.gain > 0
+period AS (
+    SELECT v.rank, v.part, max(v.p) AS p
+    FROM valid v JOIN best b USING (rank, part)
+    WHERE least(v.last_ci, b.last_ci) - greatest(v.first_ci, b.first_ci)
+          >= 0.5 * least(v.last_ci - v.first_ci, b.last_ci - b.first_ci)
     GROUP BY ALL
 ),
-core AS (
-    SELECT c.rank, c.part, c.i0 FROM core_span c
-    JOIN k r ON r.rank = c.rank AND r.part = c.part AND r.i BETWEEN c.i0 AND c.j
+-- the loop: runs of the period's supporting kernels (a new run after a gap of more than a cycle,
+-- another pipeline call in the same step); its last cycle is where the last run's kernels recur.
+-- When the run's first kernel occurred less than two cycles before, that is where the loop starts:
+-- its first cycle differs in length (and so supports nothing).
+runs AS MATERIALIZED (
+    SELECT rank, part, p, ci, back, sum(new_run) OVER (PARTITION BY rank, part ORDER BY ci ROWS UNBOUNDED PRECEDING) AS run
+    FROM (
+        SELECT s.rank, s.part, s.p, s.ci, s.back,
+               coalesce(s.ci - lag(s.ci) OVER (PARTITION BY s.rank, s.part ORDER BY s.ci) > s.p, false)::INTEGER
+                   AS new_run
+        FROM supporting s JOIN period USING (rank, part, p)
+    )
+),
+first_cycle AS (
+    SELECT r.rank, r.part, r.run, any_value(r.p) AS p, min(r.ci) AS c0
+    FROM runs r GROUP BY ALL
+),
+-- where the kernels of the run's first cycle occurred a cycle (give or take) before: the loop's
+-- true first cycle, whose length differed
+before_first AS (
+    SELECT f.rank, f.part, f.run, min(r.ci - r.back) AS f0, count(*) AS kernels
+    FROM runs r JOIN first_cycle f USING (rank, part, run)
+    WHERE r.ci < f.c0 + f.p AND r.back < 2 * f.p AND r.back >= f.p / 2
     GROUP BY ALL
-    HAVING count(*) FILTER (WHERE r.vae_sig AND NOT r.is_comm) >= any_value((SELECT vae_min_kernels FROM cfg))
 ),
-parts AS MATERIALIZED (
-    SELECT r.rank, r.part, max(r.i) AS last_i, c.i0 AS core_i0
-    FROM k r LEFT JOIN core c USING (rank, part) GROUP BY ALL
-),
-attention AS MATERIALIZED (
-    SELECT rank, t, shapes FROM k, cfg WHERE k.category = cfg.attention_category
-    GROUP BY rank, t, shapes
-    QUALIFY row_number() OVER (PARTITION BY rank ORDER BY sum(dur_ns) DESC, t, shapes) = 1
-),
-attention_span AS (
-    SELECT p.rank, p.part, p.last_i, p.core_i0, min(k.i) AS a, max(k.i) AS la
-    FROM parts p
-    JOIN k ON k.rank = p.rank AND k.part = p.part AND k.i < coalesce(p.core_i0, p.last_i + 1)
-    JOIN attention att ON att.rank = k.rank AND att.t = k.t AND att.shapes = k.shapes
+-- the cycles a run's kernels recur from: those holding at least half as many as the typical one
+-- (what follows the last cycle can resemble a cycle's start for a kernel or two)
+per_cycle AS (
+    SELECT r.rank, r.part, r.run, (r.ci - f.c0) // f.p AS n, count(*) AS kernels
+    FROM runs r JOIN first_cycle f USING (rank, part, run)
     GROUP BY ALL
 ),
-vae_first AS (
-    SELECT s.rank, s.part, r.i AS v0 FROM attention_span s
-    JOIN k r ON r.rank = s.rank AND r.part = s.part AND r.i > s.la AND r.i <= s.core_i0
-    QUALIFY row_number() OVER (PARTITION BY s.rank, s.part ORDER BY coalesce(r.gap, 0) DESC, r.i DESC) = 1
+source_cycles AS (
+    SELECT c.rank, c.part, c.run, count(*) FILTER (WHERE c.kernels >= 0.5 * m.typical) AS cycles,
+           sum(c.kernels) FILTER (WHERE c.kernels >= 0.5 * m.typical) AS kernels
+    FROM per_cycle c
+    JOIN (SELECT rank, part, run, median(kernels) AS typical FROM per_cycle GROUP BY ALL) m USING (rank, part, run)
+    GROUP BY ALL
+),
+loops AS MATERIALIZED (
+    SELECT f.rank, f.part, f.run, f.p, f.c0, CASE WHEN b.kernels * 2 >= fc.kernels THEN b.f0 END AS f0,
+           s.kernels, s.cycles + 1 AS cycles
+    FROM first_cycle f JOIN source_cycles s USING (rank, part, run)
+    JOIN per_cycle fc ON fc.rank = f.rank AND fc.part = f.part AND fc.run = f.run AND fc.n = 0
+    LEFT JOIN before_first b USING (rank, part, run)
 ),
 loop_span AS MATERIALIZED (
-    SELECT s.rank, s.part, s.a, coalesce(v.v0 - 1, s.last_i) AS z, v.v0, s.last_i
-    FROM attention_span s LEFT JOIN vae_first v USING (rank, part)
+    SELECT l.*, least(l.c0 + l.cycles * l.p, e.last_ci + 1) - 1 AS c1,
+           lead(l.c0) OVER w AS next_c0, lead(l.f0) OVER w AS next_f0, e.last_ci
+    FROM loops l JOIN (SELECT rank, part, max(ci) AS last_ci FROM k GROUP BY ALL) e USING (rank, part)
+    WINDOW w AS (PARTITION BY l.rank, l.part ORDER BY l.c0)
 ),
-loop_sigs AS (
-    SELECT DISTINCT k.rank, k.part, k.t, k.shapes
-    FROM loop_span l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i BETWEEN l.a AND l.z
-    CROSS JOIN cfg
-    WHERE list_contains(cfg.encoder_categories, k.category)
+cycle_ranges AS MATERIALIZED (
+    SELECT rank, part, run, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
+    FROM (SELECT *, unnest(range(cycles)) AS n FROM loop_span)
+    WHERE c0 + n * p <= c1
+    UNION ALL
+    SELECT rank, part, run, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
 ),
-encoder_kernels AS (
-    SELECT k.rank, k.part, k.i
-    FROM loop_span l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.i < l.a
-    CROSS JOIN cfg
-    ANTI JOIN loop_sigs s ON s.rank = k.rank AND s.part = k.part AND s.t = k.t AND s.shapes = k.shapes
-    WHERE list_contains(cfg.encoder_categories, k.category)
-),
-encoder_end AS (
-    SELECT l.rank, l.part, l.a, l.z, coalesce(max(e.i), 0) AS e
-    FROM loop_span l LEFT JOIN encoder_kernels e ON e.rank = l.rank AND e.part = l.part
-    GROUP BY ALL
-),
-dit_first_by_gap AS (
-    SELECT e.rank, e.part, e.z, r.i AS d0 FROM encoder_end e
-    JOIN k r ON r.rank = e.rank AND r.part = e.part AND r.i > e.e AND r.i <= e.a
-    QUALIFY row_number() OVER (PARTITION BY e.rank, e.part
-                               ORDER BY CASE WHEN e.e = 0 THEN 0 ELSE coalesce(r.gap, 0) END DESC, r.i) = 1
-),
--- With two forwards or more the first forward's start is exact: read the compute kernels backwards
--- from the loop's first attention and from each later one; the longest run that agrees is the
--- forward's prologue (the kernels before it differ: text encoder or latent set-up, versus the
--- previous forward's end).
-comp AS MATERIALIZED (SELECT rank, part, i, t, shapes, ci FROM k WHERE NOT is_comm),
-occurrences AS (
-    SELECT c.rank, c.part, c.ci FROM loop_span l
-    JOIN comp c ON c.rank = l.rank AND c.part = l.part AND c.i BETWEEN l.a AND l.z
-    JOIN attention att ON att.rank = c.rank AND att.t = c.t AND att.shapes = c.shapes
-),
-first_occurrence AS (SELECT rank, part, min(ci) AS c1 FROM occurrences GROUP BY rank, part),
-pairs AS MATERIALIZED (
-    SELECT o.rank, o.part, o.ci AS cm, f.c1, j.range AS j, f.c1 - j.range AS cx, o.ci - j.range AS cy
-    FROM occurrences o JOIN first_occurrence f USING (rank, part)
-    CROSS JOIN range(1, (SELECT max_prologue_kernels FROM cfg) + 1) j
-    WHERE o.ci > f.c1 AND j.range < f.c1
-),
--- one side at a time: joined together, the planner pairs the two sides on (rank, part) first
-pairs_x AS MATERIALIZED (
-    SELECT p.*, x.t AS xt, x.shapes AS xs
-    FROM pairs p JOIN comp x ON x.rank = p.rank AND x.part = p.part AND x.ci = p.cx
-),
-agreement AS (
-    SELECT p.rank, p.part, p.cm, any_value(p.c1) AS c1,
-           coalesce(min(p.j) FILTER (WHERE p.xt <> y.t OR p.xs <> y.shapes) - 1, max(p.j)) AS len
-    FROM pairs_x p
-    JOIN comp y ON y.rank = p.rank AND y.part = p.part AND y.ci = p.cy
-    GROUP BY p.rank, p.part, p.cm
-),
-prologue AS (
-    SELECT rank, part, any_value(c1) - max(len) AS c0 FROM agreement GROUP BY rank, part HAVING max(len) > 0
-),
--- the forward starts right after the compute kernel before its prologue (comm launched with it included)
-dit_first_by_prologue AS (
-    SELECT p.rank, p.part, coalesce(b.i + 1, 1) AS d0
-    FROM prologue p LEFT JOIN comp b ON b.rank = p.rank AND b.part = p.part AND b.ci = p.c0 - 1
-),
-dit_first AS MATERIALIZED (
-    SELECT g.rank, g.part, g.z, coalesce(p.d0, g.d0) AS d0
-    FROM dit_first_by_gap g LEFT JOIN dit_first_by_prologue p USING (rank, part)
-),
--- Forward boundaries: each compute kernel's signature and the three after it in [d0, z], as one
--- hash (fewer near z: signature_scan's g1..g4).
-grams_in AS (
-    SELECT r.rank, r.part, r.i, r.ci, r.g1, r.g2, r.g3, r.g4
-    FROM dit_first d JOIN k r ON r.rank = d.rank AND r.part = d.part AND r.i BETWEEN d.d0 AND d.z
-    WHERE NOT r.is_comm
-),
-last_ci AS (SELECT rank, part, max(ci) AS cz FROM grams_in GROUP BY rank, part),
-grams AS (
-    SELECT g.rank, g.part, g.i,
-           CASE least(l.cz - g.ci, 3) WHEN 0 THEN g.g1 WHEN 1 THEN g.g2 WHEN 2 THEN g.g3 ELSE g.g4 END AS g
-    FROM grams_in g JOIN last_ci l USING (rank, part)
-),
-first_gram AS (
-    SELECT rank, part, arg_min(g, i) AS g FROM grams GROUP BY rank, part
-),
-forward_starts AS (
-    SELECT d.rank, d.part, d.d0 AS fs, d.z FROM dit_first d
-    UNION
-    SELECT g.rank, g.part, g.i, d.z FROM grams g
-    JOIN first_gram f ON f.rank = g.rank AND f.part = g.part AND f.g = g.g
-    JOIN dit_first d ON d.rank = g.rank AND d.part = g.part AND g.i > d.d0
-),
-forwards AS (
-    SELECT rank, part, fs, coalesce(lead(fs) OVER (PARTITION BY rank, part ORDER BY fs) - 1, z) AS fe
-    FROM forward_starts
-),
--- forwards are runs of i: list each one's kernels and join on i (no range join, no sort of the kernels)
+-- a cycle's forward ends at its last kernel of the forward categories (proj_out): the guidance and
+-- scheduler arithmetic after it is not the transformer's
 dit AS (
-    SELECT f.rank, f.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM (SELECT rank, part, fs, unnest(range(fs, fe + 1)) AS i FROM forwards) f
-    JOIN k r ON r.rank = f.rank AND r.part = f.part AND r.i = f.i
-    GROUP BY f.rank, f.part, f.fs
+    SELECT r.rank, r.part, a.start_ns, b.end_through AS end_ns
+    FROM cycle_ranges r
+    JOIN k e ON e.rank = r.rank AND e.part = r.part AND e.ci = r.b
+    JOIN k a ON a.rank = r.rank AND a.part = r.part AND a.ci = r.a
+    JOIN k b ON b.rank = r.rank AND b.part = r.part AND b.ci = e.heavy_through
+    WHERE e.heavy_through >= r.a
 ),
+-- after the loop, until the next loop or the step's end: from its first VAE-signature kernel to its last
+sig_kernels AS (SELECT rank, part, ci, sig_through FROM k WHERE sig),
+vae_first AS (
+    SELECT l.rank, l.part, l.run, coalesce(l.next_f0, l.next_c0) AS next_c0, l.last_ci, s.ci AS v0,
+           s.sig_through AS through0
+    FROM loop_span l ASOF JOIN sig_kernels s ON s.rank = l.rank AND s.part = l.part AND s.ci > l.c1
+),
+vae_last AS (
+    SELECT f.rank, f.part, f.v0, f.through0, s.ci AS v1, s.sig_through AS through1
+    FROM vae_first f ASOF JOIN sig_kernels s
+      ON s.rank = f.rank AND s.part = f.part AND s.ci <= coalesce(f.next_c0 - 1, f.last_ci)
+),
+-- the VAE window opens where the kernel before its first one ended: communication launched for it
+-- (a patch-parallel decode gathers the latents first) is the VAE's
 vae AS (
-    SELECT l.rank, l.part, min(r.start_ns) AS start_ns, max(r.end_ns) AS end_ns
-    FROM loop_span l JOIN k r ON r.rank = l.rank AND r.part = l.part AND r.i BETWEEN l.v0 AND l.last_i
+    SELECT v.rank, v.part, coalesce(p.end_through, a.start_ns) AS start_ns, b.end_through AS end_ns
+    FROM vae_last v
+    JOIN k a ON a.rank = v.rank AND a.part = v.part AND a.ci = v.v0
+    LEFT JOIN k p ON p.rank = v.rank AND p.part = v.part AND p.ci = v.v0 - 1
+    JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
+    CROSS JOIN cfg
+    WHERE v.v1 >= v.v0 AND v.through1 - v.through0 + 1 >= cfg.vae_min_kernels
+),
+-- confidence: the share of the loop's kernels (its first cycle aside) that are the same kernel as
+-- the one a cycle later: 1.0 when every forward repeats the one before exactly
+confidence AS (
+    SELECT l.rank, l.part, count(*) FILTER (WHERE a.g1 = b.g1) / count(*) AS confidence
+    FROM loop_span l
+    JOIN k a ON a.rank = l.rank AND a.part = l.part AND a.ci BETWEEN l.c0 AND l.c1 - l.p
+    JOIN k b ON b.rank = a.rank AND b.part = a.part AND b.ci = a.ci + l.p
     GROUP BY l.rank, l.part
 ),
 windows AS (
@@ -172,7 +215,5 @@ windows AS (
     UNION ALL
     SELECT rank, part, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
 )
-SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns,
-       CASE WHEN EXISTS (SELECT 1 FROM vae v WHERE v.rank = w.rank AND v.part = w.part)
-            THEN 'medium' ELSE 'low' END AS confidence
-FROM windows w
+SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns, least(c.confidence, 1.0) AS confidence
+FROM windows w JOIN confidence c USING (rank, part)

@@ -1,11 +1,13 @@
 -- the windows each rank's stage detection chose (override > markers > signature > single), before kernels are assigned
 WITH cfg AS (SELECT * FROM rules_stages),
 overridden AS MATERIALIZED (
-    SELECT rank, stage, start_ns, end_ns, 'override' AS method, 'high' AS confidence FROM stage_overrides
+    SELECT rank, stage, start_ns, end_ns, 'override' AS method, 1.0 AS confidence FROM stage_overrides
 ),
+-- Other ranges (text encoders, the scheduler) only bounded the stage ranges before them: kernels
+-- outside every window are Other anyway.
 marked AS MATERIALIZED (
-    SELECT rank, stage, start_ns, end_ns, 'markers' AS method, 'high' AS confidence FROM stage_markers
-    WHERE rank NOT IN (SELECT rank FROM overridden)
+    SELECT rank, stage, start_ns, end_ns, 'markers' AS method, 1.0 AS confidence FROM stage_markers, cfg
+    WHERE rank NOT IN (SELECT rank FROM overridden) AND stage <> cfg.rest_stage
 ),
 signed AS (
     SELECT rank, stage, start_ns, end_ns, 'signature' AS method, confidence FROM stage_signature
@@ -16,7 +18,7 @@ chosen AS MATERIALIZED (
 ),
 single AS (
     SELECT k.rank, cfg.default_stage AS stage, min(k.start_ns) AS start_ns, max(k.start_ns + k.dur_ns) AS end_ns,
-           'single' AS method, 'low' AS confidence
+           'single' AS method, NULL::DOUBLE AS confidence
     FROM kernels k, cfg
     WHERE k.rank NOT IN (SELECT rank FROM chosen)
     GROUP BY k.rank, cfg.default_stage

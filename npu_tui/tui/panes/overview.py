@@ -117,11 +117,15 @@ def stages_text(report: dict) -> Text:
     stages = report.get("stages", [])
     if not stages:
         return text.append("  no stages", style="dim")
+    summary = {d["rank"]: d.get("summary", "") for d in report.get("stage_detection", [])}
+    rank = None
     for s in sorted(stages, key=lambda s: (s["rank"], s.get("start_us") or 0.0)):
-        text.append(f"rank {s['rank']:<3} {literal(s['stage']):<6} ")
-        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9}  kernels {s.get('kernel_count', 0):>7,}  ")
-        text.append(literal(s.get("method", "?")), style="italic")
-        text.append("\n")
+        if s["rank"] != rank:
+            rank = s["rank"]
+            text.append(f"rank {rank:<3} ").append(literal(summary.get(rank, s.get("method", "?"))), style="italic")
+            text.append("\n")
+        text.append(f"         {literal(s['stage']):<6} ")
+        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9}  kernels {s.get('kernel_count', 0):>7,}\n")
     return text
 
 

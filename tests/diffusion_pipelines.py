@@ -1,0 +1,273 @@
+"""Real diffusion pipelines, profiled with the recipe on the CPU, with the truth of their stages.
+
+Each pipeline is diffusers' own pipeline class over diffusers' own model classes (and transformers'
+text encoders), built from small configs with random weights: nothing is downloaded. A step is one
+pipeline call as a user makes it: the text encoders, then the pipeline (denoising loop, VAE decode,
+post-processing). Tokenizers would need vocabulary files, so the encoders run on random token ids
+and the pipeline is handed their embeddings.
+
+The truth comes from forward hooks on the transformer (DiT), the VAE decoder (VAE) and the text
+encoders (Other): each hook opens a record_function range ``truth:<stage>`` for the module's
+forward, in the profiler's own clock. The ranges are taken out of the trace after it is written (so
+the analysis never sees them) and kept in ``truth.json`` beside it; a kernel's true stage is the
+range holding its start, Other outside them all.
+
+    run = profile_pipeline("wan", out_dir, modules=False)  # -> Run(trace folder, truth ranges)
+
+``modules=True`` profiles with ``with_stack=True``, which records ``nn.Module: <Class>_N`` ranges:
+the markers a real user's trace carries. Imports torch and diffusers: used by tests and scripts only.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from decimal import Decimal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+TRUTH_PREFIX = "truth:"
+PIPELINES = ("flux", "sd3", "wan", "cogvideox")
+# What each pipeline stands for in the tests.
+ABOUT = {
+    "flux": "Flux: MMDiT, guidance-distilled (one forward a step), AutoencoderKL with GroupNorm",
+    "sd3": "SD3: MMDiT with batched CFG, three text encoders, AutoencoderKL",
+    "wan": "Wan 2.1: video DiT with unbatched CFG (two forwards a step), causal Conv3d VAE, no GroupNorm",
+    "cogvideox": "CogVideoX: video DiT with batched CFG, a 3D VAE that takes much of the call",
+}
+
+
+@dataclass
+class Run:
+    path: Path  # the profiler's output folder (a Kineto trace)
+    truth: List[Tuple[str, int, int]]  # (stage, start ns, end ns), as the loader reads the trace's times
+
+
+def _clip(torch_seed: int = 0):
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection
+
+    return CLIPTextModelWithProjection(CLIPTextConfig(
+        hidden_size=32, intermediate_size=37, num_attention_heads=4, num_hidden_layers=2, vocab_size=1000,
+        projection_dim=32, max_position_embeddings=77, bos_token_id=0, eos_token_id=2))
+
+
+def _t5(cls=None):
+    from transformers import T5Config, T5EncoderModel
+
+    return (cls or T5EncoderModel)(T5Config(d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
+                                            vocab_size=1000))
+
+
+def _kl_vae():
+    from diffusers import AutoencoderKL
+
+    return AutoencoderKL(in_channels=3, out_channels=3, down_block_types=["DownEncoderBlock2D"] * 2,
+                         up_block_types=["UpDecoderBlock2D"] * 2, block_out_channels=[32, 64], layers_per_block=1,
+                         latent_channels=16, norm_num_groups=32, sample_size=32, shift_factor=0.0609,
+                         scaling_factor=1.5035)
+
+
+def _ids(n: int):
+    import torch
+
+    return torch.randint(0, 1000, (1, n))
+
+
+def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
+    """(one pipeline call, {stage: the modules whose forward is that stage})."""
+    import torch
+    import diffusers as d
+
+    torch.manual_seed(0)
+    if name == "flux":
+        tr = d.FluxTransformer2DModel(patch_size=1, in_channels=64, num_layers=2, num_single_layers=2,
+                                      attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
+                                      pooled_projection_dim=32, axes_dims_rope=[4, 4, 8])
+        clip, t5, vae = _clip(), _t5(), _kl_vae()
+        pipe = d.FluxPipeline(scheduler=d.FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=clip,
+                              tokenizer=None, text_encoder_2=t5, tokenizer_2=None, transformer=tr)
+        ids, ids2 = _ids(77), _ids(32)
+
+        def step():
+            pooled = clip(ids).text_embeds
+            return pipe(prompt_embeds=t5(ids2)[0], pooled_prompt_embeds=pooled, height=64, width=64,
+                        num_inference_steps=6, guidance_scale=3.5, output_type="np", max_sequence_length=32)
+
+        return step, {"DiT": [tr], "VAE": [vae.decoder], "Other": [clip, t5]}
+    if name == "sd3":
+        tr = d.SD3Transformer2DModel(sample_size=32, patch_size=2, in_channels=16, num_layers=4, attention_head_dim=16,
+                                     num_attention_heads=4, caption_projection_dim=64, joint_attention_dim=32,
+                                     pooled_projection_dim=64, out_channels=16)
+        c1, c2, t5, vae = _clip(), _clip(), _t5(), _kl_vae()
+        pipe = d.StableDiffusion3Pipeline(scheduler=d.FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=c1,
+                                          tokenizer=None, text_encoder_2=c2, tokenizer_2=None, text_encoder_3=t5,
+                                          tokenizer_3=None, transformer=tr)
+        ids, ids3 = _ids(77), _ids(32)
+
+        def encode():
+            o1, o2 = c1(ids, output_hidden_states=True), c2(ids, output_hidden_states=True)
+            clip_states = torch.cat([o1.hidden_states[-2], o2.hidden_states[-2]], -1)[..., :32]
+            return torch.cat([clip_states, t5(ids3)[0]], -2), torch.cat([o1.text_embeds, o2.text_embeds], -1)
+
+        def step():
+            (emb, pooled), (neg, neg_pooled) = encode(), encode()  # the prompt and the negative prompt
+            return pipe(prompt_embeds=emb, negative_prompt_embeds=neg, pooled_prompt_embeds=pooled,
+                        negative_pooled_prompt_embeds=neg_pooled, height=64, width=64, num_inference_steps=5,
+                        guidance_scale=5.0, output_type="np")
+
+        return step, {"DiT": [tr], "VAE": [vae.decoder], "Other": [c1, c2, t5]}
+    if name == "wan":
+        from transformers import UMT5EncoderModel
+
+        tr = d.WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=16,
+                                     in_channels=16, out_channels=16, text_dim=32, freq_dim=256, ffn_dim=64,
+                                     num_layers=4, cross_attn_norm=True, qk_norm="rms_norm_across_heads",
+                                     rope_max_seq_len=32)
+        vae = d.AutoencoderKLWan(base_dim=3, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
+                                 temperal_downsample=[False, True, True])
+        t5 = _t5(UMT5EncoderModel)
+        pipe = d.WanPipeline(tokenizer=None, text_encoder=t5, transformer=tr, vae=vae,
+                             scheduler=d.FlowMatchEulerDiscreteScheduler(shift=7.0))
+        ids = _ids(32)
+
+        def step():
+            return pipe(prompt_embeds=t5(ids)[0], negative_prompt_embeds=t5(ids)[0], height=32, width=32,
+                        num_frames=9, num_inference_steps=4, guidance_scale=6.0, output_type="np")
+
+        return step, {"DiT": [tr], "VAE": [vae.decoder], "Other": [t5]}
+    if name == "cogvideox":
+        tr = d.CogVideoXTransformer3DModel(num_attention_heads=4, attention_head_dim=16, in_channels=4, out_channels=4,
+                                           time_embed_dim=2, text_embed_dim=32, num_layers=4, sample_width=4,
+                                           sample_height=4, sample_frames=9, patch_size=2, temporal_compression_ratio=4,
+                                           max_text_seq_length=16)
+        vae = d.AutoencoderKLCogVideoX(in_channels=3, out_channels=3,
+                                       down_block_types=("CogVideoXDownBlock3D",) * 4,
+                                       up_block_types=("CogVideoXUpBlock3D",) * 4, block_out_channels=(8, 8, 8, 8),
+                                       latent_channels=4, layers_per_block=1, norm_num_groups=2,
+                                       temporal_compression_ratio=4)
+        t5 = _t5()
+        pipe = d.CogVideoXPipeline(tokenizer=None, text_encoder=t5, transformer=tr, vae=vae,
+                                   scheduler=d.CogVideoXDDIMScheduler())
+        ids = _ids(16)
+
+        def step():
+            return pipe(prompt_embeds=t5(ids)[0], negative_prompt_embeds=t5(ids)[0], height=32, width=32,
+                        num_frames=9, num_inference_steps=5, guidance_scale=6.0, output_type="np",
+                        max_sequence_length=16)
+
+        return step, {"DiT": [tr], "VAE": [vae.decoder], "Other": [t5]}
+    raise KeyError(name)
+
+
+def _hook_truth(stages: Dict[str, list]) -> None:
+    import torch
+
+    for stage, modules in stages.items():
+        for module in modules:
+            open_ranges = []
+
+            def pre(m, args, stage=stage, open_ranges=open_ranges):
+                rf = torch.profiler.record_function(TRUTH_PREFIX + stage)
+                rf.__enter__()
+                open_ranges.append(rf)
+
+            def post(m, args, out, open_ranges=open_ranges):
+                open_ranges.pop().__exit__(None, None, None)
+
+            module.register_forward_pre_hook(pre)
+            module.register_forward_hook(post)
+
+
+def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5) -> Run:
+    """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``."""
+    import torch
+    from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
+
+    call, stages = build(name)
+    _hook_truth(stages)
+    tp = torch.profiler
+
+    def profiler(folder: Path, n: int):
+        return tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=True, with_stack=modules,
+                          schedule=_active_schedule(tp.schedule, n),
+                          on_trace_ready=tp.tensorboard_trace_handler(str(folder)))
+
+    def step():
+        with torch.no_grad():
+            call()
+
+    out.mkdir(parents=True, exist_ok=True)
+    profile_steps(step, out, steps, Backend("cpu", "cpu", lambda: None, profiler))
+    (trace,) = glob.glob(str(out / "*.pt.trace.json"))
+    doc = json.loads(Path(trace).read_text())
+    base = int(doc.get("baseTimeNanoseconds") or 0)
+
+    def ns(us: float) -> int:  # as the loader reads the number written back: exact decimal µs
+        return int(Decimal(repr(us)) * 1000) + base
+
+    truth, kept = [], []
+    for e in doc["traceEvents"]:
+        if str(e.get("name", "")).startswith(TRUTH_PREFIX):
+            if e.get("ph") == "X":
+                truth.append((e["name"][len(TRUTH_PREFIX):], ns(e["ts"]), ns(e["ts"]) + int(Decimal(repr(e["dur"])) * 1000)))
+        else:
+            kept.append(e)
+    doc["traceEvents"] = kept
+    Path(trace).write_text(json.dumps(doc))
+    (out / "truth.json").write_text(json.dumps(truth))
+    return Run(out, truth)
+
+
+def load_run(out: Path) -> Run:
+    return Run(out, [tuple(t) for t in json.loads((out / "truth.json").read_text())])
+
+
+# -- scoring: how much kernel time the analysis put in the right stage --------------------------------
+
+TRUTH_SQL = """
+WITH truth AS (SELECT * FROM (VALUES {values}) t(stage, lo_ns, hi_ns)),
+-- innermost truth range holding the kernel's start (a text encoder inside nothing, the VAE decoder
+-- inside nothing: the ranges do not nest across stages), else Other
+k AS (
+    SELECT k.rank, k.start_ns, k.dur_ns, k.stage AS found, k.category,
+           coalesce((SELECT any_value(t.stage) FROM truth t WHERE k.start_ns >= t.lo_ns AND k.start_ns < t.hi_ns),
+                    'Other') AS truth
+    FROM kernel_stages k
+)
+SELECT * FROM k
+"""
+
+
+@dataclass
+class Score:
+    right: float  # share of kernel time in its true stage
+    dit_share_error: float  # the largest |share(DiT, category) - the truth's| over categories
+    found: Dict[str, float]  # kernel time (µs) per detected stage
+    truth: Dict[str, float]  # kernel time (µs) per true stage
+    method: str
+
+
+def score(con, run: Run) -> Score:
+    """Compare the stages the analysis found (kernel_stages) with the truth of ``run``."""
+    values = ", ".join(f"('{stage}', {lo}, {hi})" for stage, lo, hi in run.truth)
+    rows = con.execute(TRUTH_SQL.format(values=values)).fetchall()
+    total = sum(r[2] for r in rows)
+    # DiT and All are the same thing to a user asking "where is the transformer's time".
+    right = sum(r[2] for r in rows if r[3] == r[5])
+    found: Dict[str, float] = {}
+    truth: Dict[str, float] = {}
+    shares_found: Dict[str, float] = {}
+    shares_truth: Dict[str, float] = {}
+    for _, _, dur, stage, category, true_stage in rows:
+        found[stage] = found.get(stage, 0.0) + dur / 1e3
+        truth[true_stage] = truth.get(true_stage, 0.0) + dur / 1e3
+        if stage == "DiT":
+            shares_found[category] = shares_found.get(category, 0.0) + dur
+        if true_stage == "DiT":
+            shares_truth[category] = shares_truth.get(category, 0.0) + dur
+    nf, nt = sum(shares_found.values()) or 1, sum(shares_truth.values()) or 1
+    error = max((abs(shares_found.get(c, 0.0) / nf - shares_truth.get(c, 0.0) / nt)
+                 for c in set(shares_found) | set(shares_truth)), default=1.0)
+    (method,) = con.execute("SELECT string_agg(DISTINCT method, ',') FROM stage_windows").fetchone()
+    return Score(right / total if total else 0.0, error, found, truth, method)
