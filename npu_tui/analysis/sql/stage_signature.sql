@@ -6,8 +6,8 @@
 -- for nearly all of them is its period, and the kernels at that distance support it. A block of
 -- the transformer repeats too, and so do the text encoder's layers or the VAE's frames: a cycle
 -- must hold attention, no VAE (fewer VAE-signature kernels than vae_min_kernels) and blocks of its
--- own (block_min_kernels kernels that occur twice in it). The loop is where the most kernel time
--- repeats, and of the periods repeating there the longest: a forward holds its blocks. What
+-- own (block_min_kernels kernels that occur twice in it). The loop is where the most kernels
+-- repeat, and of the periods repeating there the longest: a forward holds its blocks. What
 -- runs before the first cycle is the text encoder and set-up (Other); after the last cycle, from
 -- the first to the last VAE-signature kernel, the VAE when it holds vae_min_kernels of them.
 -- Without such a loop a step has no windows: a repeated block alone (a ResNet's, an LLM layer's)
@@ -94,13 +94,14 @@ blocks AS (
 valid AS (
     SELECT c.* FROM plausible c JOIN blocks b USING (rank, part, p), cfg WHERE b.repeated >= cfg.block_min_kernels
 ),
--- the loop is where the most kernel time repeats three times or more (a prompt and a negative
--- prompt encoded in turn repeat twice); of the periods repeating there (a block's, the forward's),
+-- the loop is where the most kernels repeat, for two cycles or more (a prompt and a negative
+-- prompt encoded in turn make one); counted in kernels, not time, so that a text encoder slowed
+-- by a busy host cannot outweigh it; of the periods repeating there (a block's, the forward's),
 -- the longest
 best AS (
     SELECT * FROM valid
     QUALIFY row_number() OVER (PARTITION BY rank, part
-                               ORDER BY (last_ci - first_ci) // p >= 1 DESC, covers_ns DESC, p DESC) = 1
+                               ORDER BY (last_ci - first_ci) // p >= 1 DESC, covers DESC, covers_ns DESC, p DESC) = 1
 ),
 period AS (
     SELECT v.rank, v.part, max(v.p) AS p
