@@ -27,7 +27,7 @@ def _open_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("path", nargs="?", help="profile folder or file (default: the bundled demo)")
     p.add_argument("--demo", action="store_true", help="open the bundled demo profile")
-    p.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    p.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
     p.add_argument("--version", action="version", version=f"npu-tui {__version__}")
     return p
 
@@ -39,9 +39,9 @@ def _sub_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="findings as text, Markdown or JSON")
     r.add_argument("path", help="profile folder or file")
     r.add_argument("--format", choices=("text", "md", "json"), default="text")
-    r.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    r.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones (a changed threshold alone is enough)")
     r.add_argument("--fail-on", metavar="RULE|any",
-                   help="exit 1 when this rule (or any rule) fires; a CI gate")
+                   help="exit 1 when this rule (or any rule) fires, 2 for an unknown rule; a CI gate")
     r.add_argument("--stage", action="append", metavar="[RANK:]STAGE=START-END",
                    help="set a stage window by hand (us from the rank's first kernel); repeatable")
 
@@ -50,13 +50,13 @@ def _sub_parser() -> argparse.ArgumentParser:
     s.add_argument("query", help="SQL; the canonical tables and analysis views are available")
     s.add_argument("--format", choices=("table", "md", "csv", "json"), default="table",
                    help="table and md escape profile text for the terminal; csv and json keep it exact")
-    s.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    s.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
 
     d = sub.add_parser("diff", help="compare two profiles (before / after)")
     d.add_argument("base", help="the earlier profile")
     d.add_argument("new", help="the later profile")
     d.add_argument("--format", choices=("text", "md", "json"), default="text")
-    d.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    d.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
 
     c = sub.add_parser("collect", help="run a workload under the profiler into a new folder")
     c.add_argument("workload", nargs="?", help="Python file defining build(), or omit with --demo")
@@ -66,7 +66,7 @@ def _sub_parser() -> argparse.ArgumentParser:
     c.add_argument("--cmd", metavar="COMMAND",
                    help="instead: any command line (quoted) whose script calls "
                         "npu_tui.collect.profile_steps(step)")
-    c.add_argument("--rules", metavar="FILE", help="rules TOML overriding the shipped defaults")
+    c.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
     return p
 
 
@@ -199,10 +199,14 @@ def cmd_collect(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from .analysis.rules import rule_ids
     from .analysis.stages import parse_stage_option
     from .session import Session
 
     rules = _rules(args)
+    known = rule_ids(rules)
+    if args.fail_on and args.fail_on != "any" and args.fail_on not in known:
+        return _fail(f"--fail-on {args.fail_on}: no such rule; the rules are: any, {', '.join(known)}")
     try:
         windows = [parse_stage_option(s) for s in args.stage or []]
     except ValueError as e:

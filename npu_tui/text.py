@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 
 def literal(value: Any) -> str:
@@ -57,6 +57,26 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], md: bool = Fals
         return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
 
     return [line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells]
+
+
+# Findings' metrics that count something per step; every other metric is a ratio (a share, a spread).
+COUNT_METRICS = {"forwards": "per step"}
+
+
+def metric_value(metric: str, value: Any) -> str:
+    """A finding's value or threshold as people read it: a percentage, or a count per step."""
+    if not isinstance(value, (int, float)):
+        return literal(value)
+    if metric in COUNT_METRICS:
+        return f"{value:g} {COUNT_METRICS[metric]}"
+    return f"{value * 100:.1f}%"
+
+
+def finding_where(f: Dict[str, Any]) -> str:
+    """Where a finding fired: "DiT, ranks 0, 1", or "rank 1" for one across ranks (no stage)."""
+    ranks = f.get("ranks") or [f["rank"]]
+    where = f"rank{'s' if len(ranks) > 1 else ''} " + ", ".join(str(r) for r in ranks)
+    return f"{f['stage']}, {where}" if f.get("stage") else where
 
 
 def sql_literal(value: Any) -> str:

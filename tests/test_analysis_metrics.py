@@ -113,16 +113,35 @@ def test_findings_fire_with_evidence_and_estimate(tmp_path):
     assert (mm["rank"], mm["stage"], mm["metric"], mm["threshold"]) == (0, "All", "share", 0.25)
     assert mm["value"] == pytest.approx(400 / TOTAL)
     # one step: MatMul 1.5x faster saves a third of its 400 µs
-    assert mm["estimate"]["step_saving_us"] == pytest.approx(400 / 3)
+    assert mm["saving_us"] == pytest.approx(400 / 3)
+    assert mm["ranks"] == [0] and mm["per_rank"] == [{"rank": 0, "value": mm["value"], "cause": None,
+                                                        "saving_us": mm["saving_us"]}]
     assert mm["evidence"]["top_operators"][0]["type"] == "MatMulV3"
     assert "stage_categories" in mm["evidence"]["sql"]
     assert p.con.execute(mm["evidence"]["sql"]).fetchall()  # the evidence query runs as shown
-    assert mm["docs"] == ["features/quantization.md"]
+    (doc,) = mm["docs"]
+    assert (doc["repository"], doc["path"]) == ("Ascend/MindIE-SD", "docs/zh/features/quantization.md")
+    assert "Quantize" in doc["action"]
     cx = by_rule["comm_exposed_high"]
     assert cx["value"] == pytest.approx(250 / 1300)
-    assert cx["estimate"]["step_saving_us"] == pytest.approx(250 / 2)  # half hidden
+    # No communication.json: what the exposed comm is stays unknown, and the direction says so.
+    assert cx["cause"] == "unsplit" and "masking" not in cx["direction"].lower()
+    assert cx["saving_us"] == pytest.approx(250 / 2)  # half hidden
     assert cx["evidence"]["top_operators"][0]["type"] == "hcom_allReduce_"
     assert build_report(make_profile(_us(KERNELS)), load_rules())["findings"] == []
+
+
+def test_the_step_account_adds_up_to_the_step():
+    p = make_profile(_us(KERNELS))
+    got = {(part, detail): us for part, detail, us in rows(
+        p, "SELECT part, detail, us FROM step_account WHERE rank = 0 AND stage = 'All'")}
+    # compute [0,900) and [1200,1300), split by the kernels' own time; comm [900,1150) exposed;
+    # the memcpy [1150,1200) with nothing else running; no idle time: 1300 µs in all.
+    assert got == {("compute", "FA"): pytest.approx(300), ("compute", "MatMul"): pytest.approx(400),
+                   ("compute", "Conv"): pytest.approx(100), ("compute", "Vector"): pytest.approx(100),
+                   ("compute", "Other"): pytest.approx(100), ("comm_exposed", "unsplit"): pytest.approx(250),
+                   ("copy", None): pytest.approx(50)}
+    assert sum(got.values()) == pytest.approx(1300)
 
 
 def test_rank_spread_finding_names_the_slow_rank():
@@ -133,7 +152,8 @@ def test_rank_spread_finding_names_the_slow_rank():
     spread = [f for f in report["findings"] if f["metric"] == "spread"]
     assert [(f["rule"], f["rank"], f["stage"]) for f in spread] == [("rank_step_imbalance", 1, None)]
     assert spread[0]["value"] == pytest.approx(10 / 105)
-    assert spread[0]["estimate"]["step_saving_us"] == pytest.approx(5.0)
+    assert spread[0]["saving_us"] == pytest.approx(5.0)
+    assert spread[0]["ranks"] == [1] and spread[0]["per_rank"][0]["saving_us"] == pytest.approx(5.0)
     measures = {s["measure"]: s for s in report["cluster"]["spread"]}
     assert measures["exposed_comm"]["spread"] == 0.0
 

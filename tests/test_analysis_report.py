@@ -15,16 +15,20 @@ REAL = ["msinsight-pt-2rank-levels/text/level1", "msinsight-pt-2rank-levels/text
         "mindinsight-msprof-2dev-hccl", "kineto/hta-sampled-2rank", "kineto/hta-alexnet-1gpu"]
 
 NUM = (int, float)
+STR = (str, type(None))
 SHAPE = {
     "ranks": {"rank": int, "device_id": (int, type(None)), "kernel_count": int, "kernel_time_us": NUM},
     "steps": {"rank": int, "step": (int, type(None)), "computing_us": NUM, "comm_not_overlapped_us": NUM,
-              "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "source": str},
+              "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "source": str, "outlier": bool},
+    "step_account": {"rank": int, "stage": STR, "part": str, "detail": STR, "us_per_step": NUM, "share": NUM,
+                     "steps": int, "left_out": int},
     "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,
                "kernel_time_us": NUM, "kernel_count": int, "method": str},
     "categories": {"rank": int, "stage": str, "category": str, "time_us": NUM, "count": int, "share": NUM},
     "comm": {"rank": int, "stage": str, "comm_us": NUM, "exposed_us": NUM, "exposed_share": NUM, "source": str},
-    "findings": {"rule": str, "rank": int, "stage": (str, type(None)), "metric": str, "value": NUM,
-                 "threshold": NUM, "direction": str, "docs": list, "evidence": dict, "estimate": dict},
+    "findings": {"rule": str, "stage": STR, "ranks": list, "rank": int, "metric": str, "category": STR,
+                 "cause": STR, "value": NUM, "threshold": NUM, "direction": str, "docs": list, "estimate": str,
+                 "waited_for": (int, type(None)), "saving_us": NUM, "per_rank": list, "evidence": dict},
 }
 
 
@@ -35,7 +39,7 @@ def _report(capsys, path, *args):
 
 
 def check_shape(doc):
-    assert doc["schema_version"] == 1
+    assert doc["schema_version"] == 2
     assert set(doc["profile"]) == {"path", "format", "ranks"}
     assert all(isinstance(r, int) for r in doc["profile"]["ranks"])
     for key, fields in SHAPE.items():
@@ -43,14 +47,22 @@ def check_shape(doc):
         for entry in doc[key]:
             assert set(entry) == set(fields), (key, set(entry) ^ set(fields))
             for name, kind in fields.items():
-                assert isinstance(entry[name], kind) and not isinstance(entry[name], bool), (key, name, entry[name])
+                assert isinstance(entry[name], kind) and (kind is bool or not isinstance(entry[name], bool)), \
+                    (key, name, entry[name])
     for c in doc["categories"]:
         assert 0.0 <= c["share"] <= 1.0 + 1e-9
     for c in doc["comm"]:
         assert 0.0 <= c["exposed_share"] <= 1.0 + 1e-9 and c["source"] in ("overlap_lanes", "kernels")
+    savings = [f["saving_us"] for f in doc["findings"]]
+    assert savings == sorted(savings, reverse=True)  # largest saving per step first
     for f in doc["findings"]:
-        assert isinstance(f["evidence"]["sql"], str) and isinstance(f["evidence"]["top_operators"], list)
-        assert set(f["estimate"]) == {"what", "step_saving_us"}
+        assert isinstance(f["evidence"]["sql"], str)
+        assert isinstance(f["evidence"].get("top_operators", f["evidence"].get("idle_gaps")), list)
+        assert f["rank"] == f["ranks"][0] and len(set(f["ranks"])) == len(f["ranks"])
+        assert {r["rank"] for r in f["per_rank"]} == set(f["ranks"])
+        assert f["docs"] and all(set(d) == {"repository", "path", "action"} and d["action"] for d in f["docs"])
+    # one finding per rule and stage
+    assert len({(f["rule"], f["stage"]) for f in doc["findings"]}) == len(doc["findings"])
     # the six shares of every stage sum to 1
     sums = {}
     for c in doc["categories"]:
@@ -103,7 +115,7 @@ def test_markdown_is_a_readable_page(capsys):
     lines = out.splitlines()
     assert lines[0] == "# npu-tui report"
     heads = [l for l in lines if l.startswith("## ")]
-    for h in ("## Findings", "## Step breakdown (us)", "## Stages", "## Stage x category",
+    for h in ("## Findings", "## Step account (per step)", "## Step breakdown (us per step)", "## Stages", "## Stage x category",
               "## Exposed communication", "## Ranks"):
         assert h in heads
     # every table: header, separator, rows with the same number of cells, blank line around it

@@ -1,7 +1,6 @@
 """The collection runner: run folders, records, failures, cancel with no stray processes."""
 
 import json
-import os
 import re
 import shlex
 import sys

@@ -195,8 +195,8 @@ def test_diff_renderable_shows_verdict_findings_and_operators():
     console.print(diff_renderable(compare(base, new)))
     text = console.export_text()
     assert "faster: step 0.100 ms -> 0.090 ms (-0.010 ms, -10.0%)" in text
-    assert "▲ appeared vector_high rank 0 DiT" in text
-    assert "▼ cleared  fa_high rank 1 DiT" in text
-    assert "still    matmul_high rank 0 DiT: 0.600 → 0.550" in text
+    assert "▲ appeared vector_high DiT, rank 0" in text
+    assert "▼ cleared  fa_high DiT, ranks 1, 0" in text
+    assert "still    matmul_high DiT, ranks 0, 1: 60.0% → 55.0%" in text
     # Operator A per step: 500 µs / 5 steps before, 200 µs / 5 steps after.
     assert any(line.split()[:4] == ["A", "100.0us", "40.0us", "-60.0us"] for line in text.splitlines())

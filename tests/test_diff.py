@@ -52,14 +52,32 @@ def test_run_data_reads_the_reports_step_times_and_pairs_operators_by_identity()
     assert rd.path == "/runs/a"
 
 
+def test_the_warm_up_step_is_left_out_of_the_verdict():
+    # Step 1 takes 30 µs, the rest 10-11: more than 1.5x the median (rules.toml [steps]), so a warm-up.
+    times = {1: 30.0, 2: 10.0, 3: 11.0, 4: 10.0}
+    prof = make_profile(
+        kernels=[(0, n, "trans_TransData_1", "TransData", "AI_CORE", n * 100_000, 1_000, None) for n in times],
+        step_trace=[(0, n, 1.0, 0.0, 0.0, 0.0, us) for n, us in times.items()])
+    rd = run_data(prof.con, "/runs/a", build_report(prof, load_rules()))
+    assert rd.step_us == [10.0, 11.0, 10.0] and rd.left_out == 1 and rd.steps == 4
+    d = compare(rd, rd)
+    assert d["base"] == {"path": "/runs/a", "steps": 3, "left_out": 1}
+    assert d["verdict"]["base_step_us"] == pytest.approx(31 / 3)
+    assert "2 warm-up steps left out" in render(d, "text")
+
+
+def _finding(rule, ranks, value, threshold):
+    return {"rule": rule, "stage": "DiT", "ranks": ranks, "rank": ranks[0], "metric": "share", "value": value,
+            "threshold": threshold, "saving_us": value * 10}
+
+
 def _runs():
     base = RunData("/runs/base", {
         "stages": [{"rank": 0, "stage": "DiT", "kernel_time_us": 500.0, "wall_us": 600.0,
                     "method": "markers"}],
         "categories": [{"rank": 0, "stage": "DiT", "category": "MatMul", "time_us": 300.0,
                         "share": 0.6}],
-        "findings": [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "value": 0.6, "threshold": 0.5},
-                     {"rule": "fa_high", "rank": 1, "stage": "DiT", "value": 0.4, "threshold": 0.3}],
+        "findings": [_finding("matmul_high", [0], 0.6, 0.5), _finding("fa_high", [1, 0], 0.4, 0.3)],
     }, BASE_STEPS, "ProfilerStep", {"A": (500.0, 5), "B": (100.0, 5)})
     new = RunData("/runs/new", {
         "stages": [{"rank": 0, "stage": "DiT", "kernel_time_us": 360.0, "wall_us": 400.0,
@@ -68,8 +86,7 @@ def _runs():
                     "method": "markers"}],
         "categories": [{"rank": 0, "stage": "DiT", "category": "MatMul", "time_us": 200.0,
                         "share": 0.55}],
-        "findings": [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "value": 0.55, "threshold": 0.5},
-                     {"rule": "vector_high", "rank": 0, "stage": "DiT", "value": 0.25, "threshold": 0.2}],
+        "findings": [_finding("matmul_high", [0, 1], 0.55, 0.5), _finding("vector_high", [0], 0.25, 0.2)],
     }, [90.0, 91.0, 89.0, 92.0], "ProfilerStep", {"A": (200.0, 4), "C": (80.0, 4)})
     return base, new
 
@@ -88,9 +105,11 @@ def test_compare_per_step_deltas_findings_and_operators():
 
     f = d["findings"]
     assert [x["rule"] for x in f["appeared"]] == ["vector_high"]
-    assert [(x["rule"], x["rank"]) for x in f["cleared"]] == [("fa_high", 1)]
-    assert f["remaining"] == [{"rule": "matmul_high", "rank": 0, "stage": "DiT", "base_value": 0.6,
-                               "new_value": 0.55, "threshold": 0.5}]
+    assert [(x["rule"], x["ranks"]) for x in f["cleared"]] == [("fa_high", [1, 0])]
+    # One finding per rule and stage: the same one, now on a second rank too.
+    assert f["remaining"] == [{"rule": "matmul_high", "stage": "DiT", "metric": "share", "base_ranks": [0],
+                               "new_ranks": [0, 1], "base_value": 0.6, "new_value": 0.55, "threshold": 0.5,
+                               "base_saving_us": 6.0, "new_saving_us": 5.5}]
     # Per step: A 100 -> 50, B 20 -> 0, C 0 -> 20; the two largest moves, ties by name.
     assert [(o["op"], o["delta_us"]) for o in d["operators"]] == [("A", -50.0), ("B", -20.0)]
     assert d["operators"][0]["base_count"] == 1 and d["operators"][0]["new_count"] == 1
@@ -103,9 +122,9 @@ def test_render_text_and_markdown():
     text = render(d, "text")
     assert ("Verdict: faster: step 0.100 ms -> 0.090 ms (-0.010 ms, -10.0%), noise ±0.002 ms "
             "from 5+5 steps (ProfilerStep)") in text
-    assert "- appeared: vector_high (rank 0, DiT)" in text
-    assert "- cleared: fa_high (rank 1, DiT)" in text
-    assert "- still: matmul_high (rank 0, DiT): 60.0% -> 55.0%" in text
+    assert "- appeared: vector_high (DiT, rank 0): share 25.0% > 20.0%" in text
+    assert "- cleared: fa_high (DiT, ranks 1, 0): share 40.0% > 30.0%" in text
+    assert "- still: matmul_high (DiT, ranks 0, 1): 60.0% -> 55.0%" in text
     md = render(d, "md")
     assert "| rank | stage | base ms | new ms | delta ms | delta % |" in md
     assert "|---:|---|---:|---:|---:|---:|" in md

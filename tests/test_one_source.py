@@ -71,7 +71,9 @@ def _levels(demo):
     specs.append(shapes.child(_first(con, shapes.query)).query)
     for f in demo.findings:
         drill = grids.findings_drill(f)
-        specs += [drill.query, drill.child(_first(con, drill.query)).query]
+        while drill is not None:  # finding → ranks → operators or gaps → kernels
+            specs.append(drill.query)
+            drill = drill.child(_first(con, drill.query)) if drill.child else None
     return specs
 
 
@@ -85,7 +87,7 @@ def _first(con, query: GridQuery) -> dict:
 def test_every_grid_reads_an_installed_view_the_schema_browser_describes(demo):
     specs = _levels(demo)
     assert {q.view for q in specs} == {"rank_times", "comm_op_times", "comm_links", "operator_types",
-                                       "operator_shapes", "kernel_instances", "finding_operators"}
+                                       "operator_shapes", "kernel_instances", "finding_ranks", "finding_operators"}
     for q in specs:
         assert q.view in VIEW_ORDER and VIEW_DESCRIPTIONS[q.view], q.view
         sql, params = q.effective()

@@ -95,7 +95,7 @@ async def test_overview_before_the_trace_then_markers(tmp_path, gate):
         # Phase one: numbers from kernel_details.csv and step_trace_time.csv, stages from signatures.
         assert app.trace_loading and app.query_one("#trace-load").display
         assert "Loading trace: host events, flows (rank 0: trace_view.json)" in screen_text(app)
-        assert f"step {mean_step} (mean of 2)" in _text(app, "steps")
+        assert f"{mean_step} (mean of 2)" in _text(app, "steps")
         assert {m for _, m in _stage_lines(app).values()} == {"signature"}
         assert app.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == 0
         assert app.query_one("#overview-health").display is False  # a clean profile
@@ -178,6 +178,6 @@ async def test_overview_in_a_256_colour_terminal(monkeypatch):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         written = terminal_output(app)
-        assert "Step breakdown" in screen_text(app)
+        assert "Step account" in screen_text(app)
         assert len(SGR_256.findall(written)) > 20
         assert not TRUECOLOR.search(written)

@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from ..text import literal, markdown, table
+from ..text import finding_where, literal, markdown, metric_value, table
 from .render import percent
 
 SCHEMA_VERSION = 1
@@ -20,8 +20,9 @@ SCHEMA_VERSION = 1
 NOISE_SIGMAS = 2.0
 TOP_OPERATORS = 10
 
-# The report's own step times (step_breakdown), one per profiled step: the slowest rank's.
-STEP_TIMES_SQL = "SELECT step_us FROM step_times ORDER BY step"
+# The report's own step times (step_breakdown), one per profiled step: the slowest rank's, with
+# whether it is a warm-up outlier (left out of the verdict as out of every mean).
+STEP_TIMES_SQL = "SELECT step_us, outlier FROM step_times ORDER BY step"
 STEP_SOURCE_SQL = "SELECT string_agg(DISTINCT source, ', ' ORDER BY source) FROM step_breakdown"
 # Operators by identity (per-call suffixes and HCCL run ids stripped), so runs pair them up.
 OPERATOR_TIMES_SQL = "SELECT op, total_us, count FROM operator_totals"
@@ -33,22 +34,24 @@ class RunData:
 
     path: str
     report: dict
-    step_us: List[float]  # one per profiled step; empty when the profile has no step data
+    step_us: List[float]  # one per profiled step but the warm-up outliers; empty without step data
     step_source: str  # where the step times come from (step_breakdown's source), or "none"
     operators: Dict[str, Tuple[float, int]]  # operator -> (total µs, count)
+    left_out: int = 0  # warm-up outlier steps, not in step_us
 
     @property
     def steps(self) -> int:
-        """How many steps the totals cover (1 when unknown, so totals stay as they are)."""
-        return max(len(self.step_us), 1)
+        """How many steps the totals cover, outliers too (1 when unknown, so totals stay as they are)."""
+        return max(len(self.step_us) + self.left_out, 1)
 
 
 def run_data(con, path: str, report: dict) -> RunData:
     """A loaded, analysed profile's step times and operator totals next to its report."""
-    step_us = [float(us) for (us,) in con.execute(STEP_TIMES_SQL).fetchall()]
-    source = con.execute(STEP_SOURCE_SQL).fetchone()[0] if step_us else None
+    steps = con.execute(STEP_TIMES_SQL).fetchall()
+    step_us = [float(us) for us, outlier in steps if not outlier]
+    source = con.execute(STEP_SOURCE_SQL).fetchone()[0] if steps else None
     ops = {op: (float(us), int(n)) for op, us, n in con.execute(OPERATOR_TIMES_SQL).fetchall()}
-    return RunData(path, report, step_us, source or "none", ops)
+    return RunData(path, report, step_us, source or "none", ops, left_out=len(steps) - len(step_us))
 
 
 def relative_change(base: float, new: float) -> Optional[float]:
@@ -109,14 +112,17 @@ def _category_deltas(base: RunData, new: RunData) -> List[dict]:
 
 
 def _finding_changes(base: RunData, new: RunData) -> dict:
-    key = ("rule", "rank", "stage")
+    key = ("rule", "stage")  # a finding is one per rule and stage, listing its ranks
     b = _rows_by(base.report.get("findings", []), key)
     n = _rows_by(new.report.get("findings", []), key)
     return {
         "appeared": [n[k] for k in sorted(set(n) - set(b), key=str)],
         "cleared": [b[k] for k in sorted(set(b) - set(n), key=str)],
-        "remaining": [{"rule": k[0], "rank": k[1], "stage": k[2], "base_value": b[k].get("value"),
-                       "new_value": n[k].get("value"), "threshold": n[k].get("threshold")}
+        "remaining": [{"rule": k[0], "stage": k[1], "metric": n[k].get("metric"),
+                       "base_ranks": b[k].get("ranks"), "new_ranks": n[k].get("ranks"),
+                       "base_value": b[k].get("value"), "new_value": n[k].get("value"),
+                       "threshold": n[k].get("threshold"),
+                       "base_saving_us": b[k].get("saving_us"), "new_saving_us": n[k].get("saving_us")}
                       for k in sorted(set(b) & set(n), key=str)],
     }
 
@@ -140,8 +146,8 @@ def compare(base: RunData, new: RunData, top: int = TOP_OPERATORS) -> dict:
         f"{base.step_source} / {new.step_source}")
     return {
         "schema_version": SCHEMA_VERSION,
-        "base": {"path": base.path, "steps": len(base.step_us)},
-        "new": {"path": new.path, "steps": len(new.step_us)},
+        "base": {"path": base.path, "steps": len(base.step_us), "left_out": base.left_out},
+        "new": {"path": new.path, "steps": len(new.step_us), "left_out": new.left_out},
         "verdict": v,
         "stages": _stage_deltas(base, new),
         "categories": _category_deltas(base, new),
@@ -170,17 +176,18 @@ def verdict_line(d: dict) -> str:
     return (f"{v['verdict']}: step {_ms(v['base_step_us'])} ms -> {_ms(v['new_step_us'])} ms "
             f"({_signed_ms(v['delta_us'])} ms, {signed_percent(v['delta_pct'])}), "
             f"noise ±{_ms(v['noise_us'])} ms from {d['base']['steps']}+{d['new']['steps']} "
-            f"steps ({v['source']})")
+            f"steps ({v['source']}){_left_out(d)}")
 
 
-def finding_place(f: dict) -> str:
-    """Where a finding is: "rank 0, DiT", or "rank 0" for one across ranks (no stage)."""
-    return f"rank {f['rank']}" + (f", {f['stage']}" if f.get("stage") else "")
+def _left_out(d: dict) -> str:
+    n = d["base"].get("left_out", 0) + d["new"].get("left_out", 0)
+    return f", {n} warm-up step{'s' if n > 1 else ''} left out" if n else ""
 
 
 def _finding_text(f: dict, esc) -> str:
-    text = f"{esc(f['rule'])} ({esc(finding_place(f))}): {esc(f.get('metric') or 'value')} {percent(f.get('value'))}"
-    text += f" > {percent(f['threshold'])}" if f.get("threshold") is not None else ""
+    metric = f.get("metric")
+    text = f"{esc(f['rule'])} ({esc(finding_where(f))}): {esc(metric or 'value')} {metric_value(metric, f.get('value'))}"
+    text += f" > {metric_value(metric, f['threshold'])}" if f.get("threshold") is not None else ""
     return text + (f" -> {esc(f['direction'])}" if f.get("direction") else "")
 
 
@@ -217,8 +224,9 @@ def render(d: dict, fmt: str = "text") -> str:
     f = d["findings"]
     lines += [f"- appeared: {_finding_text(x, esc)}" for x in f["appeared"]]
     lines += [f"- cleared: {_finding_text(x, esc)}" for x in f["cleared"]]
-    lines += [f"- still: {esc(x['rule'])} ({esc(finding_place(x))}): "
-              f"{percent(x['base_value'])} -> {percent(x['new_value'])}" for x in f["remaining"]]
+    lines += [f"- still: {esc(x['rule'])} ({esc(finding_where({**x, 'ranks': x['new_ranks']}))}): "
+              f"{metric_value(x['metric'], x['base_value'])} -> {metric_value(x['metric'], x['new_value'])}"
+              for x in f["remaining"]]
     if not any(f.values()):
         lines.append("- none in either run")
     lines += ["", head("Operators that moved most (per step, all ranks)")]

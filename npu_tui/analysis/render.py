@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import literal, markdown, table
+from ..text import finding_where, literal, markdown, metric_value, table
 
 FORMATS = ("text", "md", "json")
 
 Column = Tuple[str, str]  # (key, header)
 # Input shapes of fused ops run to hundreds of characters; the JSON keeps them whole.
 MAX_CELL = 48
+TEXT_WIDTH = 110  # the text report's prose lines, wrapped for a terminal
 
 
 def _cell(v: Any) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return "yes" if v else ""
     if isinstance(v, float):
         return f"{v:,.3f}" if abs(v) >= 1 or v == 0 else f"{v:.3f}"
     text = ", ".join(literal(x) for x in v) if isinstance(v, (list, tuple)) else literal(v)
@@ -47,36 +51,79 @@ def _text(v: Any, md: bool) -> str:
     return markdown(v) if md else literal(v)
 
 
+def _ms(us: Any) -> str:
+    return "-" if us is None else f"{us / 1e3:,.3f} ms"
+
+
+def finding_title(f: Dict[str, Any]) -> str:
+    """rule (stage, ranks ...): metric value > threshold — the same words on every output."""
+    return (f"{f['rule']} ({finding_where(f)}): {f['metric']} {metric_value(f['metric'], f['value'])} > "
+            f"{metric_value(f['metric'], f['threshold'])}")
+
+
+def finding_detail(f: Dict[str, Any]) -> List[str]:
+    """What a finding says beyond its title, one line each, in plain words."""
+    lines = [f"Direction: {f['direction']}"]
+    split = f["evidence"].get("exposed_split")
+    if split:
+        lines.append(f"Exposed on rank {f['rank']}, per step: " + ", ".join(
+            f"{d} {_ms(us)}" for d, us in sorted(split.items(), key=lambda kv: -kv[1])))
+    if f.get("waited_for") is not None:
+        lines.append(f"The other ranks wait for rank {f['waited_for']}.")
+    for d in f["docs"]:
+        lines += [f"Do: {d['action']}", f"    see {d['repository']}: {d['path']}"]
+    lines.append(f"Saves about {_ms(f['saving_us'])} per step ({f['estimate']}, on rank {f['rank']})")
+    if len(f["per_rank"]) > 1:
+        lines.append("Per rank: " + "; ".join(
+            f"rank {r['rank']} {metric_value(f['metric'], r['value'])}, {_ms(r['saving_us'])} per step"
+            for r in f["per_rank"]))
+    return lines
+
+
 def _findings(report: Dict[str, Any], md: bool) -> List[str]:
     out: List[str] = []
     if not report["findings"]:
         return ["No rule fired.", ""]
     for f in report["findings"]:
-        where = f"rank {f['rank']}" + (f", {_text(f['stage'], md)}" if f["stage"] else "")
-        title = (f"{_text(f['rule'], md)} ({where}): {_text(f['metric'], md)} {percent(f['value'])} > "
-                 f"{percent(f['threshold'])}")
-        est = f["estimate"]
-        saving = _cell(est["step_saving_us"])
-        docs = ", ".join(_text(d, md) for d in f["docs"])
-        body = [f"Direction: {_text(f['direction'], md)} (see {docs})",
-                f"Estimate: {_text(est['what'], md)} saves about {saving} us per step"]
+        title = _text(finding_title(f), md)
+        body = [_text(line, md) for line in finding_detail(f)]
         sql = "\n".join(literal(line) for line in f["evidence"]["sql"].splitlines())
         if md:
             out += [f"### {title}", ""] + [f"- {b}" for b in body]
             out += ["", "Evidence:", "", "```sql", sql.replace("```", "` ` `"), "```", ""]
         else:
-            out += [f"* {title}"] + [f"    {b}" for b in body] + [f"    Evidence: {sql}"]
-        top = f["evidence"]["top_operators"]
+            out += [f"* {title}"] + [w for b in body for w in textwrap.wrap(
+                b, TEXT_WIDTH, initial_indent="    ", subsequent_indent="        ")] + [f"    Evidence: {sql}"]
+        top = f["evidence"].get("top_operators")
+        gaps = f["evidence"].get("idle_gaps")
         if top:
             # A finding of one stage lists that stage's operators; a spread across ranks, all of the rank's.
             scope = () if f["stage"] else (("stage", "stage"), ("category", "category"))
             cols = scope + (("type", "type"), ("op", "operator"), ("input_shapes", "input shapes"),
-                            ("count", "count"), ("time_us", "time (us)"), ("share", "share"))
+                            ("count", "count"), ("time_us", "time, total (us)"), ("share", "share"))
             lines = _table(top, cols, md, pct=("share",))
-            out += lines if md else ["    " + t for t in lines]
-        elif not md:
-            out.append("")
+        elif gaps:
+            lines = _table(gaps, (("step", "step"), ("between_steps", "after it"), ("stage", "stage"), ("start_us", "at (us)"),
+                                  ("gap_us", "idle (us)"), ("host_range", "the host meanwhile")), md)
+        else:
+            lines = [""]
+        out += lines if md else ["    " + t for t in lines]
     return out
+
+
+def _account(report: Dict[str, Any], md: bool) -> List[str]:
+    rows = report.get("step_account", [])
+    if not rows:
+        return ["(none)", ""]
+    out = []
+    for rank in sorted({r["rank"] for r in rows}):
+        first = next(r for r in rows if r["rank"] == rank)
+        left = f"; {first['left_out']} warm-up step(s) left out" if first["left_out"] else ""
+        total = sum(r["us_per_step"] for r in rows if r["rank"] == rank)
+        out.append(f"rank {rank}: {_ms(total)} per step, mean of {first['steps']} step(s){left}")
+    out.append("")
+    return out + _table(rows, [("rank", "rank"), ("stage", "stage"), ("part", "part"), ("detail", "of it"),
+                               ("us_per_step", "per step (us)"), ("share", "share")], md, pct=("share",))
 
 
 def _document(report: Dict[str, Any], md: bool) -> str:
@@ -90,49 +137,53 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out += _heading("Findings", md)
     out += _findings(report, md)
 
-    out += _heading("Step breakdown (us)", md)
+    out += _heading("Step account (per step)", md)
+    out += _account(report, md)
+
+    out += _heading("Step breakdown (us per step)", md)
     out += _table(report["steps"], [("rank", "rank"), ("step", "step"), ("computing_us", "computing"),
                                     ("comm_not_overlapped_us", "comm not overlapped"),
                                     ("overlapped_us", "overlapped"), ("free_us", "free"),
-                                    ("stage_us", "stage"), ("source", "source")], md)
+                                    ("stage_us", "stage"), ("source", "source"), ("outlier", "warm-up")], md)
 
     out += _heading("Stages", md)
     det = {d["rank"]: d for d in report.get("stage_detection", [])}
     out += [("- " if md else "") + f"rank {r}: {_text(d['summary'], md)}" for r, d in sorted(det.items())] + [""]
     rows = [dict(s, confidence=det.get(s["rank"], {}).get("confidence")) for s in report["stages"]]
-    out += _table(rows, [("rank", "rank"), ("stage", "stage"), ("wall_us", "wall (us)"),
-                         ("kernel_time_us", "kernel time (us)"), ("kernel_count", "kernels"),
+    out += _table(rows, [("rank", "rank"), ("stage", "stage"), ("wall_us", "wall, total (us)"),
+                         ("kernel_time_us", "kernel time, total (us)"), ("kernel_count", "kernels"),
                          ("method", "method"), ("confidence", "confidence")], md, pct=("confidence",))
 
     out += _heading("Stage x category", md)
     cats = [c for c in report["categories"] if c["count"]]
     out += _table(cats, [("rank", "rank"), ("stage", "stage"), ("category", "category"),
-                         ("time_us", "time (us)"), ("count", "kernels"), ("share", "share")], md,
+                         ("time_us", "time, total (us)"), ("count", "kernels"), ("share", "share")], md,
                   pct=("share",))
 
     out += _heading("Exposed communication", md)
-    out += _table(report["comm"], [("rank", "rank"), ("stage", "stage"), ("comm_us", "comm (us)"),
-                                   ("exposed_us", "exposed (us)"), ("exposed_share", "exposed share"),
+    out += _table(report["comm"], [("rank", "rank"), ("stage", "stage"), ("comm_us", "comm, total (us)"),
+                                   ("exposed_us", "exposed, total (us)"), ("exposed_share", "exposed share"),
                                    ("source", "source")], md, pct=("exposed_share",))
 
     cluster = report.get("cluster", {})
     if len(report["ranks"]) > 1:
         out += _heading("Ranks", md)
-        out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"),
-                                                 ("step_time_us", "step time (us)"),
-                                                 ("exposed_comm_us", "exposed comm (us)")], md)
-        out += _table(cluster.get("spread", []), [("measure", "measure"), ("min_us", "min (us)"),
+        out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"), ("outliers", "warm-up"),
+                                                 ("step_time_us", "step time, per step (us)"),
+                                                 ("exposed_comm_us", "exposed comm, per step (us)")], md)
+        out += _table(cluster.get("spread", []), [("measure", "measure (per step)"), ("min_us", "min (us)"),
                                                   ("max_us", "max (us)"), ("mean_us", "mean (us)"),
                                                   ("spread", "(max-min)/mean"), ("slow_rank", "slow rank")],
                       md, pct=("spread",))
     if cluster.get("comm_ops"):
-        out += _heading("Communication ops (ms)", md)
+        out += _heading("Communication ops (ms, total)", md)
         out += _table(cluster["comm_ops"], [("rank", "rank"), ("op_type", "op"), ("ops", "count"),
                                             ("elapse_ms", "elapse"), ("transit_ms", "transit"),
-                                            ("wait_ms", "wait"), ("wait_ratio", "wait share")], md,
+                                            ("wait_ms", "wait"), ("sync_ms", "of it sync"), ("idle_ms", "idle"),
+                                            ("wait_ratio", "wait share")], md,
                       pct=("wait_ratio",))
     if cluster.get("bandwidth"):
-        out += _heading("Bandwidth per link type", md)
+        out += _heading("Bandwidth per link type (total)", md)
         out += _table(cluster["bandwidth"], [("rank", "rank"), ("transport", "link"),
                                              ("size_mb", "MB"), ("time_ms", "ms"),
                                              ("bandwidth_gbps", "GB/s")], md)

@@ -10,27 +10,35 @@ from ..text import sql_literal
 from .rules import Rules
 from .views import ensure_views
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TOP_OPERATORS = 5
 
 RANKS_SQL = "SELECT rank, device_id, kernel_count, kernel_time_us FROM rank_summary ORDER BY rank"
-STEPS_SQL = """SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
-               FROM step_breakdown ORDER BY rank, step"""
+STEPS_SQL = """SELECT b.rank, b.step, b.computing_us, b.comm_not_overlapped_us, b.overlapped_us, b.free_us, b.stage_us,
+                      b.source, coalesce(f.outlier, false) AS outlier
+               FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
+               ORDER BY b.rank, b.step"""
 STAGES_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, method
                 FROM stage_summary"""
+ACCOUNT_SQL = """SELECT a.rank, a.stage, a.part, a.detail, a.us_per_step, a.share, a.steps, a.left_out
+                 FROM step_account_mean a LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = a.stage
+                 ORDER BY a.rank, o.ord NULLS LAST, a.stage, a.part, a.detail"""
+CHECK_SQL = "SELECT rank, source, steps, deviation FROM step_account_check"
 CATEGORIES_SQL = "SELECT rank, stage, category, time_us, count, share FROM stage_categories"
 COMM_SQL = """SELECT e.rank, e.stage, e.comm_us, e.exposed_us, e.exposed_share, e.source
               FROM comm_exposure e JOIN stage_summary s USING (rank, stage)
               LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = e.stage
               ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
-FINDINGS_SQL = """SELECT rule, rank, stage, metric, category, value, threshold, direction, docs, estimate,
-                         step_saving_us FROM findings"""
+FINDINGS_SQL = """SELECT rule, stage, ranks, rank, metric, category, cause, value, threshold, direction, docs, estimate,
+                         waited_for, saving_us FROM findings"""
+PER_RANK_SQL = """SELECT rank, value, cause, saving_us FROM finding_ranks
+                  WHERE rule = $rule AND stage IS NOT DISTINCT FROM $stage ORDER BY value DESC, rank"""
 # Per rank: how its stages were found (as its first window says) and, unless left out, the windows.
 DETECTION_SQL = """SELECT rank, arg_min(method, start_ns) AS method, arg_min(confidence, start_ns) AS confidence
                    FROM stage_windows GROUP BY rank ORDER BY rank"""
 WINDOW_KEYS = ("stage", "start_us", "end_us", "wall_us", "kernel_count")
 WINDOWS_SQL = f"SELECT rank, {', '.join(WINDOW_KEYS)} FROM stage_windows ORDER BY rank, start_ns"
-CLUSTER_RANKS_SQL = "SELECT rank, steps, step_time_us, exposed_comm_us, step_source FROM rank_summary"
+CLUSTER_RANKS_SQL = "SELECT rank, steps, outliers, step_time_us, exposed_comm_us, step_source FROM rank_summary"
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
 BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"
@@ -39,6 +47,17 @@ TOP_SQL = """SELECT kernel_stage AS stage, category, type, op, input_shapes, cou
              FROM finding_operators
              WHERE rule = $rule AND rank = $rank AND stage IS NOT DISTINCT FROM $stage
              ORDER BY total_us DESC, op LIMIT $n"""
+GAPS_SQL = """SELECT step, stage, between_steps, start_us, gap_us, host_range FROM idle_gaps WHERE rank = $rank
+              ORDER BY gap_us DESC LIMIT $n"""
+# What gave a finding's value, by metric; {where} is the finding's rank (and stage).
+EVIDENCE = {
+    "share": "SELECT category, time_us, count, share FROM stage_categories WHERE {where}",
+    "exposed_share": "SELECT part, detail, us_per_step FROM step_account_mean WHERE {where} AND part = 'comm_exposed'",
+    "idle_share": "SELECT stage, part, us_per_step FROM step_account_mean WHERE {where} AND part IN ('free', 'between')",
+    "copy_share": "SELECT stage, us_per_step FROM step_account_mean WHERE {where} AND part = 'copy'",
+    "vae_share": "SELECT stage, sum(us_per_step) AS us_per_step FROM step_account_mean WHERE {where} GROUP BY stage",
+    "forwards": "SELECT start_us, end_us, wall_us, kernel_count FROM stage_windows WHERE {where}",
+}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[Dict[str, Any]]:
@@ -58,29 +77,34 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[
 
 
 def _evidence(con, f: Dict[str, Any]) -> Dict[str, Any]:
-    """The query that gave the finding's value (runnable as shown) and its top operators."""
+    """The query that gave the finding's value (runnable as shown) and what lies behind it: the
+    worst rank's top operators, or its longest idle gaps; for exposed comm, its split per step."""
     metric = f["metric"]
     if metric == "spread":
         sql = f"SELECT * FROM rank_spread WHERE measure = {sql_literal(f['category'])}"
     else:
-        where = f"rank = {sql_literal(f['rank'])} AND stage = {sql_literal(f['stage'])}"
-        sql = (f"SELECT category, time_us, count, share FROM stage_categories WHERE {where}"
-               if metric == "share" else
-               f"SELECT comm_us, exposed_us, exposed_share, wall_us, source FROM comm_exposure WHERE {where}")
-    top = _rows(con, TOP_SQL, {"rule": f["rule"], "rank": f["rank"], "stage": f["stage"], "n": TOP_OPERATORS})
-    return {"sql": sql, "top_operators": top}
+        where = f"rank = {sql_literal(f['rank'])}"
+        if f["stage"] is not None and metric not in ("vae_share",):
+            where += f" AND stage = {sql_literal(f['stage'])}"
+        sql = EVIDENCE[metric].format(where=where)
+    evidence: Dict[str, Any] = {"sql": sql}
+    if metric == "exposed_share":  # what the exposed time is, which the direction follows
+        evidence["exposed_split"] = {r["detail"]: r["us_per_step"] for r in _rows(con, sql)}
+    if metric == "idle_share":
+        evidence["idle_gaps"] = _rows(con, GAPS_SQL, {"rank": f["rank"], "n": TOP_OPERATORS})
+    else:
+        evidence["top_operators"] = _rows(con, TOP_SQL, {"rule": f["rule"], "rank": f["rank"], "stage": f["stage"],
+                                                         "n": TOP_OPERATORS})
+    return evidence
 
 
 def _findings(con) -> List[Dict[str, Any]]:
     out = []
     for f in _rows(con, FINDINGS_SQL):
-        out.append({
-            "rule": f["rule"], "rank": f["rank"], "stage": f["stage"], "metric": f["metric"],
-            "value": f["value"], "threshold": f["threshold"], "direction": f["direction"],
-            "docs": list(f["docs"]),
-            "evidence": _evidence(con, f),
-            "estimate": {"what": f["estimate"], "step_saving_us": f["step_saving_us"]},
-        })
+        out.append(dict(
+            f, ranks=list(f["ranks"]), docs=list(f["docs"]),
+            per_rank=_rows(con, PER_RANK_SQL, {"rule": f["rule"], "stage": f["stage"]}),
+            evidence=_evidence(con, f)))
     return out
 
 
@@ -127,6 +151,8 @@ def build_report(profile, rules: Rules, windows: bool = True) -> Dict[str, Any]:
         "ranks": _rows(con, RANKS_SQL),
         "steps": _rows(con, STEPS_SQL),
         "stages": _rows(con, STAGES_SQL),
+        "step_account": _rows(con, ACCOUNT_SQL),
+        "step_account_check": _rows(con, CHECK_SQL),
         "categories": _rows(con, CATEGORIES_SQL),
         "comm": _rows(con, COMM_SQL),
         "findings": _findings(con),

@@ -1,7 +1,10 @@
 """The rules file: categories, stage markers and signatures, finding thresholds (design.md §5-§6).
 
-The shipped ``rules.toml`` is the default; ``--rules FILE`` replaces it whole. Rules reach SQL as
-rows of small ``rules_*`` tables, so every view is plain SQL and patterns never enter SQL text.
+The shipped ``rules.toml`` is the default; ``--rules FILE`` is merged over it, so a file holding one
+changed threshold changes that alone: tables merge key by key, a ``[[finding]]`` merges into the
+shipped rule of the same ``rule`` id (or adds a new rule), and a list of ``[[category]]`` or
+``[[stages.marker]]`` entries replaces the shipped list (their order is their meaning). Rules reach
+SQL as rows of small ``rules_*`` tables, so every view is plain SQL and patterns never enter SQL text.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import duckdb
 from ..profile.errors import ProfileError
 
 CATEGORY_FIELDS = ("type", "name", "core")
+METRICS = ("share", "exposed_share", "idle_share", "copy_share", "vae_share", "forwards", "spread")
+DOC = "STRUCT(repository VARCHAR, path VARCHAR, action VARCHAR)"
 
 
 @dataclass
@@ -55,19 +60,39 @@ class Rules:
 
 
 def load_rules(path: Optional[Path] = None) -> Rules:
-    """The rules in ``path``, or the shipped defaults. Raises ProfileError for an unusable file."""
-    try:
-        if path is None:
-            text = resources.files(__package__).joinpath("rules.toml").read_text(encoding="utf-8")
-            source = "default"
-        else:
-            text = Path(path).read_text(encoding="utf-8")
-            source = str(path)
-        data = tomllib.loads(text)
-    except (OSError, UnicodeError, tomllib.TOMLDecodeError) as e:
-        raise ProfileError(f"{path}: unreadable rules file: {e}") from e
+    """The shipped rules, with the rules in ``path`` merged over them. Raises ProfileError for an
+    unusable file."""
+    data = tomllib.loads(resources.files(__package__).joinpath("rules.toml").read_text(encoding="utf-8"))
+    source = "default"
+    if path is not None:
+        try:
+            data = merge(data, tomllib.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeError, tomllib.TOMLDecodeError) as e:
+            raise ProfileError(f"{path}: unreadable rules file: {e}") from e
+        source = str(path)
     _check(data, source)
     return Rules(data=data, source=source)
+
+
+def merge(base: Dict[str, Any], over: Dict[str, Any]) -> Dict[str, Any]:
+    """``over`` merged into ``base`` (see the module docstring); neither is changed."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if key == "finding" and isinstance(old, list) and isinstance(value, list):
+            changed = {f.get("rule"): f for f in value}
+            shipped = {f.get("rule") for f in old}
+            out[key] = ([merge(f, changed[f.get("rule")]) if f.get("rule") in changed else f for f in old]
+                        + [f for f in value if f.get("rule") not in shipped])
+        elif isinstance(old, dict) and isinstance(value, dict):
+            out[key] = merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def rule_ids(rules: Rules) -> List[str]:
+    return [f["rule"] for f in rules.findings]
 
 
 def _check(data: Dict[str, Any], source: str) -> None:
@@ -79,7 +104,8 @@ def _check(data: Dict[str, Any], source: str) -> None:
     for c in data["category"]:
         need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
     need("compute" in data, "no [compute] table")
-    for key in ("comm_category", "default_category"):
+    need("warmup_factor" in data.get("steps", {}), "[steps] lacks warmup_factor")
+    for key in ("comm_category", "default_category", "copies"):
         need(key in data["compute"], f"[compute] lacks {key}")
     stages = data.get("stages", {})
     for key in ("names", "default", "rest", "markers", "marker", "signature"):
@@ -87,13 +113,19 @@ def _check(data: Dict[str, Any], source: str) -> None:
     for f in data.get("finding", []):
         for key in ("rule", "metric", "threshold", "direction", "docs"):
             need(key in f, f"finding {f.get('rule', '?')} lacks {key}")
-        need(f["metric"] in ("share", "exposed_share", "spread"), f"finding {f['rule']}: unknown metric")
+        need(f["metric"] in METRICS, f"finding {f['rule']}: unknown metric {f['metric']!r}")
+        for cause in [f] + list(f.get("causes", {}).values()):
+            for doc in cause.get("docs", []):
+                need(isinstance(doc, dict) and "page" in doc and "action" in doc,
+                     f"finding {f['rule']}: a doc needs a page and an action: {doc}")
+    need("repository" in data.get("docs", {}) and "folder" in data.get("docs", {}),
+         "[docs] lacks repository or folder")
 
 
 RULE_TABLES = """
 CREATE OR REPLACE TABLE rules_categories (ord INTEGER, category VARCHAR, field VARCHAR, pattern VARCHAR);
 CREATE OR REPLACE TABLE rules_compute (category VARCHAR, core VARCHAR, comm_category VARCHAR,
-                                        default_category VARCHAR);
+                                        default_category VARCHAR, copies VARCHAR);
 CREATE OR REPLACE TABLE rules_stage_markers (ord INTEGER, stage VARCHAR, pattern VARCHAR);
 CREATE OR REPLACE TABLE rules_stages (
     default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR,
@@ -102,8 +134,12 @@ CREATE OR REPLACE TABLE rules_stages (
     period_min_kernels INTEGER, block_min_kernels INTEGER, vae_marker_min_kernels INTEGER);
 CREATE OR REPLACE TABLE rules_findings (
     ord INTEGER, rule VARCHAR, stage VARCHAR, metric VARCHAR, category VARCHAR, threshold DOUBLE,
-    direction VARCHAR, docs VARCHAR[], speedup DOUBLE, estimate VARCHAR);
+    direction VARCHAR, docs {doc}[], speedup DOUBLE, estimate VARCHAR);
+-- what a finding says instead when its time has this cause (exposed comm: transit, wait, idle)
+CREATE OR REPLACE TABLE rules_finding_causes (
+    rule VARCHAR, cause VARCHAR, direction VARCHAR, docs {doc}[], speedup DOUBLE, estimate VARCHAR);
 CREATE OR REPLACE TABLE rules_order (kind VARCHAR, ord INTEGER, name VARCHAR);
+CREATE OR REPLACE TABLE rules_steps (warmup_factor DOUBLE);
 -- Stage windows set by hand (CLI / TUI); they win over detection for their rank.
 CREATE TABLE IF NOT EXISTS stage_overrides (rank INTEGER, stage VARCHAR, start_ns BIGINT, end_ns BIGINT);
 """
@@ -114,9 +150,15 @@ def _insert(con: duckdb.DuckDBPyConnection, sql: str, rows: list) -> None:
         con.executemany(sql, rows)
 
 
+def _docs(d: Dict[str, Any], entry: Dict[str, Any]) -> List[Dict[str, str]]:
+    where = d["docs"]
+    return [{"repository": where["repository"], "path": where["folder"] + doc["page"], "action": doc["action"]}
+            for doc in entry.get("docs", [])]
+
+
 def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     d = rules.data
-    con.execute(RULE_TABLES)
+    con.execute(RULE_TABLES.replace("{doc}", DOC))
     rows = []
     for i, c in enumerate(d["category"]):
         if "pattern" in c:
@@ -129,11 +171,12 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     _insert(con, "INSERT INTO rules_order VALUES (?, ?, ?)", order)
 
     comp = d["compute"]
-    shared = (comp["comm_category"], comp["default_category"])
-    _insert(con, "INSERT INTO rules_compute VALUES (?, ?, ?, ?)",
+    shared = (comp["comm_category"], comp["default_category"], comp["copies"])
+    _insert(con, "INSERT INTO rules_compute VALUES (?, ?, ?, ?, ?)",
             [(c, None) + shared for c in comp.get("categories", [])]
             + [(None, c.lower()) + shared for c in comp.get("cores", [])])
 
+    con.execute("INSERT INTO rules_steps VALUES (?)", [float(d["steps"]["warmup_factor"])])
     st = d["stages"]
     _insert(con, "INSERT INTO rules_stage_markers VALUES (?, ?, ?)",
                     [(i, m["stage"], m["pattern"]) for i, m in enumerate(st["marker"])])
@@ -147,9 +190,12 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
          float(sig["period_support"]),
          int(sig["period_min_kernels"]), int(sig["block_min_kernels"]), int(st["markers"]["vae_min_kernels"])],
     )
-    _insert(con, 
-        "INSERT INTO rules_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(i, f["rule"], f.get("stage"), f["metric"], f.get("category"), float(f["threshold"]),
-          f["direction"], list(f["docs"]), f.get("speedup"), f.get("estimate"))
-         for i, f in enumerate(d.get("finding", []))],
-    )
+    findings = d.get("finding", [])
+    _insert(con, "INSERT INTO rules_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(i, f["rule"], f.get("stage"), f["metric"], f.get("category"), float(f["threshold"]),
+              f["direction"], _docs(d, f), f.get("speedup"), f.get("estimate"))
+             for i, f in enumerate(findings)])
+    _insert(con, "INSERT INTO rules_finding_causes VALUES (?, ?, ?, ?, ?, ?)",
+            [(f["rule"], cause, c.get("direction", f["direction"]), _docs(d, c) or _docs(d, f),
+              c.get("speedup", f.get("speedup")), c.get("estimate", f.get("estimate")))
+             for f in findings for cause, c in f.get("causes", {}).items()])

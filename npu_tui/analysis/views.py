@@ -34,11 +34,17 @@ VIEW_ORDER = (
     "step_breakdown_kernels",
     "step_breakdown_lanes",
     "step_breakdown",
+    "step_flags",
+    "step_account",
+    "step_account_mean",
+    "step_account_check",
+    "idle_gaps",
     "rank_summary",
     "rank_spread",
     "rank_times",
     "step_times",
     "stage_metrics",
+    "finding_ranks",
     "findings",
     "finding_operators",
     "comm_op_times",
@@ -54,7 +60,7 @@ VIEW_ORDER = (
 # them, in VIEW_ORDER, after stage overrides change.
 MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
                 "stage_summary", "stage_categories", "top_operators", "step_windows", "busy_segments", "lane_segments",
-                "comm_exposure", "step_breakdown", "rank_summary", "rank_spread", "findings")
+                "comm_exposure", "step_breakdown", "step_flags", "step_account", "idle_gaps", "rank_summary", "rank_spread", "finding_ranks", "findings")
 
 
 def _read(name: str) -> str:

@@ -93,7 +93,7 @@ class Timeline:
             yield self._step(i + 1)
 
     def _step(self, step: int) -> List[RankStep]:
-        spec, states = self.spec, self.states
+        states = self.states
         out = [RankStep(step, [], [], HostRange(f"ProfilerStep#{step}", st.host, 0)) for st in states]
         open_ranges: List[List[Tuple[str, int]]] = [[] for _ in states]
         stage, calls = "Other", [0] * len(states)

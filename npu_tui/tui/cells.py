@@ -17,11 +17,11 @@ class Column:
 
     key: str
     label: str
-    kind: str = "text"  # text | int | us | ms | share | float
+    kind: str = "text"  # text | flag | int | us | ms | share | float
 
     @property
     def numeric(self) -> bool:
-        return self.kind != "text"
+        return self.kind not in ("text", "flag")
 
 
 def fmt_us(us: float) -> str:
@@ -39,6 +39,8 @@ def fmt_cell(value: Any, kind: str) -> str:
         return "-"
     if kind == "text":
         return literal(value)
+    if kind == "flag":
+        return "yes" if value else ""
     try:
         x = float(value)
     except (TypeError, ValueError):

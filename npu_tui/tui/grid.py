@@ -525,7 +525,7 @@ class GridView(Vertical):
         elif t.total is None:
             parts.append("loading…")
         else:
-            parts.append(f"{t.total:,} rows")
+            parts.append(f"{t.total:,} row{'' if t.total == 1 else 's'}")
         if t.query.sort:
             label = next((c.label for c in t.query.columns if c.key == t.query.sort), t.query.sort)
             parts.append(f"sorted by {label} {'▼' if t.query.descending else '▲'}")

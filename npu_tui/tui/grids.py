@@ -5,8 +5,9 @@ Times are µs unless a column says ms."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
+from ..text import COUNT_METRICS
 from .cells import Column, literal
 from .grid import GridQuery
 
@@ -38,7 +39,8 @@ RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "in
                 Column("profiler_level", "level"))
 COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
                    Column("elapse_ms", "elapse ms", "ms"), Column("transit_ms", "transit ms", "ms"),
-                   Column("wait_ms", "wait ms", "ms"), Column("wait_ratio", "wait", "share"))
+                   Column("wait_ms", "wait ms", "ms"), Column("sync_ms", "sync ms", "ms"),
+                   Column("idle_ms", "idle ms", "ms"), Column("wait_ratio", "wait", "share"))
 COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst", "int"),
                      Column("transport", "transport"), Column("ops", "ops", "int"),
                      Column("size_mb", "MB", "float"), Column("time_ms", "time ms", "ms"),
@@ -74,16 +76,35 @@ def operator_types() -> Drill:
                            filter_on=("type",)), operators_of_type)
 
 
-# -- a finding → the operators behind it (finding_operators) → their kernels, of its rank and stage --
+# -- a finding → its ranks (finding_ranks) → on one, the operators behind it (finding_operators) or,
+# for device idle, its longest idle gaps (idle_gaps) → the operators' kernels, of that rank and stage --
+
+GAP_COLUMNS = (Column("step", "step", "int"), Column("between_steps", "after it", "flag"), Column("stage", "stage"),
+               Column("start_us", "at", "us"),
+               Column("gap_us", "idle", "us"), Column("host_range", "the host meanwhile"))
+
+
+def _rank_columns(metric: str) -> Tuple[Column, ...]:
+    kind = "float" if metric in COUNT_METRICS else "share"
+    return (Column("rank", "rank", "int"), Column("value", metric, kind), Column("cause", "cause"),
+            Column("saving_us", "saves per step", "us"), Column("direction", "direction"))
 
 
 def findings_drill(f: Row) -> Drill:
-    title = f"{f['rule']} · rank {f['rank']} {f.get('stage') or ''}".rstrip()
+    title = f"{f['rule']}" + (f" · {f['stage']}" if f.get("stage") else "")
 
-    def child(row: Row) -> Drill:
-        return instances(row, rank=f["rank"], stage=row["kernel_stage"])
+    def behind(row: Row) -> Drill:
+        where = f"rank {row['rank']}"
+        if f["metric"] == "idle_share":
+            return Drill(GridQuery(f"idle gaps · {where}", "idle_gaps", GAP_COLUMNS, where=(("rank", row["rank"]),),
+                                   sort="gap_us", filter_on=("stage", "host_range")))
 
-    return Drill(GridQuery(title, "finding_operators", FINDING_COLUMNS,
-                           where=(("rule", f["rule"]), ("rank", f["rank"]), ("stage", f.get("stage"))),
-                           sort="total_us", filter_on=("type", "op", "input_shapes")), child)
+        def kernels(op: Row) -> Drill:
+            return instances(op, rank=row["rank"], stage=op["kernel_stage"])
 
+        return Drill(GridQuery(f"operators · {where}", "finding_operators", FINDING_COLUMNS,
+                               where=(("rule", f["rule"]), ("rank", row["rank"]), ("stage", f.get("stage"))),
+                               sort="total_us", filter_on=("type", "op", "input_shapes")), kernels)
+
+    return Drill(GridQuery(title, "finding_ranks", _rank_columns(f["metric"]),
+                           where=(("rule", f["rule"]), ("stage", f.get("stage"))), sort="value"), behind)

@@ -17,10 +17,12 @@ CATEGORY_COLORS: Dict[str, str] = {
     "Vector": "color(214)",
     "Comm": "color(203)",
     "Other": "color(245)",
-    # step breakdown parts
-    "computing": "color(33)",
-    "comm_not_overlapped": "color(203)",
+    # the step account's parts
+    "compute": "color(33)",
+    "exposed comm": "color(203)",
+    "copies": "color(178)",
     "free": "color(245)",
+    "between steps": "color(238)",
 }
 FALLBACK = ("color(141)", "color(108)", "color(180)", "color(67)")
 SPARK = "▁▂▃▄▅▆▇█"

@@ -4,7 +4,7 @@ SELECT f.rule, f.rank, f.stage, t.stage AS kernel_stage, t.category, t.type, t.o
        t.count, t.time_us AS total_us, t.time_us / t.count AS mean_us, t.max_us,
        CASE WHEN f.stage IS NULL THEN t.time_us / sum(t.time_us) OVER (PARTITION BY f.rule, f.rank)
             ELSE t.share END AS share
-FROM findings f
+FROM finding_ranks f
 JOIN top_operators t
   ON t.rank = f.rank
  AND (f.stage IS NULL OR t.stage = f.stage)

@@ -1,11 +1,9 @@
--- findings: each rule of the rules file whose metric passes its threshold, with the estimated saving per step (us)
-SELECT f.rule, m.rank, m.stage, f.metric, m.category, m.value, f.threshold, f.direction, f.docs,
-       f.estimate, m.time_us, m.basis_us * (1 - 1 / coalesce(f.speedup, 'inf'::DOUBLE)) AS step_saving_us
-FROM rules_findings f
-CROSS JOIN rules_stages s
-JOIN stage_metrics m
-  ON m.metric = f.metric AND m.category IS NOT DISTINCT FROM f.category
- -- a rule of the DiT applies to a rank's single stage when it has no diffusion stages
- AND (m.stage IS NOT DISTINCT FROM f.stage OR (f.stage = s.dit_stage AND m.stage = s.default_stage))
-WHERE m.value > f.threshold
-ORDER BY step_saving_us DESC, f.ord, m.rank
+-- findings: one per rule and stage, with the ranks it fired on (the most affected first), and the worst rank's value, cause, direction, docs and projected saving per step (us); ordered by that saving
+SELECT rule, stage, any_value(metric) AS metric, any_value(category) AS category,
+       list(rank ORDER BY value DESC, rank) AS ranks, arg_max(rank, value) AS rank, max(value) AS value,
+       any_value(threshold) AS threshold, arg_max(cause, value) AS cause, arg_max(direction, value) AS direction,
+       arg_max(docs, value) AS docs, arg_max(estimate, value) AS estimate, arg_max(waited_for, value) AS waited_for,
+       arg_max(saving_us, value) AS saving_us, min(ord) AS ord
+FROM finding_ranks
+GROUP BY rule, stage
+ORDER BY saving_us DESC NULLS LAST, ord

@@ -1,4 +1,4 @@
--- every kernel with its operator identity (op: the name without its per-call suffix), category (rules file), end_ns, whether it counts as compute / comm, and whether it is a VAE-signature kernel (Conv, GroupNorm, upsampling)
+-- every kernel with its operator identity (op: the name without its per-call suffix), category (rules file), end_ns, whether it counts as compute / comm / a memory copy, and whether it is a VAE-signature kernel (Conv, GroupNorm, upsampling)
 -- Type first, then name, then core: the first rule (in file order) matching the earliest field;
 -- names are matched by their operator identity (op_name). Decided once per distinct
 -- (type, name, core): the regular expressions are the expensive part. Joined back on the raw
@@ -36,11 +36,15 @@ by_raw AS (
            coalesce(l.category, (SELECT any_value(default_category) FROM rules_compute)) AS category,
            coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
            coalesce(l.is_comm, false) AS is_comm,
-           regexp_matches(k.type_key, s.vae_pattern, 'i') OR regexp_matches(k.name_key, s.vae_pattern, 'i') AS vae_sig
+           regexp_matches(k.type_key, s.vae_pattern, 'i') OR regexp_matches(k.name_key, s.vae_pattern, 'i') AS vae_sig,
+           NOT coalesce(l.is_comm, false) AND NOT coalesce(l.compute_rule, false)
+             AND (regexp_matches(k.type_key, c.copies, 'i') OR regexp_matches(k.name_key, c.copies, 'i')
+                  OR regexp_matches(k.core_key, c.copies, 'i')) AS is_copy
     FROM k LEFT JOIN labelled l USING (type_key, name_key, core_key)
     CROSS JOIN rules_stages s
+    CROSS JOIN (SELECT any_value(copies) AS copies FROM rules_compute) c
 )
-SELECT kn.*, b.op, kn.start_ns + kn.dur_ns AS end_ns, b.category, b.is_compute, b.is_comm, b.vae_sig
+SELECT kn.*, b.op, kn.start_ns + kn.dur_ns AS end_ns, b.category, b.is_compute, b.is_comm, b.vae_sig, b.is_copy
 FROM kernels kn
 JOIN by_raw b ON kn.type IS NOT DISTINCT FROM b.type AND kn.name IS NOT DISTINCT FROM b.name
              AND kn.core IS NOT DISTINCT FROM b.core

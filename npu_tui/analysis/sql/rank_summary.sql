@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm and free time
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm and free time (warm-up outliers left out of the means, and counted)
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -6,13 +6,17 @@ k AS (
     FROM kernels GROUP BY rank
 ),
 s AS (
-    SELECT rank, count(*) AS steps, avg(stage_us) AS step_time_us,
-           avg(comm_not_overlapped_us) AS exposed_comm_us, avg(free_us) AS free_us,
-           any_value(source) AS step_source
-    FROM step_breakdown GROUP BY rank
+    SELECT b.rank, count(*) AS steps, count(*) FILTER (WHERE f.outlier) AS outliers,
+           avg(b.stage_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS step_time_us,
+           avg(b.comm_not_overlapped_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS exposed_comm_us,
+           avg(b.free_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS free_us,
+           any_value(b.source) AS step_source
+    FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
+    GROUP BY b.rank
 )
 SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id, coalesce(k.kernel_count, 0) AS kernel_count,
        coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, k.span_us, coalesce(s.steps, 0) AS steps,
+       coalesce(s.outliers, 0) AS outliers,
        s.step_time_us, s.exposed_comm_us, s.free_us, s.step_source
 FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)

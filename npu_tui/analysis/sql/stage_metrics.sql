@@ -1,14 +1,56 @@
--- the numbers findings test: share per stage and category, exposed_share per stage, spread across ranks; basis_us is the time per step a fix acts on
-WITH steps AS (
-    SELECT rank, greatest(count(*), 1) AS steps FROM step_breakdown GROUP BY rank
+-- the numbers findings test, per rank (and stage): category shares, exposed comm share and what the exposed time is (cause: transit, wait, idle), device idle, copies, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
+WITH cfg AS (SELECT * FROM rules_stages),
+part_us AS (SELECT * FROM step_account_mean),
+rank_us AS (
+    SELECT rank, sum(us_per_step) FILTER (WHERE part <> 'between') AS step_us, sum(us_per_step) AS cycle_us,
+           coalesce(sum(us_per_step) FILTER (WHERE part IN ('free', 'between')), 0) AS idle_us,
+           coalesce(sum(us_per_step) FILTER (WHERE part = 'copy'), 0) AS copy_us,
+           any_value(steps) AS steps
+    FROM part_us GROUP BY rank
+),
+stage_us AS (SELECT rank, stage, sum(us_per_step) AS us FROM part_us WHERE stage IS NOT NULL GROUP BY ALL),
+-- exposed comm by cause: transit, wait (synchronization is waiting too), idle; unsplit without communication.json
+exposed AS (
+    SELECT rank, stage, CASE detail WHEN 'synchronization' THEN 'wait' ELSE detail END AS cause,
+           sum(us_per_step) AS us
+    FROM part_us WHERE part = 'comm_exposed' GROUP BY ALL
+),
+main_cause AS (
+    SELECT rank, stage, arg_max(cause, us) AS cause, arg_max(us, us) AS cause_us, sum(us) AS exposed_us
+    FROM exposed GROUP BY ALL
+),
+-- the rank the others wait for at the collectives: the one that waits least (two ranks or more)
+waits AS (SELECT rank, sum(wait_ms) AS wait_ms FROM comm_ops GROUP BY rank),
+waited_for AS (SELECT arg_min(rank, wait_ms) AS rank FROM waits HAVING count(*) >= 2),
+forwards AS (
+    SELECT w.rank, count(*) AS windows
+    FROM stage_windows w
+    ASOF JOIN step_windows s ON s.rank = w.rank AND w.start_ns >= s.start_ns
+    LEFT JOIN step_flags f ON f.rank = s.rank AND f.step IS NOT DISTINCT FROM s.step
+    CROSS JOIN cfg
+    WHERE w.stage = cfg.dit_stage AND NOT coalesce(f.outlier, false)
+    GROUP BY w.rank
 )
-SELECT c.rank, c.stage, 'share' AS metric, c.category, c.share AS value, c.time_us,
-       c.time_us / coalesce(s.steps, 1) AS basis_us
-FROM stage_categories c LEFT JOIN steps s USING (rank)
+SELECT c.rank, c.stage, 'share' AS metric, c.category, NULL AS cause, c.share AS value,
+       coalesce(p.us_per_step, c.time_us / greatest(r.steps, 1)) AS basis_us, NULL::INTEGER AS waited_for
+FROM stage_categories c
+LEFT JOIN rank_us r USING (rank)
+LEFT JOIN part_us p ON p.rank = c.rank AND p.stage = c.stage AND p.part = 'compute' AND p.detail = c.category
 UNION ALL
-SELECT e.rank, e.stage, 'exposed_share', NULL, e.exposed_share, e.exposed_us,
-       e.exposed_us / coalesce(s.steps, 1)
-FROM comm_exposure e LEFT JOIN steps s USING (rank)
+SELECT e.rank, e.stage, 'exposed_share', NULL, m.cause, e.exposed_share, coalesce(m.cause_us, m.exposed_us, 0.0),
+       CASE WHEN m.cause = 'wait' THEN (SELECT rank FROM waited_for) END
+FROM comm_exposure e LEFT JOIN main_cause m USING (rank, stage)
 UNION ALL
-SELECT slow_rank, NULL, 'spread', measure, spread, max_us, max_us - mean_us
+SELECT rank, NULL, 'idle_share', NULL, NULL, idle_us / nullif(cycle_us, 0), idle_us, NULL FROM rank_us
+UNION ALL
+SELECT rank, NULL, 'copy_share', NULL, NULL, copy_us / nullif(step_us, 0), copy_us, NULL FROM rank_us
+UNION ALL
+SELECT s.rank, s.stage, 'vae_share', NULL, NULL, s.us / nullif(r.step_us, 0), s.us, NULL
+FROM stage_us s JOIN rank_us r USING (rank), cfg WHERE s.stage = cfg.vae_stage
+UNION ALL
+SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows / greatest(r.steps, 1), s.us, NULL
+FROM forwards f JOIN rank_us r USING (rank) CROSS JOIN cfg
+LEFT JOIN stage_us s ON s.rank = f.rank AND s.stage = cfg.dit_stage
+UNION ALL
+SELECT slow_rank, NULL, 'spread', measure, NULL, spread, max_us - mean_us, NULL
 FROM rank_spread

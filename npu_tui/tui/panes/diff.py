@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from ...text import finding_where, metric_value
 from ..cells import fmt_us, literal
 
 EMPTY = "No comparison yet: c collects a new run and compares it with the one before; " \
@@ -59,15 +60,13 @@ def diff_renderable(d: dict) -> Group:
     f = d["findings"]
     found = Text("Findings\n", style="bold")
     for x in f["appeared"]:
-        found.append("▲ appeared ", style="bold red").append(
-            f"{literal(x['rule'])} rank {x['rank']} {literal(x['stage'])}\n")
+        found.append("▲ appeared ", style="bold red").append(f"{literal(x['rule'])} {literal(finding_where(x))}\n")
     for x in f["cleared"]:
-        found.append("▼ cleared  ", style="bold green").append(
-            f"{literal(x['rule'])} rank {x['rank']} {literal(x['stage'])}\n")
+        found.append("▼ cleared  ", style="bold green").append(f"{literal(x['rule'])} {literal(finding_where(x))}\n")
     for x in f["remaining"]:
         found.append("  still    ", style="dim").append(
-            f"{literal(x['rule'])} rank {x['rank']} {literal(x['stage'])}: "
-            f"{x['base_value']:.3f} → {x['new_value']:.3f}\n")
+            f"{literal(x['rule'])} {literal(finding_where({**x, 'ranks': x['new_ranks']}))}: "
+            f"{metric_value(x['metric'], x['base_value'])} → {metric_value(x['metric'], x['new_value'])}\n")
     if not any(f.values()):
         found.append("none in either run\n", style="dim")
     parts.append(found)

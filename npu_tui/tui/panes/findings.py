@@ -3,6 +3,7 @@ opens the operators behind it, v its SQL."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import List
 
 from rich.text import Text
@@ -12,67 +13,72 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...text import finding_where, metric_value
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grids import findings_drill
 from ..grid import PagedTable
 
 
-def _value(f: dict, key: str) -> str:
-    """Every metric a rule tests is a ratio (a share, an exposed share, a spread): a percentage."""
-    v = f.get(key)
-    return f"{v * 100:.1f}%" if isinstance(v, (int, float)) else literal(v)
-
-
-def gain_us(f: dict) -> float:
-    est = f.get("estimate")
-    return float(est.get("step_saving_us") or 0.0) if isinstance(est, dict) else 0.0
-
-
-def ranked_findings(report: dict) -> List[dict]:
-    """Largest estimated saving first, then by how far the value is past its threshold."""
-    def key(f: dict):
-        thr = f.get("threshold") or 0.0
-        return (-gain_us(f), -(f.get("value", 0.0) / thr if thr else 0.0))
-
-    return sorted(report.get("findings", []), key=key)
-
-
 def finding_line(f: dict) -> Text:
-    text = Text().append("▲ ", style="bold color(203)")
+    """One line a finding, largest saving first as the report orders them: rule, where, value,
+    the saving per step, the direction (cut at the screen's edge, never wrapped)."""
+    text = Text(no_wrap=True, overflow="ellipsis").append("▲ ", style="bold color(203)")
     text.append(f"{literal(f['rule'])}", style="bold")
-    text.append(f"  rank {f['rank']} {literal(f.get('stage') or 'all stages')}  ")
-    text.append(f"{literal(f.get('metric', ''))} {_value(f, 'value')} > {_value(f, 'threshold')}")
+    text.append(f"  {literal(finding_where(f))}  {metric_value(f['metric'], f['value'])}")
+    if f.get("saving_us"):
+        text.append(f"  −{fmt_us(f['saving_us'])}/step", style="bold")
     text.append(f"  → {literal(f.get('direction', ''))}", style="italic")
-    if gain_us(f):
-        text.append(f"  (−{fmt_us(gain_us(f))}/step)", style="dim")
     return text
 
 
-def finding_detail(f: dict) -> Text:
+LABEL = 10  # the width of the label column; values wrap under themselves, not under it
+
+
+def _row(text: Text, label: str, value: str, width: int, style: str = "") -> None:
+    lines = textwrap.wrap(value, max(width - LABEL, 20)) or [""]
+    text.append(f"{label:<{LABEL}}", style="bold").append(lines[0] + "\n", style=style)
+    for line in lines[1:]:
+        text.append(" " * LABEL + line + "\n", style=style)
+
+
+def finding_detail(f: dict, width: int = 100) -> Text:
+    """The whole finding, as a label column and values wrapped to ``width`` under themselves."""
     text = Text()
-    rows = [("rule", f.get("rule")), ("rank", f.get("rank")), ("stage", f.get("stage")),
-            ("metric", f.get("metric")), ("value", _value(f, "value")), ("threshold", _value(f, "threshold")),
-            ("direction", f.get("direction")), ("docs", ", ".join(f.get("docs", [])))]
-    est = f.get("estimate")
-    if isinstance(est, dict):
-        rows.append(("estimate", f"{fmt_us(gain_us(f))} less per step if {est.get('what', 'fixed')}"))
+    rows = [("rule", f["rule"]), ("where", literal(finding_where(f))), ("metric", f["metric"]),
+            ("value", f"{metric_value(f['metric'], f['value'])} on rank {f['rank']} "
+                      f"(threshold {metric_value(f['metric'], f['threshold'])})"),
+            ("direction", f.get("direction"))]
+    if f.get("waited_for") is not None:
+        rows.append(("waits for", f"the other ranks wait for rank {f['waited_for']}"))
+    rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} per step if {f.get('estimate') or 'fixed'}"))
     for k, v in rows:
-        text.append(f"{k:<10}", style="bold")
-        text.append(literal(v) + "\n")
+        _row(text, k, literal(v), width)
+    for doc in f.get("docs", []):
+        _row(text, "do", literal(doc["action"]), width)
+        _row(text, "", f"{literal(doc['repository'])}: {literal(doc['path'])}", width, style="dim")
+    split = (f.get("evidence") or {}).get("exposed_split") or {}
+    if split:
+        _row(text, "exposed", " · ".join(f"{literal(d)} {fmt_us(v)}" for d, v in
+                                         sorted(split.items(), key=lambda kv: -kv[1])) + " per step", width)
     tops = (f.get("evidence") or {}).get("top_operators") or []
     if tops:
-        text.append("top operators\n", style="bold")
+        text.append("top operators (total)\n", style="bold")
         for op in tops[:5]:
             text.append(f"  {(op.get('share') or 0.0) * 100:5.1f}%  {fmt_us(op.get('time_us') or 0.0):>9}  ")
             text.append(f"{literal(op.get('op'))}  {literal(op.get('input_shapes') or '')}\n")
-    text.append("enter: operators behind it · v: its SQL", style="dim")
+    gaps = (f.get("evidence") or {}).get("idle_gaps") or []
+    if gaps:
+        text.append("longest idle gaps\n", style="bold")
+        for g in gaps:
+            text.append(f"  {fmt_us(g['gap_us']):>9} at {fmt_us(g['start_us'])}  {literal(g.get('host_range') or '')}\n")
+    text.append("enter: the ranks behind it · v: its SQL", style="dim")
     return text
 
 
 class FindingsPane(Vertical):
     HELP_TITLE = "Findings"
-    HELP_EXTRA = (("enter", "Open the operators behind the finding"),)
+    HELP_EXTRA = (("enter", "Open the finding's ranks, then what lies behind it on one"),)
     BINDINGS = [Binding("v", "show_sql", "SQL")]
 
     def __init__(self, **kwargs) -> None:
@@ -90,7 +96,7 @@ class FindingsPane(Vertical):
         self.query_one("#findings-detail", Static).update(Text("analysing…", style="dim"))
 
     def show_report(self, report: dict) -> None:
-        self.findings = ranked_findings(report)
+        self.findings = report.get("findings", [])
         opts = self.query_one(OptionList)
         opts.clear_options()
         opts.add_options([Option(finding_line(f)) for f in self.findings])
@@ -104,9 +110,16 @@ class FindingsPane(Vertical):
         i = self.query_one(OptionList).highlighted
         return self.findings[i] if i is not None and i < len(self.findings) else None
 
-    def on_option_list_option_highlighted(self, msg: OptionList.OptionHighlighted) -> None:
+    def _show_detail(self) -> None:
         if self.current is not None:
-            self.query_one("#findings-detail", Static).update(finding_detail(self.current))
+            # the pane less the scroll's padding and its scrollbar, which comes and goes with the text
+            self.query_one("#findings-detail", Static).update(finding_detail(self.current, self.size.width - 4))
+
+    def on_option_list_option_highlighted(self, msg: OptionList.OptionHighlighted) -> None:
+        self._show_detail()
+
+    def on_resize(self) -> None:
+        self._show_detail()
 
     def on_option_list_option_selected(self, msg: OptionList.OptionSelected) -> None:
         msg.stop()

@@ -1,10 +1,10 @@
-"""Overview: data health when something was skipped, step breakdown, stage × category bars per rank,
-the top findings, how stages were found."""
+"""Overview: data health when something was skipped, the step account, stage × category bars per
+rank, the top findings, how stages were found."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,11 +13,13 @@ from textual.widgets import Static
 
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
-from .findings import finding_line, ranked_findings
+from .findings import finding_line
 
 BAR_WIDTH = 30
 CATEGORY_BAR_WIDTH = 24  # leaves room for the top three shares at 80 columns
-STEP_PARTS = ("computing", "comm_not_overlapped", "free")
+# step_account's parts, as the Overview names them
+ACCOUNT_PARTS = (("compute", "compute"), ("comm_exposed", "exposed comm"), ("copy", "copies"), ("free", "free"),
+                 ("between", "between steps"))
 TOP_FINDINGS = 3
 TOP_HEALTH = 3
 # (mark, style) per data health severity; "info" items (skipped by design) only show under h.
@@ -52,31 +54,76 @@ def health_text(items: list) -> Text:
     return text
 
 
-def steps_text(report: dict) -> Text:
-    steps = report.get("steps", [])
-    text = Text().append("Step breakdown", style="bold")
-    if not steps:
+def _mean_note(row: dict) -> str:
+    steps, left = row.get("steps") or 0, row.get("left_out") or 0
+    note = f"mean of {steps}" if steps > 1 else ""
+    if left:
+        note += f"{'; ' if note else ''}{left} warm-up step{'s' if left > 1 else ''} left out"
+    return f" ({note})" if note else ""
+
+
+# the largest difference from the profiler's own step breakdown still called agreement (share of the step)
+ACCOUNT_TOLERANCE = 0.005
+SHORT = {"synchronization": "sync"}
+SOURCES = {"overlap_lanes": "the trace's Overlap Analysis"}  # as the Comm pane's column is headed
+
+
+def _fill(items: List[str], width: int, indent: int = 9) -> str:
+    """Items two spaces apart, on as many lines as ``width`` needs, each indented."""
+    lines = [" " * indent]
+    for item in items:
+        if len(lines[-1]) > indent and len(lines[-1]) + 2 + len(item) > width:
+            lines.append(" " * indent)
+        lines[-1] += ("  " if len(lines[-1]) > indent else "") + item
+    return "\n".join(lines)
+
+
+def account_text(report: dict, width: int = 100) -> Text:
+    """Where each rank's step goes (step_account_mean): compute, exposed comm (and what it is),
+    copies, free time, and the idle time before the next step, per step."""
+    rows = report.get("step_account", [])
+    text = Text().append("Step account, per step", style="bold")
+    if not rows:
         return text.append("\n  no step data in this profile", style="dim")
-    sources = sorted({s.get("source") or "?" for s in steps})
-    text.append(f"  (from {', '.join(sources)})\n", style="dim")
-    by_rank: Dict[int, List[dict]] = defaultdict(list)
-    for s in steps:
-        by_rank[s["rank"]].append(s)
-    for rank in sorted(by_rank):
-        rows = by_rank[rank]
-        n = len(rows)
-        avg = {p: sum((r.get(f"{p}_us") or 0.0) for r in rows) / n for p in STEP_PARTS}
-        stage = sum((r.get("stage_us") or 0.0) for r in rows) / n
-        text.append(f"rank {rank:<3} ")
-        text.append_text(stacked_bar([(p, avg[p]) for p in STEP_PARTS], BAR_WIDTH))
-        text.append(f" step {fmt_us(stage)}" + (f" (mean of {n})" if n > 1 else "") + "\n")
-        text.append(" " * 9 + "  ".join(f"{p.replace('_', ' ')} {fmt_us(avg[p])}" for p in STEP_PARTS) + "\n",
+    checks = report.get("step_account_check", [])
+    if checks:
+        sources = ", ".join(sorted({SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
+        off = [c for c in checks if (c.get("deviation") or 0.0) > ACCOUNT_TOLERANCE]
+        if off:
+            text.append("  differs from " + sources + ": " + ", ".join(
+                f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off), style="bold $warning")
+        else:
+            worst = max(c.get("deviation") or 0.0 for c in checks)
+            text.append(f"  agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)", style="dim")
+    steps: Dict[int, List[dict]] = defaultdict(list)
+    for st in report.get("steps", []):
+        steps[st["rank"]].append(st)
+    for rank in sorted({r["rank"] for r in rows}):
+        mine = [r for r in rows if r["rank"] == rank]
+        parts = {p: sum(r["us_per_step"] for r in mine if r["part"] == p) for p, _ in ACCOUNT_PARTS}
+        span = sum(v for p, v in parts.items() if p != "between")
+        text.append(f"\nrank {rank:<3} ")
+        text.append_text(stacked_bar([(label, parts[p]) for p, label in ACCOUNT_PARTS], BAR_WIDTH))
+        text.append(f" {fmt_us(span)}{_mean_note(mine[0])}\n")
+        text.append(_fill([f"{label} {fmt_us(parts[p])}" for p, label in ACCOUNT_PARTS if parts[p]], width),
                     style="dim")
-        if n > 1:
-            text.append(" " * 9 + "per step ")
-            text.append_text(sparkline([r.get("stage_us") or 0.0 for r in sorted(rows, key=lambda r: r["step"])], 40))
-            text.append("\n")
-    return text.append_text(legend(STEP_PARTS))
+        split: Dict[str, float] = defaultdict(float)
+        for r in mine:
+            if r["part"] == "comm_exposed" and r["detail"] != "unsplit":
+                split[r["detail"]] += r["us_per_step"]
+        if split:
+            items = [f"{SHORT.get(d, d)} {fmt_us(v)}" for d, v in sorted(split.items(), key=lambda d: -d[1])]
+            items[0] = "exposed: " + items[0]
+            text.append("\n" + _fill(items, width), style="dim")
+        series = sorted(steps.get(rank, []), key=lambda st: st["step"])
+        if len(series) > 1:
+            text.append("\n" + " " * 9 + "per step ")
+            text.append_text(sparkline([st.get("stage_us") or 0.0 for st in series], 40))
+            marked = [str(st["step"]) for st in series if st.get("outlier")]
+            if marked:
+                text.append(f"  warm-up: step {', '.join(marked)}", style="dim")
+    present = {r["part"] for r in rows if r["us_per_step"]}
+    return text.append("\n").append_text(legend([label for p, label in ACCOUNT_PARTS if p in present]))
 
 
 def categories_text(report: dict) -> Text:
@@ -100,7 +147,7 @@ def categories_text(report: dict) -> Text:
 
 
 def findings_text(report: dict) -> Text:
-    findings = ranked_findings(report)
+    findings = report.get("findings", [])
     text = Text().append(f"Findings ({len(findings)})", style="bold")
     if not findings:
         return text.append("\n  no threshold crossed", style="dim")
@@ -125,7 +172,7 @@ def stages_text(report: dict) -> Text:
             text.append(f"rank {rank:<3} ").append(literal(summary.get(rank, s.get("method", "?"))), style="italic")
             text.append("\n")
         text.append(f"         {literal(s['stage']):<6} ")
-        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9}  kernels {s.get('kernel_count', 0):>7,}\n")
+        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9} in all  kernels {s.get('kernel_count', 0):>7,}\n")
     return text
 
 
@@ -134,8 +181,18 @@ class OverviewPane(VerticalScroll):
         for name in ("health", "steps", "categories", "findings", "stages"):
             yield Static(id=f"overview-{name}", classes="section")
 
+    report: Optional[dict] = None
+
     def on_mount(self) -> None:
         self.query_one("#overview-health").display = False
+
+    def _show_account(self) -> None:
+        if self.report is not None:
+            # the pane less its padding and the scrollbar's room: the figures wrap under themselves
+            self.query_one("#overview-steps", Static).update(account_text(self.report, self.size.width - 4))
+
+    def on_resize(self) -> None:
+        self._show_account()
 
     def show_health(self, items: list) -> None:
         text = health_text(items)
@@ -144,12 +201,14 @@ class OverviewPane(VerticalScroll):
         box.display = bool(text.plain)
 
     def show_profile(self, con) -> None:
+        self.report = None
         self.query_one("#overview-steps", Static).update(Text("analysing…", style="dim"))
         for name in ("categories", "findings", "stages"):
             self.query_one(f"#overview-{name}", Static).update("")
 
     def show_report(self, report: dict) -> None:
-        self.query_one("#overview-steps", Static).update(steps_text(report))
+        self.report = report
+        self._show_account()
         self.query_one("#overview-categories", Static).update(categories_text(report))
         self.query_one("#overview-findings", Static).update(findings_text(report))
         self.query_one("#overview-stages", Static).update(stages_text(report))

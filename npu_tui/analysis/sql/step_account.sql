@@ -1,0 +1,75 @@
+-- per rank, step and stage, where the step's time went, in parts that add up to the step's span: compute by category, exposed communication (split into transit, wait, synchronization and idle where communication.json gives them), memory copies, free time; then the device's idle time before the next step (stage NULL, part between)
+-- part: compute | comm_exposed | copy | free | between; detail: the category, the comm split
+-- (transit, wait, synchronization, idle; unsplit without communication.json), or NULL.
+-- A stage holds the time from its window's start to the next window's start (idle time between
+-- windows is the earlier stage's, overlap the later one's); each step's span is cut by those. Busy time comes from
+-- busy_segments (cut at every window and step edge), compute time is split by category in
+-- proportion to the kernels' own time, exposed communication in proportion to the comm ops' transit,
+-- wait (less synchronization), synchronization and idle, which make up their elapse
+-- (synchronization is the part of the wait before the first transfer).
+WITH stage_spans AS (
+    SELECT rank, stage, start_ns, coalesce(lead(start_ns) OVER (PARTITION BY rank ORDER BY start_ns, end_ns), end_ns) AS end_ns
+    FROM stage_windows
+),
+pieces AS MATERIALIZED (
+    SELECT w.rank, s.step, w.stage, greatest(w.start_ns, s.start_ns) AS a, least(w.end_ns, s.end_ns) AS b
+    FROM stage_spans w JOIN step_windows s ON s.rank = w.rank AND w.start_ns < s.end_ns AND w.end_ns > s.start_ns
+),
+busy AS (
+    SELECT p.rank, p.step, p.stage,
+           coalesce(sum(g.end_ns - g.start_ns) FILTER (WHERE g.compute), 0) AS compute_ns,
+           coalesce(sum(g.end_ns - g.start_ns) FILTER (WHERE g.comm AND NOT g.compute), 0) AS exposed_ns,
+           coalesce(sum(g.end_ns - g.start_ns) FILTER (WHERE g.copy AND NOT g.comm AND NOT g.compute), 0) AS copy_ns
+    FROM busy_segments g
+    ASOF JOIN pieces p ON g.rank = p.rank AND g.start_ns >= p.a
+    WHERE g.start_ns < p.b
+    GROUP BY ALL
+),
+spans AS (
+    SELECT p.rank, p.step, p.stage, sum(p.b - p.a) AS span_ns,
+           any_value(coalesce(b.compute_ns, 0)) AS compute_ns, any_value(coalesce(b.exposed_ns, 0)) AS exposed_ns,
+           any_value(coalesce(b.copy_ns, 0)) AS copy_ns
+    FROM pieces p LEFT JOIN busy b ON b.rank = p.rank AND b.step IS NOT DISTINCT FROM p.step AND b.stage = p.stage
+    GROUP BY p.rank, p.step, p.stage
+),
+compute_by_category AS (
+    SELECT rank, step, stage, category, sum(dur_ns) AS ns FROM kernel_stages WHERE is_compute GROUP BY ALL
+),
+comm AS (
+    SELECT p.rank, p.step, p.stage,
+           sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0)) AS elapse,
+           sum(o.transit_ms) AS transit,
+           sum(o.wait_ms - coalesce(o.sync_ms, 0)) AS wait, sum(o.sync_ms) AS sync, sum(o.idle_ms) AS idle
+    FROM (SELECT *, CAST(start_us * 1000 AS BIGINT) AS start_ns FROM comm_ops WHERE start_us IS NOT NULL) o
+    ASOF JOIN pieces p ON o.rank = p.rank AND o.start_ns >= p.a
+    WHERE o.start_ns < p.b
+    GROUP BY ALL
+),
+parts AS (
+    SELECT s.rank, s.step, s.stage, 'compute' AS part, c.category AS detail,
+           s.compute_ns * c.ns / sum(c.ns) OVER (PARTITION BY s.rank, s.step, s.stage) AS ns
+    FROM spans s JOIN compute_by_category c ON c.rank = s.rank AND c.step IS NOT DISTINCT FROM s.step AND c.stage = s.stage
+    UNION ALL
+    SELECT rank, step, stage, 'comm_exposed', detail, exposed_ns * value / elapse
+    FROM (SELECT s.rank, s.step, s.stage, s.exposed_ns, nullif(m.elapse, 0) AS elapse,
+                 unnest(['transit', 'wait', 'synchronization', 'idle']) AS detail,
+                 unnest([m.transit, m.wait, m.sync, m.idle]) AS value
+          FROM spans s JOIN comm m ON m.rank = s.rank AND m.step IS NOT DISTINCT FROM s.step AND m.stage = s.stage
+          WHERE s.exposed_ns > 0)
+    UNION ALL
+    SELECT s.rank, s.step, s.stage, 'comm_exposed', 'unsplit', s.exposed_ns
+    FROM spans s ANTI JOIN comm m ON m.rank = s.rank AND m.step IS NOT DISTINCT FROM s.step AND m.stage = s.stage
+    WHERE s.exposed_ns > 0
+    UNION ALL
+    SELECT rank, step, stage, 'copy', NULL, copy_ns FROM spans WHERE copy_ns > 0
+    UNION ALL
+    SELECT rank, step, stage, 'free', NULL, greatest(span_ns - compute_ns - exposed_ns - copy_ns, 0) FROM spans
+    UNION ALL
+    SELECT rank, step, NULL, 'between', NULL, next_start - end_ns
+    FROM (SELECT rank, step, end_ns, lead(start_ns) OVER (PARTITION BY rank ORDER BY start_ns) AS next_start
+          FROM step_windows)
+    WHERE next_start > end_ns
+)
+SELECT p.rank, p.step, p.stage, p.part, p.detail, p.ns / 1e3 AS us, coalesce(f.outlier, false) AS outlier
+FROM parts p LEFT JOIN step_flags f ON f.rank = p.rank AND f.step IS NOT DISTINCT FROM p.step
+WHERE p.ns > 0

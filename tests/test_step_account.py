@@ -1,0 +1,188 @@
+"""The step account adds up: on every fixture and real sample, each step's parts sum to the step's
+time, and where the profiler wrote its own figures (step_trace_time.csv, msprof's step_trace
+timeline, the fixtures' truth) to those, read here from the files themselves, not through npu-tui."""
+
+import csv
+import gzip
+import json
+import re
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from npu_tui.demo import PATH as DEMO
+from npu_tui.session import open_session
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+REAL = ROOT.parent / "shared" / "real"
+LEVELS = REAL / "msinsight-pt-2rank-levels"
+TOLERANCE = 0.005  # of the step
+
+
+def _rank_of(folder: Path) -> int:
+    """The rank a torch_npu output folder holds, as the profiler names its info file."""
+    (info,) = folder.glob("profiler_info_*.json")
+    return int(re.fullmatch(r"profiler_info_(\d+)\.json", info.name).group(1))
+
+
+def _step_trace_csv(root: Path) -> dict:
+    """{(rank, step): {column: µs}} from every step_trace_time.csv under root."""
+    out = {}
+    for path in root.rglob("step_trace_time.csv"):
+        rank = _rank_of(path.parent.parent)
+        with open(path, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                out[rank, int(row["Step"])] = {k: float(v) for k, v in row.items() if k in (
+                    "Computing", "Communication(Not Overlapped)", "Free", "Stage")}
+    return out
+
+
+def _step_trace_db(root: Path) -> dict:
+    """The same from a db export: analysis.db's StepTraceTime, per rank folder."""
+    out = {}
+    for path in root.rglob("analysis.db"):
+        rank = _rank_of(path.parent.parent)
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            for step, computing, exposed, free, stage in db.execute(
+                    "SELECT step, computing, communication_not_overlapped, free, stage FROM StepTraceTime"):
+                out[rank, int(step)] = {"Computing": computing, "Communication(Not Overlapped)": exposed,
+                                        "Free": free, "Stage": stage}
+    return out
+
+
+def _msprof_iterations(root: Path) -> dict:
+    """{(device, iteration): µs} from the Iteration events of msprof's step_trace timelines."""
+    out = {}
+    for path in root.glob("*/device_*/timeline/step_trace_*.json"):
+        device = int(path.parent.parent.name.split("_")[1])
+        for e in json.loads(path.read_text()):
+            if e.get("cat") == "Iteration Time":
+                out[device, e["args"]["Iteration ID"]] = e["dur"]
+    return out
+
+
+def _kineto_steps(root: Path) -> dict:
+    """{(rank, step): µs}: from the first to the last GPU activity launched inside each ProfilerStep#N
+    range (the activities found through the launches' correlation ids)."""
+    out = {}
+    for rank, path in enumerate(sorted(root.glob("*.json*"))):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as fh:
+            events = json.load(fh)["traceEvents"]
+        steps = [(int(e["name"].split("#")[1]), e["ts"], e["ts"] + e["dur"]) for e in events
+                 if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")]
+        # no ProfilerStep range: one step, no id, all the GPU's activity
+        steps = steps or [(None, float("-inf"), float("inf"))]
+        launched = {}
+        for e in events:
+            if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {}):
+                launched[e["args"]["correlation"]] = e["ts"]
+        spans = defaultdict(list)
+        for e in events:
+            corr = e.get("args", {}).get("correlation")
+            if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and corr in launched:
+                for step, lo, hi in steps:
+                    if lo <= launched[corr] < hi:
+                        spans[step].append((e["ts"], e["ts"] + e["dur"]))
+        for step, activity in spans.items():
+            out[rank, step] = max(b for _, b in activity) - min(a for a, _ in activity)
+    return out
+
+
+def _truth_steps(name: str) -> dict:
+    truth = json.loads((FIXTURES / f"{name}.truth.json").read_text())
+    return {(r["rank"], s["step"]): s["stage_ns"] / 1e3 for r in truth["ranks"] for s in r.get("steps", [])}
+
+
+def _kernel_spans(csv_path: Path) -> dict:
+    """{(0, step): µs} from the first kernel's start to the last one's end, per Step Id."""
+    spans = defaultdict(list)
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            start = float(r["Start Time(us)"].strip())
+            spans[0, int(r["Step Id"])].append((start, start + float(r["Duration(us)"])))
+    return {k: max(b for _, b in v) - min(a for a, _ in v) for k, v in spans.items()}
+
+
+# (profile, where its step times come from, read directly)
+CASES = [
+    (FIXTURES / "level0", lambda: {k: v["Stage"] for k, v in _step_trace_csv(FIXTURES / "level0").items()}),
+    (FIXTURES / "diffusion_1rank", lambda: _truth_steps("diffusion_1rank")),
+    (FIXTURES / "diffusion_2rank", lambda: _truth_steps("diffusion_2rank")),
+    (FIXTURES / "bare_trace", lambda: _truth_steps("bare_trace")),
+    (DEMO, lambda: {k: v["Stage"] for k, v in _step_trace_csv(DEMO).items()}),
+    *[(LEVELS / "text" / lv, (lambda lv=lv: {k: v["Stage"] for k, v in _step_trace_csv(LEVELS / "text" / lv).items()}))
+      for lv in ("level0", "level1", "level2")],
+    (LEVELS / "db" / "level1", lambda: {k: v["Stage"] for k, v in _step_trace_db(LEVELS / "db" / "level1").items()}),
+    (REAL / "mindinsight-msprof-2dev-hccl", lambda: _msprof_iterations(REAL / "mindinsight-msprof-2dev-hccl")),
+    (REAL / "kineto" / "hta-sampled-2rank", lambda: _kineto_steps(REAL / "kineto" / "hta-sampled-2rank")),
+    (REAL / "kineto" / "hta-alexnet-1gpu", lambda: _kineto_steps(REAL / "kineto" / "hta-alexnet-1gpu")),
+    (REAL / "mstt-advisor-fixtures/ut/advisor/compute_advice/data",
+     lambda: _kernel_spans(REAL / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv")),
+]
+
+
+def _account(s) -> dict:
+    """{(rank, step): µs} of the account's parts within the step (the idle time after it aside)."""
+    return {(r, st): us for r, st, us in s.con.execute(
+        "SELECT rank, step, sum(us) FROM step_account WHERE part <> 'between' GROUP BY rank, step").fetchall()}
+
+
+@pytest.mark.parametrize("path,expected", CASES, ids=lambda c: str(c).split("shared/")[-1] if isinstance(c, Path) else "")
+def test_the_parts_add_up_to_the_step(path, expected):
+    s = open_session(path, cache=False)
+    got = _account(s)
+    steps = {(r, st): us for r, st, us in s.con.execute(
+        "SELECT rank, step, (end_ns - start_ns) / 1e3 FROM step_windows").fetchall()}
+    assert got and set(got) == set(steps)
+    for key, us in got.items():
+        assert us == pytest.approx(steps[key], rel=1e-9), key
+    truth = expected()
+    assert set(got) == set(truth)
+    for key, us in got.items():
+        assert us == pytest.approx(truth[key], rel=TOLERANCE), key
+
+
+PROFILER_PARTS = [(FIXTURES / "level0", _step_trace_csv), (FIXTURES / "diffusion_2rank", _step_trace_csv),
+                  (DEMO, _step_trace_csv), *[(LEVELS / "text" / lv, _step_trace_csv) for lv in ("level0", "level1", "level2")],
+                  (LEVELS / "db" / "level1", _step_trace_db)]
+
+
+@pytest.mark.parametrize("path,read", PROFILER_PARTS, ids=lambda c: str(c).split("shared/")[-1] if isinstance(c, Path) else "")
+def test_the_parts_are_the_profilers(path, read):
+    """Compute is the profiler's Computing, exposed comm its Communication(Not Overlapped), free time
+    and copies its Free, each within 0.5 % of the step."""
+    s = open_session(path, cache=False)
+    parts = defaultdict(float)
+    for rank, step, part, us in s.con.execute(
+            "SELECT rank, step, part, sum(us) FROM step_account WHERE part <> 'between' GROUP BY ALL").fetchall():
+        parts[rank, step, {"copy": "free"}.get(part, part)] += us
+    truth = read(path)
+    assert truth
+    for (rank, step), t in truth.items():
+        for part, column in (("compute", "Computing"), ("comm_exposed", "Communication(Not Overlapped)"),
+                             ("free", "Free")):
+            assert parts[rank, step, part] == pytest.approx(t[column], abs=TOLERANCE * t["Stage"]), (rank, step, part)
+
+
+def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
+    """Kernels that say 60 µs of compute in a 100 µs step, against a step_trace_time.csv that says
+    90: the check names the rank and by how much (30 % of the step), and the Overview says so."""
+    from analysis_support import make_profile
+    from npu_tui.analysis import build_report, load_rules
+    from npu_tui.tui.panes.overview import account_text
+
+    kernels = [(0, 1, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 0, 60_000, None),
+               (0, 1, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 90_000, 10_000, None)]
+    agree = make_profile(kernels, step_trace=[(0, 1, 70.0, 0.0, 0.0, 30.0, 100.0)])
+    differ = make_profile(kernels, step_trace=[(0, 1, 90.0, 0.0, 0.0, 10.0, 100.0)])
+    (dev,), = agree.con.execute("SELECT deviation FROM step_account_check").fetchall()
+    assert dev == pytest.approx(0.0, abs=1e-12)
+    (rank, source, steps, dev), = differ.con.execute("SELECT * FROM step_account_check").fetchall()
+    assert (rank, source, steps) == (0, "step_trace_time.csv", 1) and dev == pytest.approx(0.2)
+    shown = account_text(build_report(differ, load_rules())).plain
+    assert "differs from step_trace_time.csv: rank 0 by 20.0%" in shown
+    assert "agrees with step_trace_time.csv" in account_text(build_report(agree, load_rules())).plain
