@@ -47,8 +47,8 @@ COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst",
                      Column("gbps", "GB/s", "float"))
 FINDING_COLUMNS = (Column("type", "type"),) + OP_COLUMNS
 
-RANKS = GridQuery("Ranks", "rank_times", RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
-COMM_OPS = GridQuery("Comm operators", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms",
+RANKS = GridQuery("Ranks (kernel time and span: totals; step: mean per step)", "rank_times", RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
+COMM_OPS = GridQuery("Comm operators (totals over the profile)", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms",
                      filter_on=("op_type",))
 COMM_LINKS = GridQuery("Bandwidth per link", "comm_links", COMM_LINK_COLUMNS, sort="size_mb",
                        filter_on=("transport",))

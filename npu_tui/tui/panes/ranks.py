@@ -38,7 +38,7 @@ def slow_rank(report: dict) -> Optional[int]:
 def rank_plots(report: dict) -> Text:
     cats, per_rank = category_time(report)
     slow = slow_rank(report)
-    text = Text().append("Kernel time per rank by category\n", style="bold")
+    text = Text().append("Kernel time per rank by category, total\n", style="bold")
     peak = max((sum(v.values()) for v in per_rank.values()), default=0.0)
     for rank in sorted(per_rank):
         parts = [(c, per_rank[rank].get(c, 0.0)) for c in cats]
