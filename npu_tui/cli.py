@@ -1,6 +1,7 @@
 """Command line: `npu-tui [PATH]` opens the TUI; `report`, `sql`, `diff`, `collect` work headless.
 
-Exit codes: 0 ok, 1 a `--fail-on` finding fired, 2 the input could not be read (reason on stderr).
+Exit codes: 0 ok, 1 a `--fail-on` finding fired, 2 the input could not be read, or some of it (the
+report is incomplete; `--partial` accepts that), or an option is wrong (reason on stderr).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def _sub_parser() -> argparse.ArgumentParser:
     r.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones (a changed threshold alone is enough)")
     r.add_argument("--fail-on", metavar="RULE|any",
                    help="exit 1 when this rule (or any rule) fires, 2 for an unknown rule; a CI gate")
+    r.add_argument("--partial", action="store_true",
+                   help="exit as usual when a file could not be loaded (else 2: the report is incomplete)")
     r.add_argument("--stage", action="append", metavar="[RANK:]STAGE=START-END",
                    help="set a stage window by hand (us from the rank's first kernel); repeatable")
 
@@ -217,6 +220,10 @@ def cmd_report(args) -> int:
         session.add_stage_window(rank, stage, start_us, end_us)
     report = session.analyse()
     sys.stdout.write(session.render(args.format))
+    if not report["complete"] and not args.partial:
+        lost = [h["file"] for h in report["health"] if h["severity"] == "error"]
+        return _fail(f"incomplete: {len(lost)} file(s) could not be loaded ({', '.join(lost[:3])}"
+                     f"{', …' if len(lost) > 3 else ''}); --partial accepts the report without them")
     fired = {f["rule"] for f in report["findings"]}
     if args.fail_on and (fired if args.fail_on == "any" else args.fail_on in fired):
         return EXIT_FINDING

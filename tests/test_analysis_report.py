@@ -20,6 +20,8 @@ SHAPE = {
     "ranks": {"rank": int, "device_id": (int, type(None)), "kernel_count": int, "kernel_time_us": NUM},
     "steps": {"rank": int, "step": (int, type(None)), "computing_us": NUM, "comm_not_overlapped_us": NUM,
               "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "source": str, "outlier": bool},
+    "health": {"severity": str, "rank": (int, type(None)), "file": str, "what": str, "fix": str, "lost": int},
+    "step_account_check": {"rank": int, "source": str, "steps": int, "deviation": NUM},
     "step_account": {"rank": int, "stage": STR, "part": str, "detail": STR, "us_per_step": NUM, "share": NUM,
                      "steps": int, "left_out": int},
     "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,
@@ -39,7 +41,7 @@ def _report(capsys, path, *args):
 
 
 def check_shape(doc):
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == 2 and isinstance(doc["complete"], bool)
     assert set(doc["profile"]) == {"path", "format", "ranks"}
     assert all(isinstance(r, int) for r in doc["profile"]["ranks"])
     for key, fields in SHAPE.items():
@@ -161,3 +163,34 @@ def test_stage_detection_lists_the_windows_unless_left_out():
                                         for d in full["stage_detection"]]
     assert {k: v for k, v in light.items() if k != "stage_detection"} == \
            {k: v for k, v in full.items() if k != "stage_detection"}
+
+
+def _damaged(real, tmp_path):
+    """A real rank whose communication.json is damaged: it exists and cannot be loaded."""
+    import shutil
+
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt", rank)
+    (rank / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text('{"step50": {broken')
+    return tmp_path
+
+
+def test_a_file_that_could_not_be_loaded_makes_the_report_incomplete(real, tmp_path, capsys):
+    path = _damaged(real, tmp_path)
+    code, out, err = _report(capsys, path)
+    assert code == 2 and "--partial" in err and "communication.json" in err
+    lines = out.splitlines()
+    # Said first, before any figure.
+    assert lines[5].startswith("INCOMPLETE: 1 file could not be loaded")
+    assert lines.index("Data health") < lines.index("Findings")
+    code, out, _ = _report(capsys, path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 2 and doc["complete"] is False
+    (error,) = [h for h in doc["health"] if h["severity"] == "error"]
+    assert error["file"].endswith("communication.json") and error["rank"] == 0
+    assert _report(capsys, path, "--partial")[0] == 0
+    # --partial keeps the gate: a finding still fails it.
+    assert _report(capsys, path, "--partial", "--fail-on", "any")[0] == 1
+    # The intact rank is complete, its skipped-by-design notes do not count.
+    code, out, _ = _report(capsys, ROOT.parent / "shared/real/msinsight-pt-2rank-levels/text/level1", "--format", "json")
+    assert code == 0 and json.loads(out)["complete"] is True

@@ -166,3 +166,37 @@ def test_cut_gzip_trace_keeps_complete_events(real, tmp_path):
     stage_trace(con, cut, "stg_cut")
     first = json.loads(text)["traceEvents"][: staged.events]
     assert con.execute("SELECT name FROM stg_cut").fetchall() == [(e.get("name"),) for e in first]
+
+
+def test_a_schedule_that_cycles_is_one_rank_and_its_empty_cycle_a_note(tmp_path):
+    """tensorboard_trace_handler with a cycling schedule writes a trace per cycle, named for one
+    worker; the loop ending at a cycle's start leaves a last trace holding one empty ProfilerStep."""
+    torch = pytest.importorskip("torch", reason="the traces are written by torch")
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+    m, x = torch.nn.Linear(32, 32), torch.randn(4, 32)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=2, repeat=0),
+                 on_trace_ready=tensorboard_trace_handler(str(tmp_path), worker_name="host_1234")) as prof:
+        for _ in range(4):
+            m(x).relu()
+            prof.step()
+    full, empty = sorted(tmp_path.glob("host_1234.*.pt.trace.json"))
+    assert not any(e.get("cat") == "cpu_op" for e in trace(empty)["traceEvents"])
+    steps = {int(e["name"].split("#")[1]) for e in trace(full)["traceEvents"]
+             if e.get("name", "").startswith("ProfilerStep#")}
+    p = load_profile(tmp_path)
+    assert p.ranks == [0]
+    assert {s for (s,) in p.con.execute("SELECT DISTINCT step FROM kernels").fetchall()} == steps
+    log = dict(p.con.execute("SELECT file, note FROM load_log").fetchall())
+    assert log[str(full)] == "" and "empty profiling cycle" in log[str(empty)]
+
+
+def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
+    # Two cycles of rank 1 (different file names, one distributedInfo rank) and rank 0: two ranks.
+    for i, src in enumerate(["sampled_rank-0.json.gz", "sampled_rank-1.json.gz", "sampled_rank-1.json.gz"]):
+        shutil.copy(real / SAMPLED / src, tmp_path / f"w{i}.json.gz")
+    p = load_profile(tmp_path)
+    assert p.ranks == [0, 1]
+    per_rank = dict(p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall())
+    one = load_profile(real / SAMPLED).con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall()
+    assert per_rank == {r: n * (2 if r == 1 else 1) for r, n in one}

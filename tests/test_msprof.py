@@ -179,3 +179,22 @@ def test_empty_op_summary_is_a_note(real, tmp_path, content):
     assert note and "\n" not in note and "Traceback" not in note
     # The timeline stands in for the missing kernels.
     assert p.con.execute("SELECT DISTINCT source FROM kernels").fetchall() == [("msprof_timeline",)]
+
+
+@pytest.mark.parametrize("opened", ["root", "group"])
+def test_a_collection_per_metric_set_is_found_deeper(real, tmp_path, opened):
+    """msprof collecting per metric set nests its PROF_* one or two levels down:
+    PROF_GROUP_*/PROF_<metric>/PROF_000001_*/; opened at the top or at the group, both load."""
+    group = tmp_path / "PROF_GROUP_0001"
+    msprof_merged(real, group / "PROF_PipeUtilization")
+    p = load_profile(tmp_path if opened == "root" else group)
+    assert p.layout == "msprof" and p.ranks == [3] and p.formats == ["msprof"]
+    assert p.con.execute("SELECT count(*) FROM kernels WHERE source = 'op_summary'").fetchone() == (2,)
+
+
+def test_lone_files_are_named_for_what_wrote_them(real, tmp_path):
+    prof = msprof_merged(real, tmp_path)
+    op_summary = prof / "mindstudio_profiler_output" / "op_summary_20250101.csv"
+    assert discover(op_summary).ranks[0].source_format == "msprof"
+    kd = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
+    assert discover(kd).ranks[0].source_format == "torch_npu"

@@ -431,23 +431,37 @@ def notes(p, kind: Optional[str] = None) -> List[str]:
     return [n for (n,) in p.con.execute(sql, [kind] if kind else []).fetchall()]
 
 
-def test_csv_cut_inside_its_last_cell_drops_that_row(real, tmp_path):
-    """A cut in the last cell still splits into the right number of fields: without a line break at
-    the end the row is known to be partial and must not load."""
+@pytest.mark.parametrize("cut", ["no line break", "last cell", "mid-row", "open quote"])
+def test_a_last_row_without_a_line_break(real, tmp_path, cut):
+    """A file that does not end with a line break: its last line loads when it is a whole row (as
+    many fields as the header, no quote left open; a cut inside the last cell cannot be told from
+    one), and is counted as a partial row when it is not."""
     intact = load_profile(small_rank(real, tmp_path / "a" / "r_ascend_pt"))
     rank = small_rank(real, tmp_path / "b" / "r_ascend_pt")
     kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     data = kd.read_bytes().rstrip(b"\r\n")
-    kd.write_bytes(data[:-1])  # the last row loses the last character of its last cell
+    last = data.rsplit(b"\n", 1)[1]
+    kept = {"no line break": data, "last cell": data[:-1],
+            "mid-row": data[:len(data) - len(last) + last.index(b",", 40)],
+            "open quote": data[:len(data) - len(last) + last.index(b'"') + 3]}[cut]
+    kd.write_bytes(kept)
     p = load_profile(rank)
     n = kernel_rows(real / L1 / "kernel_details.csv")
-    assert log_row(p, kd)[1:3] == (n - 1, 1)
+    whole = cut in ("no line break", "last cell")
+    assert log_row(p, kd)[1:3] == ((n, 0) if whole else (n - 1, 1))
     q = "SELECT * EXCLUDE (rank) FROM kernels"
     lost = Counter(intact.con.execute(q).fetchall()) - Counter(p.con.execute(q).fetchall())
-    (row,) = lost
-    last = next(csv.reader(io.StringIO(data.decode().rsplit("\n", 1)[1])))
-    us, frac = last[8].strip().split(".")  # Start Time(us), as the profiler wrote it
-    assert row[5] == int(us) * 1000 + int(frac.ljust(3, "0"))
+    if cut == "no line break":
+        assert not lost
+    elif not whole:
+        assert len(lost) == 1
+
+
+def test_the_advisor_fixture_without_a_final_line_break_loads_every_row(real):
+    path = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
+    assert not path.read_bytes().endswith((b"\n", b"\r"))
+    p = load_profile(path)
+    assert log_row(p, path)[1:3] == (kernel_rows(path), 0) == (29, 0)
 
 
 def test_nan_inf_negative_durations_never_become_kernels(real, tmp_path):

@@ -221,3 +221,42 @@ def test_non_utf8_bytes_give_a_one_line_reason(real, tmp_path):
     with pytest.raises(ProfileError, match="not UTF-8") as e:
         load_profile(d)
     assert "\n" not in str(e.value)
+
+
+def _events(data: bytes) -> list:
+    return json.loads(data)
+
+
+def test_broken_json_among_the_events_keeps_the_rest(real, tmp_path):
+    """A parser that died mid-write and went on: one event in the middle no longer parses; the
+    others load, and the one dropped is counted and said."""
+    data = (real / ADVISOR).read_bytes()
+    events = _events(data)
+    at = data.index(b'"name"', len(data) // 2)
+    d = tmp_path / "broken"
+    d.mkdir()
+    (d / "trace_view.json").write_bytes(data[:at] + b'"oops" ' + data[at:])
+    staged = stage_trace(connect(), d / "trace_view.json", "stg_broken", salvage=True)
+    assert staged.events == len(events) - 1 and staged.lost == 1 and "malformed JSON" in staged.note
+    p = load_profile(d)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert rows > 0 and skipped == 1 and "1 event(s) that do not parse dropped" in note
+
+
+def test_control_characters_inside_strings_are_kept(real, tmp_path):
+    """Raw control characters in a string are not JSON, but PyTorch has written them into traces:
+    every event loads, the name as it was written."""
+    data = (real / ADVISOR).read_bytes()
+    intact = load_profile(real / ADVISOR)
+    name = next(n for (n,) in intact.con.execute("SELECT name FROM kernels ORDER BY start_ns").fetchall()
+                if n.startswith("aclnn"))
+    odd = name[:3] + "\x01\t\n" + name[3:]
+    d = tmp_path / "ctrl"
+    d.mkdir()
+    (d / "trace_view.json").write_bytes(data.replace(json.dumps(name).encode(), json.dumps(odd)[:-1].replace(
+        "\\u0001\\t\\n", "\x01\t\n").encode() + b'"', 1))
+    assert b"\x01\t\n" in (d / "trace_view.json").read_bytes()
+    p = load_profile(d)
+    q = "SELECT count(*), count(*) FILTER (WHERE name = $n) FROM kernels"
+    assert p.con.execute(q, {"n": odd}).fetchone() == (intact.con.execute(q, {"n": odd}).fetchone()[0], 1)
+    assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchone() == (0, "")

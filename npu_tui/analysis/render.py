@@ -126,6 +126,26 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
                                ("us_per_step", "per step (us)"), ("share", "share")], md, pct=("share",))
 
 
+def _health(report: Dict[str, Any], md: bool) -> List[str]:
+    """First, when the load skipped something: an incomplete run says so before any figure."""
+    items = [h for h in report.get("health", []) if h["severity"] != "info"]
+    if not items:
+        return []
+    out: List[str] = []
+    errors = [h for h in items if h["severity"] == "error"]
+    if errors:
+        n = len(errors)
+        head = (f"INCOMPLETE: {n} file{'s' if n > 1 else ''} could not be loaded; every figure below "
+                f"leaves {'them' if n > 1 else 'it'} out.")
+        out += [f"**{head}**" if md else head, ""]
+    out += _heading("Data health", md)
+    for h in sorted(items, key=lambda h: (h["severity"] != "error", -h["lost"])):
+        where = f"rank {h['rank']}: " if h["rank"] is not None else ""
+        line = f"{h['severity']}: {where}{h['what']}" + (f" ({h['fix']})" if h["fix"] else "")
+        out.append(("- " if md else "") + _text(line, md))
+    return out + [""]
+
+
 def _document(report: Dict[str, Any], md: bool) -> str:
     p = report["profile"]
     out = _heading("npu-tui report", md, 1)
@@ -133,6 +153,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
         out.append("")
     out += [f"Profile: {_text(p['path'], md)} ({_text(p['format'], md)}, "
             f"ranks {', '.join(map(str, p['ranks'])) or '-'})", ""]
+    out += _health(report, md)
 
     out += _heading("Findings", md)
     out += _findings(report, md)

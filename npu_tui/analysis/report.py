@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any, Dict, List, Sequence
 
 import duckdb
 
+from ..profile.health import failed, health
 from ..text import sql_literal
 from .rules import Rules
 from .views import ensure_views
@@ -144,10 +146,14 @@ def build_report(profile, rules: Rules, windows: bool = True) -> Dict[str, Any]:
     the 25,000 of a 1M-kernel rank is most of a reopen's report."""
     con = profile.con
     ensure_views(con, rules)
+    items = health(profile)
     return {
         "schema_version": SCHEMA_VERSION,
         "profile": {"path": str(profile.path), "format": _format(profile.formats),
                     "ranks": list(profile.ranks)},
+        # False when a file that exists could not be loaded: the figures below leave it out
+        "complete": not failed(items),
+        "health": [asdict(i) for i in items],
         "ranks": _rows(con, RANKS_SQL),
         "steps": _rows(con, STEPS_SQL),
         "stages": _rows(con, STAGES_SQL),

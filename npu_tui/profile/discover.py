@@ -20,6 +20,8 @@ INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
 MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
 MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
+# tensorboard_trace_handler names a trace "<worker>.<time in ms or ns>.pt.trace.json[.gz]"
+WORKER_RE = re.compile(r"^(.+)\.\d+\.pt\.trace\.json(?:\.gz)?$")
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
            "written or was copied in part; rank taken from folder order")
 
@@ -166,11 +168,17 @@ def _msprof_rank(dev: Path) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-def _msprof_sources(prof: Path, modules: List[ModuleType]) -> List[RankSource]:
-    """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output."""
+def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> List[RankSource]:
+    """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output; one that
+    holds neither (a collection per metric set: PROF_GROUP_*/PROF_<metric>/PROF_000001_*), the
+    PROF_* folders inside it, to MAX_SEARCH_DEPTH."""
     out = []
     devices = [d for d in _dirs(prof) if MSPROF_DEVICE_RE.match(d.name)]
     merged = prof / "mindstudio_profiler_output"
+    if not devices and not merged.is_dir():
+        if depth >= MAX_SEARCH_DEPTH:
+            return []
+        return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
     if merged.is_dir():
         rank = _msprof_rank(devices[0]) if len(devices) == 1 else None
         out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules),
@@ -187,15 +195,35 @@ def _msprof_sources(prof: Path, modules: List[ModuleType]) -> List[RankSource]:
     return out
 
 
+MSPROF_KINDS = {"op_summary", "msprof_timeline"}
+
+
+def _format(kinds: set) -> str:
+    """The format of a rank's files, as the profile names it, by what they are."""
+    if kinds in ({"kineto"}, {"trace_view"}):
+        return next(iter(kinds))
+    if kinds == {"sqlite_export"}:
+        return "db"
+    return "msprof" if kinds <= MSPROF_KINDS else "torch_npu"
+
+
 def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     """An output folder, or a folder of traces: Kineto traces are one rank per file."""
     files = _group(_files(folder), modules)
-    out = [RankSource(root=folder, source_format="kineto", files={"kineto": [f]},
-                      rank=rank_hint(_head(f)))
-           for f in files.pop("kineto", [])]
+    workers: Dict[object, RankSource] = {}
+    for f in files.pop("kineto", []):
+        rank = rank_hint(_head(f))
+        m = WORKER_RE.match(f.name)
+        # One worker is one rank: its distributedInfo rank, else tensorboard_trace_handler's
+        # "<host>_<pid>" prefix (a schedule that cycles writes a trace per cycle), else the file.
+        key = ("rank", rank) if rank is not None else ("worker", m.group(1)) if m else ("file", f)
+        if key in workers:
+            workers[key].files["kineto"].append(f)
+        else:
+            workers[key] = RankSource(root=folder, source_format="kineto", files={"kineto": [f]}, rank=rank)
+    out = list(workers.values())
     if files:
-        fmt = "trace_view" if set(files) == {"trace_view"} else "torch_npu"
-        out.insert(0, RankSource(root=folder, source_format=fmt, files=files))
+        out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out
 
 
@@ -220,8 +248,8 @@ def discover(path: Path) -> Discovery:
         kind = classify(path, modules)
         if kind is None:
             raise ProfileError(f"{path}: not a profiler file npu-tui knows")
-        fmt = "kineto" if kind == "kineto" else ("db" if kind == "sqlite_export" else "trace_view")
-        return Discovery(path, "file", [RankSource(root=path.parent, source_format=fmt, files={kind: [path]})])
+        return Discovery(path, "file", [RankSource(root=path.parent, source_format=_format({kind}),
+                                                   files={kind: [path]})])
 
     if _is_rank_dir(path):
         ranks = [_rank_source(path, modules)]

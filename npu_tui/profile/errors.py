@@ -21,5 +21,9 @@ class SourceError(Exception):
     """One source file could not be read; the load goes on without it and logs the message."""
 
 
+class MalformedTrace(SourceError):
+    """A trace's JSON breaks somewhere among its events: read it again event by event (salvage)."""
+
+
 class LoadCancelled(Exception):
     """The caller asked the load to stop."""

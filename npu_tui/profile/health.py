@@ -36,8 +36,11 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "
      "it was read: reload once the job has finished writing it"),
     (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
+    (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
+# Notes of files left out by design: nothing is missing.
+BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
                 "compare with the file the profiler wrote; its rows are never ragged")
 
@@ -73,7 +76,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     else:
         if note:
             what, fix = "{name}: {note}", ""
-    if kind == "ignored":
+    if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
     elif note and rows == 0 and kind != "discovery":
         severity = "error"
@@ -83,6 +86,11 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     if skipped and "{lost}" not in what:
         text += f"; {lost} skipped"
     return HealthItem(severity, rank, file, text, fix, skipped)
+
+
+def failed(items: List[HealthItem]) -> List[HealthItem]:
+    """The files that exist and gave nothing: while there are any, the run is incomplete."""
+    return [i for i in items if i.severity == "error"]
 
 
 def _count(n: int, noun: str) -> str:

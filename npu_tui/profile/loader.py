@@ -15,7 +15,7 @@ import duckdb
 
 from .cache import cache_key, open_cached, write_cache
 from .discover import Discovery, RankSource, discover
-from .errors import LoadCancelled, ProfileError, SourceError, one_line
+from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
 from .sources import source_modules
 from .sources.base import LoadResult, RankContext
@@ -104,6 +104,16 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool) -> LoadRe
     try:
         con.execute("BEGIN TRANSACTION")
         result = module.load(con, path, ctx)
+    except MalformedTrace as e:
+        _rollback(con)
+        if ctx.salvage:
+            return LoadResult(rows=0, note=_reason(e))
+        # The fast read takes the events whole; this one keeps every event that parses.
+        ctx.salvage = True
+        try:
+            return _load_file(con, module, path, ctx, alone)
+        finally:
+            ctx.salvage = False
     except SourceError as e:
         _rollback(con)
         return LoadResult(rows=0, note=_reason(e))

@@ -29,6 +29,8 @@ class RankContext:
     # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
     # reads ``loaded`` or ``device_id``: it returns once those files are in.
     settle: Callable[[], None] = lambda: None
+    # Set when a trace's JSON broke among its events and its file is read again event by event.
+    salvage: bool = False
 
 
 @dataclass

@@ -19,6 +19,11 @@ DuckDB reads as a stream, the pieces in parallel. A gzip is decompressed there f
 A collection killed while writing leaves the file cut mid-event. Then the complete events before the
 cut are kept, up to the last event boundary; the unfinished event is counted as lost (nothing after
 it was ever written).
+
+JSON that breaks among the events (a parser that died mid-write and went on, raw control characters
+inside strings, which PyTorch has been known to write) fails the fast read as a whole: the file is
+then read again in salvage mode, one event a line (control characters in strings escaped), and the
+events that still do not parse are dropped and counted.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import SourceError
+from ..errors import MalformedTrace, SourceError
 from .base import read_head
 
 EVENT_FIELDS = (
@@ -60,10 +65,11 @@ SELECT ph, name, cat, pid, tid,
        id, bp, args,
        row_number() OVER () AS seq  -- file order (parent ops come before children that tie with them)
 """
-# The events, from one or more files that each hold a JSON array of them (pieces of a big trace).
+# The events, from one or more files that each hold a JSON array of them (pieces of a big trace),
+# or in salvage mode one event a line, where a line that does not parse is skipped.
 STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table} AS" + EVENT_SELECT
-    + "FROM read_json($paths, format = 'array', columns = $columns, ignore_errors = true)"
+    + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true)"
 )
 
 # Events that cannot be placed in time: ts missing or unparsable, or a complete event whose dur is
@@ -99,13 +105,14 @@ class StagedTrace:
     distributed_info: dict = field(default_factory=dict)  # Kineto's distributedInfo (rank, world_size)
 
 
-def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> StagedTrace:
+def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage: bool = False) -> StagedTrace:
     """Load the events of Chrome-trace file ``path`` into temp table ``table``.
 
     Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns; dur_ns is >= 0 on
     every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT, the event's place
     in the file). Events without a usable time are dropped and counted in ``untimed``. Raises
-    SourceError with a one-line reason when nothing can be read. Drop the table with
+    SourceError with a one-line reason when nothing can be read, MalformedTrace when the JSON
+    breaks among the events (then ``salvage=True`` keeps those that parse). Drop the table with
     ``drop_staged_trace`` when done.
     """
     shape = _shape(path)
@@ -119,13 +126,24 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str) -> Stage
                            f"{plain.stat().st_size - span.end} bytes of an unfinished one")
         if span.start == span.end:
             raise SourceError("no events: the trace is an empty list")
-        pieces = _pieces(plain, span, Path(tmp), shape)
+        if salvage:
+            pieces, written = _lines(plain, span, Path(tmp))
+        else:
+            pieces, written = _pieces(plain, span, Path(tmp), shape), 0
         try:
-            con.execute(STAGE_ARRAY.format(table=table), {"paths": [str(p) for p in pieces],
-                                                         "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
+            con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array"),
+                        {"paths": [str(p) for p in pieces], "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
         except duckdb.Error as e:
-            raise SourceError(_reason(e)) from None
+            reason = _reason(e)
+            raise (MalformedTrace if reason.startswith("malformed JSON") else SourceError)(reason) from None
+    if salvage:  # a line that does not parse comes back as a row of NULLs
+        con.execute(f"DELETE FROM {table} WHERE ph IS NULL")
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    if salvage and written > staged.events:
+        dropped = written - staged.events
+        staged.lost += dropped
+        staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
+                                              "parse dropped, the rest kept"]))
     if staged.events == 0:
         raise SourceError("no events: the trace is an empty list")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
@@ -256,6 +274,52 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str) -> list:
                 out.write(b"]")
             pieces.append(piece)
     return pieces
+
+
+CONTROL = re.compile(rb"[\x00-\x1f]")
+# A JSON string, or a run of control characters outside one (line breaks of pretty-printed JSON).
+STRING_OR_CONTROL = re.compile(rb'"(?:[^"\\]|\\.)*"|[\x00-\x1f]+', re.S)
+
+
+def _one_line(event: bytes) -> bytes:
+    """An event on one line: control characters escaped inside strings, turned to spaces outside."""
+    def fix(m: re.Match) -> bytes:
+        text = m.group()
+        if text[:1] != b'"':
+            return b" "
+        return CONTROL.sub(lambda c: b"\\u%04x" % c.group()[0], text)
+    return STRING_OR_CONTROL.sub(fix, event)
+
+
+def _lines(path: Path, span: _Span, tmp: Path):
+    """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written).
+    Split at event boundaries ("}, {"); a boundary inside a string only makes a bad line."""
+    out, written = [], 0
+    with open(path, "rb") as f:
+        f.seek(span.start)
+        left, carry, piece = span.end - span.start, b"", 0
+        while left > 0 or carry:
+            block = f.read(min(PIECE_BYTES, left)) if left > 0 else b""
+            left -= len(block)
+            text = carry + block
+            cuts = [m for m in EVENT_BOUNDARY.finditer(text)]
+            if left > 0 and cuts:  # the rest may be cut mid-event: carry it to the next block
+                carry, text = text[cuts[-1].end():], text[:cuts[-1].start() + 1]
+            elif left > 0:
+                carry = text
+                continue
+            else:
+                carry = b""
+            events = EVENT_BOUNDARY.split(text)
+            # the split takes each event's closing brace with the comma after it, but the last one's
+            events = [e + b"}" for e in events[:-1]] + events[-1:]
+            lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
+            name = tmp / f"events.{piece}.ndjson"
+            name.write_bytes(b"\n".join(line for line in lines if line) + b"\n")
+            written += sum(1 for line in lines if line)
+            out.append(name)
+            piece += 1
+    return out, written
 
 
 def _reason(e: duckdb.Error) -> str:

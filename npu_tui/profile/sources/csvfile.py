@@ -2,14 +2,16 @@
 
 Columns are typed by our own SQL afterwards (the auto-detecting reader turns TAB-suffixed and N/A
 columns into text unpredictably). Rows DuckDB cannot split (ragged, over-long, bad bytes) are
-rejected and counted, never fatal. The profiler ends every line with a line break, so a file that
-does not end with one was cut while being written or copied: its last line is a partial row (cut in
-its last cell it would still split into the right number of fields), so it is counted as rejected
-and the rest is read from a copy without it.
+rejected and counted, never fatal. The profiler ends every line with a line break; a file that does
+not end with one was cut while being written or copied, or trimmed by hand. Its last line loads when
+it is a whole row (as many fields as the header, no quote left open); otherwise it is a partial row,
+counted as rejected, and the rest is read from a copy without it. (A cut inside the last cell cannot
+be told from a whole row, and loads.)
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 import tempfile
@@ -44,7 +46,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     if len(set(columns)) != len(columns) or not all(columns):
         raise SourceError("unreadable CSV header")
     spec = {c: "VARCHAR" for c in columns}
-    complete = _complete_size(path)
+    complete = _complete_size(path, len(columns))
     with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") as tmp:
         src = path
         if complete is not None:
@@ -61,8 +63,9 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     return columns, rejected + (complete is not None)
 
 
-def _complete_size(path: Path) -> Optional[int]:
-    """None when the file ends with a line break, else the size up to its last one."""
+def _complete_size(path: Path, fields: int) -> Optional[int]:
+    """None when the file ends with a line break or its last line is a whole row of ``fields``
+    fields, else the size up to its last line break."""
     size = path.stat().st_size
     with open(path, "rb") as f:
         f.seek(max(0, size - 1))
@@ -75,9 +78,25 @@ def _complete_size(path: Path) -> Optional[int]:
             block = f.read(step)
             i = max(block.rfind(b"\n"), block.rfind(b"\r"))
             if i >= 0:
-                return pos - step + i + 1
+                start = pos - step + i + 1
+                break
             pos -= step
-    return 0
+        else:
+            return 0
+        f.seek(start)
+        tail = f.read()
+    return None if _whole_row(tail, fields) else start
+
+
+def _whole_row(line: bytes, fields: int) -> bool:
+    # A quoted cell may hold line breaks, so a row can start before the last one: then the tail
+    # has an odd number of quotes, and is not taken for a row of its own.
+    if line.count(b'"') % 2:
+        return False
+    try:
+        return len(next(csv.reader([line.decode("utf-8")]))) == fields
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return False
 
 
 def _mixed_line_ends(path: Path, chunk: int = 1 << 24) -> bool:

@@ -127,6 +127,8 @@ SELECT CASE WHEN bool_or(name LIKE 'hip%') THEN 'ROCm' ELSE 'CUDA' END
 FROM kn_event WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver')
 """
 DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
+CPU_OPS = "SELECT count(*) FROM kn_event WHERE lcat IN ('cpu_op', 'operator')"
+DEVICE_KERNELS = "SELECT count(*) FROM kernels WHERE rank = $rank AND core <> 'CPU'"
 
 TEMP_TABLES = ("kn_event", "kn_launch", "kn_device", "kn_launch_op", "kn_step")
 
@@ -142,7 +144,7 @@ def rank_hint(head: bytes) -> Optional[int]:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    staged = stage_trace(con, path, STAGE)
+    staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     try:
         con.execute(EVENTS)
         if ctx.device_id is None:
@@ -152,9 +154,14 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         runtime = con.execute(RUNTIME).fetchone()[0]
         rank = {"rank": ctx.rank}
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
+        if rows == 0 and len(ctx.files.get(KIND, [])) > 1 and not con.execute(CPU_OPS).fetchone()[0]:
+            # A schedule that cycles can leave a last trace holding one empty ProfilerStep, beside
+            # the worker's real ones.
+            return LoadResult(rows=0, note="an empty profiling cycle (no ops, no kernels): skipped")
         # A cut trace without device events is not a CPU-only run: its device events were still
-        # to come (torch writes them after the CPU ops), so its CPU ops must not pass for kernels.
-        if rows == 0 and not staged.lost:
+        # to come (torch writes them after the CPU ops), so its CPU ops must not pass for kernels;
+        # nor are they where another cycle of the same worker ran on the device.
+        if rows == 0 and not staged.lost and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]:
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]

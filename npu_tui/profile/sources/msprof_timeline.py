@@ -102,7 +102,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         return LoadResult(rows=0)
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
-    staged = stage_trace(con, path, STAGE)
+    staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     try:
         con.execute(EVENTS)
         con.execute(STEPS)

@@ -132,7 +132,7 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    staged = stage_trace(con, path, STAGE)
+    staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     try:
         con.execute(PROCESSES)
         con.execute(LINKS)

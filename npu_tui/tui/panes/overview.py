@@ -44,7 +44,12 @@ def health_text(items: list) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     if not problems:
         return text
-    text.append("Data health", style="bold")
+    errors = sum(i.severity == "error" for i in problems)
+    if errors:  # before anything else: every figure on screen leaves these files out
+        text.append(f"Incomplete: {errors} file{'s' if errors > 1 else ''} could not be loaded",
+                    style=SEVERITY["error"][1])
+    else:
+        text.append("Data health", style="bold")
     text.append(f"  {len(problems)} problem{'s' if len(problems) != 1 else ''} · h shows all, with fixes",
                 style="dim")
     for item in problems[:TOP_HEALTH]:
@@ -64,8 +69,8 @@ def _mean_note(row: dict) -> str:
 
 # the largest difference from the profiler's own step breakdown still called agreement (share of the step)
 ACCOUNT_TOLERANCE = 0.005
-SHORT = {"synchronization": "sync"}
-SOURCES = {"overlap_lanes": "the trace's Overlap Analysis"}  # as the Comm pane's column is headed
+SHORT = {"synchronization": "sync"}  # as the Comm pane's column is headed
+SOURCES = {"overlap_lanes": "the trace's Overlap Analysis"}
 
 
 def _fill(items: List[str], width: int, indent: int = 9) -> str:
@@ -91,7 +96,7 @@ def account_text(report: dict, width: int = 100) -> Text:
         off = [c for c in checks if (c.get("deviation") or 0.0) > ACCOUNT_TOLERANCE]
         if off:
             text.append("  differs from " + sources + ": " + ", ".join(
-                f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off), style="bold $warning")
+                f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off), style=SEVERITY["warning"][1])
         else:
             worst = max(c.get("deviation") or 0.0 for c in checks)
             text.append(f"  agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)", style="dim")
