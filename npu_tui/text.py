@@ -73,10 +73,18 @@ def metric_value(metric: str, value: Any) -> str:
 
 
 def finding_where(f: Dict[str, Any]) -> str:
-    """Where a finding fired: "DiT, ranks 0, 1", or "rank 1" for one across ranks (no stage)."""
+    """Where a finding fired: "DiT, ranks 0, 1, worst 1", or "rank 1" for one across ranks (no
+    stage). ``ranks`` lists the most affected first, its first the worst."""
     ranks = f.get("ranks") or [f["rank"]]
-    where = f"rank{'s' if len(ranks) > 1 else ''} " + ", ".join(str(r) for r in ranks)
+    where = f"rank {ranks[0]}" if len(ranks) == 1 else \
+        "ranks " + ", ".join(str(r) for r in sorted(ranks)) + f", worst {ranks[0]}"
     return f"{f['stage']}, {where}" if f.get("stage") else where
+
+
+def saving_place(f: Dict[str, Any]) -> str:
+    """Whose step a finding's saving is on: its rank's, or, when that rank is the one the others
+    wait for, theirs."""
+    return "on the ranks that wait for it" if f.get("waited_for") == f["rank"] else f"on rank {f['rank']}"
 
 
 def sql_literal(value: Any) -> str:

@@ -12,10 +12,11 @@ KERNEL_COLS = "rank, step, name, type, core, start_ns, dur_ns, input_shapes"
 
 def make_profile(kernels: Iterable[Sequence] = (), lanes: Iterable[Sequence] = (),
                  host: Iterable[Sequence] = (), flows: Iterable[Sequence] = (),
-                 step_trace: Iterable[Sequence] = (), rules=None) -> Profile:
+                 step_trace: Iterable[Sequence] = (), comm: Iterable[Sequence] = (), rules=None) -> Profile:
     """kernels: (rank, step, name, type, core, start_ns, dur_ns, input_shapes);
     lanes: (rank, lane, start_ns, dur_ns); host: (rank, name, start_ns, dur_ns);
-    flows: (rank, host_ts_ns, device_ts_ns); step_trace: (rank, step, computing, cno, overlapped, free, stage)."""
+    flows: (rank, host_ts_ns, device_ts_ns); step_trace: (rank, step, computing, cno, overlapped, free, stage);
+    comm: communication.json's ops, (rank, step, op_name, start_us, elapse, transit, wait, sync, idle) in ms."""
     con = connect()
 
     def insert(sql, data):
@@ -31,6 +32,8 @@ def make_profile(kernels: Iterable[Sequence] = (), lanes: Iterable[Sequence] = (
     insert(
         "INSERT INTO step_trace (rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, "
         "stage_us, source) VALUES (?, ?, ?, ?, ?, ?, ?, 'step_trace_time.csv')", step_trace)
+    insert("INSERT INTO comm_ops (rank, step, kind, op_name, start_us, elapse_ms, transit_ms, wait_ms, sync_ms, "
+           "idle_ms) VALUES (?, ?, 'collective', ?, ?, ?, ?, ?, ?, ?)", comm)
     ranks = sorted({r for (r,) in con.execute(
         "SELECT rank FROM kernels UNION SELECT rank FROM overlap_lanes UNION SELECT rank FROM step_trace"
     ).fetchall()})

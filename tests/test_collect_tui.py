@@ -196,7 +196,7 @@ def test_diff_renderable_shows_verdict_findings_and_operators():
     text = console.export_text()
     assert "faster: step 0.100 ms -> 0.090 ms (-0.010 ms, -10.0%)" in text
     assert "▲ appeared vector_high DiT, rank 0" in text
-    assert "▼ cleared  fa_high DiT, ranks 1, 0" in text
-    assert "still    matmul_high DiT, ranks 0, 1: 60.0% → 55.0%" in text
+    assert "▼ cleared  fa_high DiT, ranks 0, 1, worst 1" in text
+    assert "still    matmul_high DiT, ranks 0, 1, worst 0: 60.0% → 55.0%" in text
     # Operator A per step: 500 µs / 5 steps before, 200 µs / 5 steps after.
     assert any(line.split()[:4] == ["A", "100.0us", "40.0us", "-60.0us"] for line in text.splitlines())

@@ -123,8 +123,8 @@ def test_render_text_and_markdown():
     assert ("Verdict: faster: step 0.100 ms -> 0.090 ms (-0.010 ms, -10.0%), noise ±0.002 ms "
             "from 5+5 steps (ProfilerStep)") in text
     assert "- appeared: vector_high (DiT, rank 0): share 25.0% > 20.0%" in text
-    assert "- cleared: fa_high (DiT, ranks 1, 0): share 40.0% > 30.0%" in text
-    assert "- still: matmul_high (DiT, ranks 0, 1): 60.0% -> 55.0%" in text
+    assert "- cleared: fa_high (DiT, ranks 0, 1, worst 1): share 40.0% > 30.0%" in text
+    assert "- still: matmul_high (DiT, ranks 0, 1, worst 0): 60.0% -> 55.0%" in text
     md = render(d, "md")
     assert "| rank | stage | base ms | new ms | delta ms | delta % |" in md
     assert "|---:|---|---:|---:|---:|---:|" in md

@@ -186,3 +186,45 @@ def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     shown = account_text(build_report(differ, load_rules())).plain
     assert "differs from step_trace_time.csv: rank 0 by 20.0%" in shown
     assert "agrees with step_trace_time.csv" in account_text(build_report(agree, load_rules())).plain
+
+
+def test_a_cpu_only_trace_accounts_for_its_profiler_steps(tmp_path):
+    """On the CPU a step is its ProfilerStep range, wider than its ops (the Python around them):
+    the parts add up to it, and device idle is no finding (there is no device)."""
+    torch = pytest.importorskip("torch", reason="the trace is written by torch")
+    import time
+
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    a = torch.randn(32, 32)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=0, active=3, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(tmp_path / "cpu.pt.trace.json"))) as prof:
+        for _ in range(3):
+            a @ a
+            time.sleep(0.002)  # host time inside the step, no op running
+            prof.step()
+    events = json.loads((tmp_path / "cpu.pt.trace.json").read_text())["traceEvents"]
+    steps = {int(e["name"].split("#")[1]): e["dur"] for e in events if e.get("name", "").startswith("ProfilerStep#")}
+    s = open_session(tmp_path, cache=False)
+    got = _account(s)
+    assert {st for _, st in got} == set(steps)
+    for (_, st), us in got.items():
+        assert us == pytest.approx(steps[st], abs=1.0)  # the file's µs, rounded to 3 decimals
+    assert "device_idle_high" not in {f["rule"] for f in s.findings}
+
+
+def test_kernels_outside_every_step_make_no_step(real, tmp_path):
+    """Two kernels before the first ProfilerStep of a rank with numbered steps: outside every
+    step, not a step of their own spanning the trace."""
+    src = REAL / "kineto" / "hta-sampled-2rank" / "sampled_rank-0.json.gz"
+    with gzip.open(src, "rt") as fh:
+        doc = json.load(fh)
+    first = min(e["ts"] for e in doc["traceEvents"] if e.get("name", "").startswith("ProfilerStep#"))
+    kernel = next(e for e in doc["traceEvents"] if e.get("cat") == "kernel")
+    for i in range(2):
+        doc["traceEvents"].append(dict(kernel, ts=first - 1000 * (i + 1), args={"device": 0, "stream": 7}))
+    with gzip.open(tmp_path / "sampled_rank-0.json.gz", "wt") as fh:
+        json.dump(doc, fh)
+    intact, mixed = open_session(src.parent, cache=False), open_session(tmp_path, cache=False)
+    assert mixed.con.execute("SELECT count(*) FROM kernels WHERE step IS NULL").fetchone()[0] >= 2
+    assert _account(mixed) == pytest.approx({k: v for k, v in _account(intact).items() if k[0] == 0})

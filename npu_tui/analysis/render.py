@@ -6,7 +6,7 @@ import json
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import finding_where, literal, markdown, metric_value, table
+from ..text import finding_where, literal, markdown, metric_value, saving_place, table
 
 FORMATS = ("text", "md", "json")
 
@@ -71,8 +71,8 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
     if f.get("waited_for") is not None:
         lines.append(f"The other ranks wait for rank {f['waited_for']}.")
     for d in f["docs"]:
-        lines += [f"Do: {d['action']}", f"    see {d['repository']}: {d['path']}"]
-    lines.append(f"Saves about {_ms(f['saving_us'])} per step ({f['estimate']}, on rank {f['rank']})")
+        lines.append(f"Do: {d['action']} (see {d['repository']}: {d['path']})")
+    lines.append(f"Saves about {_ms(f['saving_us'])} per step {saving_place(f)}, with {f['estimate']}")
     if len(f["per_rank"]) > 1:
         lines.append("Per rank: " + "; ".join(
             f"rank {r['rank']} {metric_value(f['metric'], r['value'])}, {_ms(r['saving_us'])} per step"
@@ -103,7 +103,8 @@ def _findings(report: Dict[str, Any], md: bool) -> List[str]:
                             ("count", "count"), ("time_us", "time, total (us)"), ("share", "share"))
             lines = _table(top, cols, md, pct=("share",))
         elif gaps:
-            lines = _table(gaps, (("step", "step"), ("between_steps", "after it"), ("stage", "stage"), ("start_us", "at (us)"),
+            lines = _table(gaps, (("step", "step"), ("between_steps", "between steps"), ("stage", "stage"),
+                                  ("start_us", "at (us from the first kernel)"),
                                   ("gap_us", "idle (us)"), ("host_range", "the host meanwhile")), md)
         else:
             lines = [""]
@@ -119,8 +120,10 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
     for rank in sorted({r["rank"] for r in rows}):
         first = next(r for r in rows if r["rank"] == rank)
         left = f"; {first['left_out']} warm-up step(s) left out" if first["left_out"] else ""
-        total = sum(r["us_per_step"] for r in rows if r["rank"] == rank)
-        out.append(f"rank {rank}: {_ms(total)} per step, mean of {first['steps']} step(s){left}")
+        step = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] != "between")
+        gap = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] == "between")
+        between = f" + {_ms(gap)} between steps" if gap else ""
+        out.append(f"rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
     out.append("")
     return out + _table(rows, [("rank", "rank"), ("stage", "stage"), ("part", "part"), ("detail", "of it"),
                                ("us_per_step", "per step (us)"), ("share", "share")], md, pct=("share",))

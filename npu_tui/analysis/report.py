@@ -51,15 +51,28 @@ TOP_SQL = """SELECT kernel_stage AS stage, category, type, op, input_shapes, cou
              ORDER BY total_us DESC, op LIMIT $n"""
 GAPS_SQL = """SELECT step, stage, between_steps, start_us, gap_us, host_range FROM idle_gaps WHERE rank = $rank
               ORDER BY gap_us DESC LIMIT $n"""
-# What gave a finding's value, by metric; {where} is the finding's rank (and stage).
+# What gave a finding's value, by metric, runnable as shown; {where} is the finding's rank (and
+# stage), {stage} its stage.
 EVIDENCE = {
     "share": "SELECT category, time_us, count, share FROM stage_categories WHERE {where}",
-    "exposed_share": "SELECT part, detail, us_per_step FROM step_account_mean WHERE {where} AND part = 'comm_exposed'",
-    "idle_share": "SELECT stage, part, us_per_step FROM step_account_mean WHERE {where} AND part IN ('free', 'between')",
-    "copy_share": "SELECT stage, us_per_step FROM step_account_mean WHERE {where} AND part = 'copy'",
-    "vae_share": "SELECT stage, sum(us_per_step) AS us_per_step FROM step_account_mean WHERE {where} GROUP BY stage",
+    "exposed_share": """SELECT sum(us_per_step) FILTER (WHERE part = 'comm_exposed') AS exposed_us,
+       sum(us_per_step) AS stage_us, exposed_us / stage_us AS exposed_share
+FROM step_account_mean WHERE {where}""",
+    "idle_share": """SELECT coalesce(sum(us_per_step) FILTER (WHERE part = 'free'), 0) AS free_us,
+       coalesce(sum(us_per_step) FILTER (WHERE part = 'between'), 0) AS between_us,
+       sum(us_per_step) AS step_and_between_us, (free_us + between_us) / step_and_between_us AS idle_share
+FROM step_account_mean WHERE {where}""",
+    "copy_share": """SELECT sum(us_per_step) FILTER (WHERE part = 'copy') AS copy_us,
+       sum(us_per_step) FILTER (WHERE part <> 'between') AS step_us, copy_us / step_us AS copy_share
+FROM step_account_mean WHERE {where}""",
+    "vae_share": """SELECT sum(us_per_step) FILTER (WHERE stage = {stage}) AS vae_us,
+       sum(us_per_step) FILTER (WHERE part <> 'between') AS step_us, vae_us / step_us AS vae_share
+FROM step_account_mean WHERE {where}""",
     "forwards": "SELECT start_us, end_us, wall_us, kernel_count FROM stage_windows WHERE {where}",
 }
+# What an exposed comm finding's time is, per step, which its direction follows.
+SPLIT_SQL = """SELECT detail, sum(us_per_step) AS us FROM step_account_mean
+               WHERE rank = $rank AND stage = $stage AND part = 'comm_exposed' GROUP BY detail"""
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[Dict[str, Any]]:
@@ -88,10 +101,11 @@ def _evidence(con, f: Dict[str, Any]) -> Dict[str, Any]:
         where = f"rank = {sql_literal(f['rank'])}"
         if f["stage"] is not None and metric not in ("vae_share",):
             where += f" AND stage = {sql_literal(f['stage'])}"
-        sql = EVIDENCE[metric].format(where=where)
+        sql = EVIDENCE[metric].format(where=where, stage=sql_literal(f["stage"]))
     evidence: Dict[str, Any] = {"sql": sql}
     if metric == "exposed_share":  # what the exposed time is, which the direction follows
-        evidence["exposed_split"] = {r["detail"]: r["us_per_step"] for r in _rows(con, sql)}
+        evidence["exposed_split"] = {r["detail"]: r["us"] for r in _rows(con, SPLIT_SQL, {"rank": f["rank"],
+                                                                                         "stage": f["stage"]})}
     if metric == "idle_share":
         evidence["idle_gaps"] = _rows(con, GAPS_SQL, {"rank": f["rank"], "n": TOP_OPERATORS})
     else:

@@ -300,7 +300,8 @@ class Summaries:
                     "Transit Time(ms)": transit_ms,
                     "Wait Time(ms)": wait_ms,
                     "Synchronization Time(ms)": wait_ms,
-                    "Idle Time(ms)": (k.dur - k.transfer) / 1e6,
+                    # neither moving data nor waiting for the peer (as the profiler counts it)
+                    "Idle Time(ms)": (k.dur - k.transfer - k.peer_wait) / 1e6,
                     "Wait Time Ratio": round(wait_ms / (wait_ms + transit_ms), 4),
                     "Synchronization Time Ratio": round(wait_ms / (wait_ms + transit_ms), 4),
                 },
@@ -319,7 +320,7 @@ class Summaries:
             "Communication Time Info": {
                 "Elapse Time(ms)": tot["elapse"] / 1e6, "Transit Time(ms)": transit_ms,
                 "Wait Time(ms)": wait_ms, "Synchronization Time(ms)": wait_ms,
-                "Idle Time(ms)": (tot["elapse"] - tot["transit"]) / 1e6,
+                "Idle Time(ms)": (tot["elapse"] - tot["transit"] - tot["wait"]) / 1e6,
                 "Wait Time Ratio": round(wait_ms / (wait_ms + transit_ms), 4),
                 "Synchronization Time Ratio": round(wait_ms / (wait_ms + transit_ms), 4),
             },

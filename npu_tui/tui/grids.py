@@ -79,8 +79,8 @@ def operator_types() -> Drill:
 # -- a finding → its ranks (finding_ranks) → on one, the operators behind it (finding_operators) or,
 # for device idle, its longest idle gaps (idle_gaps) → the operators' kernels, of that rank and stage --
 
-GAP_COLUMNS = (Column("step", "step", "int"), Column("between_steps", "after it", "flag"), Column("stage", "stage"),
-               Column("start_us", "at", "us"),
+GAP_COLUMNS = (Column("step", "step", "int"), Column("between_steps", "between steps", "flag"), Column("stage", "stage"),
+               Column("start_us", "at (from first kernel)", "us"),
                Column("gap_us", "idle", "us"), Column("host_range", "the host meanwhile"))
 
 

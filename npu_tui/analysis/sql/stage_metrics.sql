@@ -1,9 +1,10 @@
--- the numbers findings test, per rank (and stage): category shares, exposed comm share and what the exposed time is (cause: transit, wait, idle), device idle, copies, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
+-- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, wait, idle, unsplit), device idle (cause: inside the steps or between them), copies, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
 WITH cfg AS (SELECT * FROM rules_stages),
 part_us AS (SELECT * FROM step_account_mean),
 rank_us AS (
     SELECT rank, sum(us_per_step) FILTER (WHERE part <> 'between') AS step_us, sum(us_per_step) AS cycle_us,
-           coalesce(sum(us_per_step) FILTER (WHERE part IN ('free', 'between')), 0) AS idle_us,
+           coalesce(sum(us_per_step) FILTER (WHERE part = 'free'), 0) AS free_us,
+           coalesce(sum(us_per_step) FILTER (WHERE part = 'between'), 0) AS between_us,
            coalesce(sum(us_per_step) FILTER (WHERE part = 'copy'), 0) AS copy_us,
            any_value(steps) AS steps
     FROM part_us GROUP BY rank
@@ -22,6 +23,7 @@ main_cause AS (
 -- the rank the others wait for at the collectives: the one that waits least (two ranks or more)
 waits AS (SELECT rank, sum(wait_ms) AS wait_ms FROM comm_ops GROUP BY rank),
 waited_for AS (SELECT arg_min(rank, wait_ms) AS rank FROM waits HAVING count(*) >= 2),
+host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
 forwards AS (
     SELECT w.rank, count(*) AS windows
     FROM stage_windows w
@@ -37,11 +39,14 @@ FROM stage_categories c
 LEFT JOIN rank_us r USING (rank)
 LEFT JOIN part_us p ON p.rank = c.rank AND p.stage = c.stage AND p.part = 'compute' AND p.detail = c.category
 UNION ALL
-SELECT e.rank, e.stage, 'exposed_share', NULL, m.cause, e.exposed_share, coalesce(m.cause_us, m.exposed_us, 0.0),
+SELECT m.rank, m.stage, 'exposed_share', NULL, m.cause, m.exposed_us / nullif(s.us, 0), m.cause_us,
        CASE WHEN m.cause = 'wait' THEN (SELECT rank FROM waited_for) END
-FROM comm_exposure e LEFT JOIN main_cause m USING (rank, stage)
+FROM main_cause m JOIN stage_us s USING (rank, stage)
 UNION ALL
-SELECT rank, NULL, 'idle_share', NULL, NULL, idle_us / nullif(cycle_us, 0), idle_us, NULL FROM rank_us
+-- device idle, inside the steps (free) or between them, whichever is more; not on a CPU-only trace
+SELECT rank, NULL, 'idle_share', NULL, CASE WHEN between_us > free_us THEN 'between' ELSE 'inside' END,
+       (free_us + between_us) / nullif(cycle_us, 0), free_us + between_us, NULL
+FROM rank_us WHERE rank NOT IN (SELECT rank FROM host_only)
 UNION ALL
 SELECT rank, NULL, 'copy_share', NULL, NULL, copy_us / nullif(step_us, 0), copy_us, NULL FROM rank_us
 UNION ALL
@@ -52,5 +57,6 @@ SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows / greatest(r.ste
 FROM forwards f JOIN rank_us r USING (rank) CROSS JOIN cfg
 LEFT JOIN stage_us s ON s.rank = f.rank AND s.stage = cfg.dit_stage
 UNION ALL
-SELECT slow_rank, NULL, 'spread', measure, NULL, spread, max_us - mean_us, NULL
+SELECT slow_rank, NULL, 'spread', measure, NULL, spread, max_us - mean_us,
+       CASE measure WHEN 'exposed_comm' THEN slow_rank END
 FROM rank_spread

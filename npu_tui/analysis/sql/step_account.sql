@@ -2,14 +2,22 @@
 -- part: compute | comm_exposed | copy | free | between; detail: the category, the comm split
 -- (transit, wait, synchronization, idle; unsplit without communication.json), or NULL.
 -- A stage holds the time from its window's start to the next window's start (idle time between
--- windows is the earlier stage's, overlap the later one's); each step's span is cut by those. Busy time comes from
+-- windows is the earlier stage's, overlap the later one's; the first and last reach the steps' bounds); each
+-- step's span is cut by those. Busy time comes from
 -- busy_segments (cut at every window and step edge), compute time is split by category in
 -- proportion to the kernels' own time, exposed communication in proportion to the comm ops' transit,
 -- wait (less synchronization), synchronization and idle, which make up their elapse
--- (synchronization is the part of the wait before the first transfer).
-WITH stage_spans AS (
-    SELECT rank, stage, start_ns, coalesce(lead(start_ns) OVER (PARTITION BY rank ORDER BY start_ns, end_ns), end_ns) AS end_ns
-    FROM stage_windows
+-- (synchronization is the part of the wait before the first transfer; what they leave of the
+-- elapse, unsplit).
+WITH bounds AS (SELECT rank, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM step_windows GROUP BY rank),
+-- the first stage from the first step's start, the last to the last step's end (a CPU-only trace's
+-- step is its ProfilerStep range, wider than its ops)
+stage_spans AS (
+    SELECT w.rank, w.stage,
+           CASE WHEN row_number() OVER r = 1 THEN least(w.start_ns, b.first_ns) ELSE w.start_ns END AS start_ns,
+           coalesce(lead(w.start_ns) OVER r, greatest(w.end_ns, b.last_ns)) AS end_ns
+    FROM stage_windows w JOIN bounds b USING (rank)
+    WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
 ),
 pieces AS MATERIALIZED (
     SELECT w.rank, s.step, w.stage, greatest(w.start_ns, s.start_ns) AS a, least(w.end_ns, s.end_ns) AS b
@@ -35,14 +43,26 @@ spans AS (
 compute_by_category AS (
     SELECT rank, step, stage, category, sum(dur_ns) AS ns FROM kernel_stages WHERE is_compute GROUP BY ALL
 ),
+-- each comm op where its kernel is (same rank and name, the nearest in time), else where it starts:
+-- its own Start Timestamp can fall a few ns before the kernel's, in the stage before
+comm_at AS (
+    SELECT o.*, coalesce(k.start_ns, o.op_ns) AS at_ns
+    FROM (SELECT *, CAST(start_us * 1000 AS BIGINT) AS op_ns FROM comm_ops WHERE start_us IS NOT NULL) o
+    LEFT JOIN kernels k ON k.rank = o.rank AND k.name = o.op_name
+    QUALIFY row_number() OVER (PARTITION BY o.rank, o.op_name, o.op_ns ORDER BY abs(k.start_ns - o.op_ns)) = 1
+),
+-- what the elapse is made of; what transit, wait and idle leave of it is unsplit
 comm AS (
-    SELECT p.rank, p.step, p.stage,
-           sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0)) AS elapse,
-           sum(o.transit_ms) AS transit,
-           sum(o.wait_ms - coalesce(o.sync_ms, 0)) AS wait, sum(o.sync_ms) AS sync, sum(o.idle_ms) AS idle
-    FROM (SELECT *, CAST(start_us * 1000 AS BIGINT) AS start_ns FROM comm_ops WHERE start_us IS NOT NULL) o
-    ASOF JOIN pieces p ON o.rank = p.rank AND o.start_ns >= p.a
-    WHERE o.start_ns < p.b
+    SELECT p.rank, p.step, p.stage, sum(o.transit_ms) AS transit,
+           sum(o.wait_ms - coalesce(o.sync_ms, 0)) AS wait, sum(o.sync_ms) AS sync, sum(o.idle_ms) AS idle,
+           -- (rounding in the file's ms figures aside)
+           CASE WHEN sum(o.elapse_ms) - sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0))
+                     > 1e-3 * sum(o.elapse_ms)
+                THEN sum(o.elapse_ms) - sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0))
+                ELSE 0 END AS rest
+    FROM comm_at o
+    ASOF JOIN pieces p ON o.rank = p.rank AND o.at_ns >= p.a
+    WHERE o.at_ns < p.b
     GROUP BY ALL
 ),
 parts AS (
@@ -51,9 +71,11 @@ parts AS (
     FROM spans s JOIN compute_by_category c ON c.rank = s.rank AND c.step IS NOT DISTINCT FROM s.step AND c.stage = s.stage
     UNION ALL
     SELECT rank, step, stage, 'comm_exposed', detail, exposed_ns * value / elapse
-    FROM (SELECT s.rank, s.step, s.stage, s.exposed_ns, nullif(m.elapse, 0) AS elapse,
-                 unnest(['transit', 'wait', 'synchronization', 'idle']) AS detail,
-                 unnest([m.transit, m.wait, m.sync, m.idle]) AS value
+    FROM (SELECT s.rank, s.step, s.stage, s.exposed_ns,
+                 nullif(coalesce(m.transit, 0) + coalesce(m.wait, 0) + coalesce(m.sync, 0) + coalesce(m.idle, 0) + m.rest, 0)
+                     AS elapse,
+                 unnest(['transit', 'wait', 'synchronization', 'idle', 'unsplit']) AS detail,
+                 unnest([m.transit, m.wait, m.sync, m.idle, m.rest]) AS value
           FROM spans s JOIN comm m ON m.rank = s.rank AND m.step IS NOT DISTINCT FROM s.step AND m.stage = s.stage
           WHERE s.exposed_ns > 0)
     UNION ALL

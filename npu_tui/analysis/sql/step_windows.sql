@@ -17,3 +17,6 @@ SELECT coalesce(s.rank, m.rank) AS rank, coalesce(s.step, m.step) AS step,
        CASE WHEN m.step IS NULL THEN s.start_ns ELSE least(s.start_ns, m.start_ns) END AS start_ns,
        CASE WHEN m.step IS NULL THEN s.end_ns ELSE greatest(s.end_ns, m.end_ns) END AS end_ns
 FROM spans s FULL JOIN marked m ON s.rank = m.rank AND s.step IS NOT DISTINCT FROM m.step
+-- kernels outside every ProfilerStep of a rank that has numbered steps belong to no step
+WHERE coalesce(s.step, m.step) IS NOT NULL
+   OR coalesce(s.rank, m.rank) NOT IN (SELECT rank FROM kernels WHERE step IS NOT NULL)

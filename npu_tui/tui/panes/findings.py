@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...text import finding_where, metric_value
+from ...text import finding_where, metric_value, saving_place
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grids import findings_drill
@@ -51,7 +51,8 @@ def finding_detail(f: dict, width: int = 100) -> Text:
             ("direction", f.get("direction"))]
     if f.get("waited_for") is not None:
         rows.append(("waits for", f"the other ranks wait for rank {f['waited_for']}"))
-    rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} per step if {f.get('estimate') or 'fixed'}"))
+    rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} per step {saving_place(f)}, with "
+                          f"{f.get('estimate') or 'it fixed'}"))
     for k, v in rows:
         _row(text, k, literal(v), width)
     for doc in f.get("docs", []):
@@ -71,7 +72,8 @@ def finding_detail(f: dict, width: int = 100) -> Text:
     if gaps:
         text.append("longest idle gaps\n", style="bold")
         for g in gaps:
-            text.append(f"  {fmt_us(g['gap_us']):>9} at {fmt_us(g['start_us'])}  {literal(g.get('host_range') or '')}\n")
+            where = f"after step {g['step']}" if g.get("between_steps") else f"at {fmt_us(g['start_us'])}"
+            text.append(f"  {fmt_us(g['gap_us']):>9} {where}  {literal(g.get('host_range') or '')}\n")
     text.append("enter: the ranks behind it · v: its SQL", style="dim")
     return text
 
