@@ -160,6 +160,8 @@ def _collect_event(event: dict) -> None:
               f"{event['step']}/{event['of']}", file=sys.stderr)
     elif phase in ("backend", "export"):
         print(f"npu-tui: {phase} {event.get('name', '')}".rstrip(), file=sys.stderr)
+    elif phase == "profiler_parse":
+        print("npu-tui: waiting for the profiler's parse to finish", file=sys.stderr)
 
 
 def cmd_collect(args) -> int:

@@ -203,3 +203,24 @@ def test_missing_cann_environment_fails_before_building(tmp_path, monkeypatch):
     assert result.error == ("torch_npu is installed but the CANN environment is not set: "
                             "run `source /usr/local/Ascend/ascend-toolkit/set_env.sh` first")
     assert phases == ["error"]
+
+
+def test_the_run_is_loaded_once_the_profilers_parse_has_finished(tmp_path, monkeypatch):
+    """torch_npu's parse can run on after the workload returns (async_mode): the collection waits
+    for it (and does not kill it with the workload's leftovers) before the run is loaded."""
+    monkeypatch.setenv("PYTHONPATH", str(FAKE))
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", "/usr/local/Ascend/ascend-toolkit/latest")
+    monkeypatch.setenv("FAKE_TORCH_NPU_ASYNC_PARSE", "1.5")
+    wl = _workload(tmp_path, """
+        def build():
+            return lambda: sum(range(1000))
+    """)
+    phases = []
+    result = Collection(CollectSpec(workload=str(wl), steps=5), tmp_path / "prof",
+                        on_event=lambda e: phases.append(e["phase"])).run()
+    assert result.status == "ok", result.error
+    (rank_dir,) = result.run_dir.glob("*_ascend_pt")
+    assert (rank_dir / "ASCEND_PROFILER_OUTPUT" / "analyse.done").is_file()
+    assert "profiler_parse" in phases
+    from npu_tui.profile import load_profile
+    assert load_profile(result.run_dir).con.execute("SELECT count(*) FROM kernels").fetchone() == (1,)

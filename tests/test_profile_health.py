@@ -5,7 +5,9 @@ import io
 import shutil
 from pathlib import Path
 
-from npu_tui.profile import load_profile
+import pytest
+
+from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.health import NOT_STOPPED, health
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +67,59 @@ def test_file_that_gave_nothing_is_an_error(real, tmp_path):
     (item,) = health(load_profile(rank))
     assert (item.severity, item.rank, item.what) == ("error", 0, "kernel_details.csv is empty")
     assert "killed" in item.fix and "\n" not in item.line()
+
+
+def _rank_copy(real, dest):
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt", dest)
+    return dest
+
+
+def test_a_rank_whose_parse_has_not_finished_is_left_out_and_said(real, tmp_path):
+    """The other rank has its analyse.done (this torch_npu writes one), this one not yet: it is
+    left out, not half-loaded as if complete, and the run is incomplete."""
+    from npu_tui.profile.discover import PARSE_DONE
+
+    done = _rank_copy(real, tmp_path / "a_ascend_pt")
+    (done / "ASCEND_PROFILER_OUTPUT" / PARSE_DONE).write_text("")
+    _rank_copy(real, tmp_path / "b_ascend_pt")
+    (tmp_path / "b_ascend_pt" / "profiler_info_0.json").rename(tmp_path / "b_ascend_pt" / "profiler_info_1.json")
+    p = load_profile(tmp_path)
+    assert p.ranks == [0]
+    (item,) = [h for h in health(p) if h.severity == "error"]
+    assert item.file.endswith("b_ascend_pt") and "parse in progress" in item.what
+
+
+def test_raw_data_without_its_parse_is_in_progress(real, tmp_path):
+    rank = _rank_copy(real, tmp_path / "r_ascend_pt")
+    shutil.rmtree(rank / "ASCEND_PROFILER_OUTPUT")
+    (rank / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP" / "device_0").mkdir(parents=True)
+    with pytest.raises(ProfileError, match="parse in progress or never run"):
+        load_profile(rank)
+
+
+def test_files_still_growing_are_in_progress(real, tmp_path):
+    import threading
+    import time
+
+    rank = _rank_copy(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    stop = threading.Event()
+
+    def write():  # the profiler's parse, still writing
+        with open(kd, "a") as f:
+            while not stop.is_set():
+                f.write(" ")
+                f.flush()
+                time.sleep(0.02)
+
+    t = threading.Thread(target=write)
+    t.start()
+    try:
+        with pytest.raises(ProfileError, match="still growing"):
+            load_profile(rank)
+    finally:
+        stop.set()
+        t.join()
+    # A copy made just now does not grow: it loads.
+    fresh = _rank_copy(real, tmp_path / "copy" / "r_ascend_pt")
+    assert load_profile(fresh).ranks == [0]

@@ -197,9 +197,9 @@ def test_a_cpu_only_trace_accounts_for_its_profiler_steps(tmp_path):
     from torch.profiler import ProfilerActivity, profile, schedule
 
     a = torch.randn(32, 32)
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=0, active=3, repeat=1),
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=3, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(str(tmp_path / "cpu.pt.trace.json"))) as prof:
-        for _ in range(3):
+        for _ in range(4):  # a warm-up step, then the three recorded
             a @ a
             time.sleep(0.002)  # host time inside the step, no op running
             prof.step()

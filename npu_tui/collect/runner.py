@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional
 
+from ..profile.discover import parse_state
 from . import progress
 from .recipe import MIN_STEPS
 
@@ -27,6 +28,8 @@ LOG_FILE = "collect.log"
 RUN_PREFIX = "run_"
 # How long a cancelled child gets to exit on SIGTERM before the group is killed outright.
 CANCEL_GRACE_S = 3.0
+PARSE_WAIT_S = 600.0  # how long the profiler's own parse may run on after the workload exits
+PARSE_POLL_S = 0.5
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 Event = dict
@@ -237,6 +240,9 @@ class Collection:
                     backend = event.get("name")
                 self.on_event(event)
         rc = self._proc.wait()
+        # The profiler's parse may run on in processes of the workload's group (torch_npu's
+        # async_mode): the run is loaded only once every rank folder is parsed.
+        unparsed = self._await_parse() if rc == 0 and not self._cancelled.is_set() else None
         with self._lock:
             if self._killer:
                 self._killer.cancel()
@@ -249,9 +255,26 @@ class Collection:
             status, error = "failed", error or last_line or f"exit status {rc}"
         elif not _has_output(self.run_dir):
             status, error = "failed", "the workload wrote no profile (does it call profile_steps?)"
+        elif unparsed:
+            status, error = "failed", f"the profiler's parse did not finish in {PARSE_WAIT_S:.0f} s: {unparsed}"
         else:
             status = "ok"
         return self._finish(rc, status, error, backend)
+
+    def _await_parse(self) -> Optional[str]:
+        """Wait while a rank folder of the run is still being parsed; what is still unparsed when
+        the wait runs out (or the run is cancelled), else None."""
+        deadline = time.monotonic() + PARSE_WAIT_S
+        said = False
+        while True:
+            waiting = [f"{d.name}: {why}" for d in sorted(self.run_dir.rglob("*_ascend_pt"))
+                       if (why := parse_state(d)) is not None]
+            if not waiting or self._cancelled.is_set() or time.monotonic() > deadline:
+                return "; ".join(waiting) or None
+            if not said:
+                self.on_event({"phase": "profiler_parse"})
+                said = True
+            time.sleep(PARSE_POLL_S)
 
     def _finish(self, rc, status, error, backend) -> RunResult:
         self.record.update(status=status, returncode=rc, error=error, backend=backend,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +23,10 @@ MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
 # tensorboard_trace_handler names a trace "<worker>.<time in ms or ns>.pt.trace.json[.gz]"
 WORKER_RE = re.compile(r"^(.+)\.\d+\.pt\.trace\.json(?:\.gz)?$")
+# torch_npu writes this into ASCEND_PROFILER_OUTPUT when its parse has finished (older versions do not)
+PARSE_DONE = "analyse.done"
+RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice
+GROWTH_WAIT_S = 0.3
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
            "written or was copied in part; rank taken from folder order")
 
@@ -146,6 +151,58 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info)
 
 
+def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
+    """Why a torch_npu rank folder is not parsed yet (the profiler's offline parse still running, or
+    never run), or None when it is, as far as the files tell. ``done_elsewhere``: another rank of
+    the same profile has its analyse.done, so this torch_npu writes one."""
+    out = folder / OUTPUT_DIR
+    if (out / PARSE_DONE).is_file():
+        return None
+    files = _files(out) if out.is_dir() else []
+    if not files:
+        if any(d.name.startswith("PROF_") for d in _dirs(folder)):
+            return ("parse in progress or never run: raw data (PROF_*) and no ASCEND_PROFILER_OUTPUT yet; "
+                    "wait for the profiler, or run torch_npu.profiler.profiler.analyse on the folder")
+        return None
+    if done_elsewhere:
+        return f"parse in progress: no {PARSE_DONE} yet, where the other ranks have theirs"
+    if _growing(files):
+        return f"parse in progress: its files are still growing (no {PARSE_DONE} yet)"
+    return None
+
+
+def _growing(files: List[Path]) -> bool:
+    """Whether files written just now change size within a moment (a copy made just now does not)."""
+    def sizes():
+        out = {}
+        for f in files:
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            out[f] = (st.st_size, st.st_mtime)
+        return out
+    before = sizes()
+    if not before or time.time() - max(m for _, m in before.values()) > RECENT_S:
+        return False
+    time.sleep(GROWTH_WAIT_S)
+    return sizes() != before
+
+
+def _unparsed(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[Path, str]]]:
+    """The rank folders whose parse has finished, and a problem for each of the others (left out,
+    not half-loaded as if complete)."""
+    done = [(s.root / OUTPUT_DIR / PARSE_DONE).is_file() for s in sources]
+    ready, problems = [], []
+    for s in sources:
+        why = parse_state(s.root, done_elsewhere=any(done)) if s.source_format != "msprof" else None
+        if why:
+            problems.append((s.root, why))
+        else:
+            ready.append(s)
+    return ready, problems
+
+
 def _missing_info(sources: List[RankSource]) -> List[Tuple[Path, str]]:
     """torch_npu writes profiler_info_N.json last, when the profiler stops: without it the folder
     is from a job that died, is still being written, or was copied in part."""
@@ -252,16 +309,16 @@ def discover(path: Path) -> Discovery:
                                                    files={kind: [path]})])
 
     if _is_rank_dir(path):
-        ranks = [_rank_source(path, modules)]
-        return Discovery(path, "rank", ranks, problems=_missing_info(ranks))
+        ranks, unparsed = _unparsed([_rank_source(path, modules)])
+        return Discovery(path, "rank", ranks, problems=unparsed + _missing_info(ranks))
     if path.name.startswith("PROF_"):
         return Discovery(path, "msprof", _msprof_sources(path, modules))
 
     subdirs = _dirs(path)
     rank_dirs = [d for d in subdirs if _is_rank_dir(d)]
     if rank_dirs:
-        ranks = [_rank_source(d, modules) for d in rank_dirs]
-        return Discovery(path, "cluster", ranks, problems=_missing_info(ranks))
+        ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
+        return Discovery(path, "cluster", ranks, problems=unparsed + _missing_info(ranks))
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if profs:
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)])

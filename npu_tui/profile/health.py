@@ -21,6 +21,7 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
+    (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{note_head}", "two folders carry the same profiler_info_N.json (a copied "
@@ -39,6 +40,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
+# A rank folder the profiler is still writing: left out, so the run is incomplete.
+IN_PROGRESS = re.compile(r"^parse in progress")
 # Notes of files left out by design: nothing is missing.
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
@@ -78,7 +81,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
-    elif note and rows == 0 and kind != "discovery":
+    elif note and rows == 0 and (kind != "discovery" or IN_PROGRESS.search(note)):
         severity = "error"
     else:
         severity = "warning"

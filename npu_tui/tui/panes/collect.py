@@ -44,6 +44,8 @@ def progress_text(event: dict) -> Optional[str]:
         return f"profiled step {event['step']} of {event['of']}"
     if phase == "export":
         return "exporting the trace"
+    if phase == "profiler_parse":
+        return "waiting for the profiler's parse to finish"
     if phase == "parse":
         return "loading and comparing"
     return None

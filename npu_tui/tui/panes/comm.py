@@ -17,7 +17,7 @@ BAR_WIDTH = 24
 
 def exposure_text(report: dict) -> Text:
     rows = report.get("comm", [])
-    text = Text().append("Exposed communication per stage", style="bold")
+    text = Text().append("Exposed communication per stage, totals over the profile", style="bold")
     if not rows:
         return text.append("\n  no communication in this profile", style="dim")
     for c in sorted(rows, key=lambda c: (c["rank"], str(c["stage"]))):
@@ -26,7 +26,7 @@ def exposure_text(report: dict) -> Text:
         text.append_text(stacked_bar([("Comm", exposed), ("Other", max(comm - exposed, 0.0))], BAR_WIDTH)
                          if comm else Text(" " * BAR_WIDTH))
         text.append(f" exposed {fmt_us(exposed)} of {fmt_us(comm)}, "
-                    f"{(c.get('exposed_share') or 0.0) * 100:.1f}% of the stage")
+                    f"{(c.get('exposed_share') or 0.0) * 100:.1f}% of the stage's wall")
         text.append(f"  [{literal(c.get('source', ''))}]", style="dim")
     return text
 

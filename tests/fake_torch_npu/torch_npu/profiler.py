@@ -1,6 +1,8 @@
 import enum
 import json
 import os
+import subprocess
+import sys
 
 from . import CALLS
 
@@ -75,9 +77,27 @@ def schedule(wait, active, warmup=0, repeat=0, skip_first=0):
     return action
 
 
-def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True):
+# The offline parse: ASCEND_PROFILER_OUTPUT with a kernel, then analyse.done, as torch_npu writes them.
+PARSE = """
+import os, sys, time
+out = os.path.join(sys.argv[1], "ASCEND_PROFILER_OUTPUT")
+time.sleep(float(sys.argv[2]))
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "kernel_details.csv"), "w") as f:
+    f.write("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\\r\\n")
+    f.write("1,aclnnAdd_AddAiCore_Add,Add,AI_VECTOR_CORE,1736408883704700.001\\t,2.5\\r\\n")
+open(os.path.join(out, "analyse.done"), "w").close()
+"""
+
+
+def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True, async_mode=False):
+    # FAKE_TORCH_NPU_ASYNC_PARSE=<seconds>: the parse runs on in a process of its own, that long,
+    # after the workload returns (what async_mode=True does).
+    delay = os.environ.get("FAKE_TORCH_NPU_ASYNC_PARSE")
+    async_mode = async_mode or delay is not None
     CALLS.append(("tensorboard_trace_handler",
-                  dict(dir_name=dir_name, worker_name=worker_name, analyse_flag=analyse_flag)))
+                  dict(dir_name=dir_name, worker_name=worker_name, analyse_flag=analyse_flag,
+                       async_mode=async_mode)))
 
     def handler(prof):
         folder = os.path.join(dir_name or ".", f"{worker_name or 'fake'}_{os.getpid()}_ascend_pt")
@@ -85,6 +105,13 @@ def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True
         with open(os.path.join(folder, "profiler_info.json"), "w") as f:
             json.dump({"recorded_steps": prof.recorded_steps}, f)
         CALLS.append(("on_trace_ready", {"dir": folder, "recorded_steps": prof.recorded_steps}))
+        # the raw data the parse reads
+        os.makedirs(os.path.join(folder, "PROF_000001_20250101000000000_FAKEFAKEFAKEFAKE", "device_0"), exist_ok=True)
+        if analyse_flag:
+            parse = subprocess.Popen([sys.executable, "-c", PARSE, folder, delay or "0"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if not async_mode:
+                parse.wait()
 
     return handler
 
