@@ -200,3 +200,25 @@ def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
     per_rank = dict(p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall())
     one = load_profile(real / SAMPLED).con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall()
     assert per_rank == {r: n * (2 if r == 1 else 1) for r, n in one}
+
+
+def test_a_big_kineto_trace_loads_whole(tmp_path):
+    """A GPU trace of a few hundred MB (the size a diffusers pipeline writes), generated: every
+    kernel, flow and step comes through, none lost to the memory cap (the trace is read in pieces,
+    never as one JSON value)."""
+    from npu_tui.synth.kineto import write_kineto
+
+    path = tmp_path / "host_1.1700000000000.pt.trace.json"
+    truth = write_kineto(path, 400_000)
+    assert path.stat().st_size > 250e6
+    p = load_profile(tmp_path, cache=False)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert (skipped, note) == (0, "")
+    q = p.con.execute
+    assert q("SELECT count(*) FROM kernels").fetchone() == (truth["kernels"],)
+    assert q("SELECT count(*) FROM flows").fetchone() == (truth["flows"],)
+    assert q("SELECT count(*) FROM kernels WHERE input_shapes IS NULL").fetchone() == (0,)
+    from npu_tui.analysis import install_views, load_rules
+    install_views(p.con, load_rules())
+    spans = dict(q("SELECT step, (end_ns - start_ns) / 1e3 FROM step_windows").fetchall())
+    assert spans == truth["steps"]

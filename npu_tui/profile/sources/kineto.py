@@ -38,7 +38,8 @@ _KINETO_KEY = re.compile(rb'"(traceEvents|schemaVersion)"\s*:')
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
 
 EVENTS = """
-CREATE OR REPLACE TEMP TABLE kn_event AS
+-- a view, not a copy: the staged events are the trace's size in memory once already
+CREATE OR REPLACE TEMP VIEW kn_event AS
 SELECT *, lower(cat) AS lcat FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL;
 CREATE OR REPLACE TEMP TABLE kn_launch AS
 SELECT args->>'correlation' AS corr, pid, tid, ts_ns
@@ -57,24 +58,29 @@ FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
 LAUNCH_OPS = """
 CREATE OR REPLACE TEMP TABLE kn_launch_op AS
 WITH op AS (
-    SELECT pid, tid, name, ts_ns, ts_ns + dur_ns AS end_ns, seq, args->'Input Dims' AS dims,
-           args->'Input type' AS dtypes
+    SELECT hash(pid, tid) AS thread, seq, ts_ns, ts_ns + dur_ns AS end_ns
     FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0
+), launch AS (SELECT hash(pid, tid) AS thread, ts_ns, corr FROM kn_launch
 ), mark AS (
     -- At equal times: ends (inner first), then starts (outer first), then launches. An op and its
     -- child can share start and duration at µs resolution; the file lists the parent first.
-    SELECT pid, tid, end_ns AS t, 0 AS kind, end_ns - ts_ns AS tie, -seq AS tie2, -1 AS delta,
-           NULL AS name, NULL AS dims, NULL AS dtypes, NULL AS corr FROM op
-    UNION ALL SELECT pid, tid, ts_ns, 1, ts_ns - end_ns, seq, 1, name, dims, dtypes, NULL FROM op
-    UNION ALL SELECT pid, tid, ts_ns, 2, 0, 0, 0, NULL, NULL, NULL, corr FROM kn_launch
+    -- Only numbers go through the sweep (the op's seq); its name and shapes are joined after.
+    SELECT thread, end_ns AS t, 0 AS kind, end_ns - ts_ns AS tie, -seq AS tie2, -1 AS delta,
+           NULL::BIGINT AS op_seq, NULL AS corr FROM op
+    UNION ALL SELECT thread, ts_ns, 1, ts_ns - end_ns, seq, 1, seq, NULL FROM op
+    UNION ALL SELECT thread, ts_ns, 2, 0, 0, 0, NULL, corr FROM launch
 ), depth AS (
-    SELECT *, sum(delta) OVER (PARTITION BY pid, tid ORDER BY t, kind, tie, tie2
+    SELECT *, sum(delta) OVER (PARTITION BY thread ORDER BY t, kind, tie, tie2
                                ROWS UNBOUNDED PRECEDING) AS depth FROM mark
+), innermost AS (
+    SELECT l.corr, o.op_seq
+    FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
+    ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
+      ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
 )
-SELECT l.corr, o.name AS op, kineto_list(o.dims) AS input_shapes, kineto_list(o.dtypes) AS input_dtypes
-FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
-ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
-  ON l.pid = o.pid AND l.tid = o.tid AND l.depth = o.depth AND l.t >= o.t
+SELECT i.corr, e.name AS op, kineto_list(e.args->'Input Dims') AS input_shapes,
+       kineto_list(e.args->'Input type') AS input_dtypes
+FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq
 """
 
 STEPS = """
@@ -130,7 +136,7 @@ DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
 CPU_OPS = "SELECT count(*) FROM kn_event WHERE lcat IN ('cpu_op', 'operator')"
 DEVICE_KERNELS = "SELECT count(*) FROM kernels WHERE rank = $rank AND core <> 'CPU'"
 
-TEMP_TABLES = ("kn_event", "kn_launch", "kn_device", "kn_launch_op", "kn_step")
+TEMP_TABLES = ("kn_launch", "kn_device", "kn_launch_op", "kn_step")
 
 
 def sniff(head: bytes) -> bool:
@@ -168,6 +174,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:
+        con.execute("DROP VIEW IF EXISTS kn_event")
         for t in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {t}")
         drop_staged_trace(con, STAGE)
