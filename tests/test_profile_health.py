@@ -103,17 +103,19 @@ def test_files_still_growing_are_in_progress(real, tmp_path):
 
     rank = _rank_copy(real, tmp_path / "r_ascend_pt")
     kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
-    stop = threading.Event()
+    stop, started = threading.Event(), threading.Event()
 
     def write():  # the profiler's parse, still writing
         with open(kd, "a") as f:
             while not stop.is_set():
                 f.write(" ")
                 f.flush()
+                started.set()
                 time.sleep(0.02)
 
     t = threading.Thread(target=write)
     t.start()
+    started.wait(10)  # under load the thread may not have written before the folder is looked at
     try:
         with pytest.raises(ProfileError, match="still growing"):
             load_profile(rank)

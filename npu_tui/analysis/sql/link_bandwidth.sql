@@ -4,4 +4,4 @@ SELECT rank, transport, sum(transit_size_mb) AS size_mb, sum(transit_time_ms) AS
 FROM comm_bandwidth
 WHERE transport IS NOT NULL
 GROUP BY rank, transport
-ORDER BY rank, size_mb DESC
+ORDER BY rank, size_mb DESC, transport
