@@ -62,20 +62,23 @@ EVENT_SELECT = """
 SELECT ph, name, cat, pid, tid,
        TRY_CAST(ts * 1000 + $base_ns AS BIGINT) AS ts_ns,
        TRY_CAST(dur * 1000 AS BIGINT) AS dur_ns,
-       id, bp, args,
-       row_number() OVER () AS seq  -- file order (parent ops come before children that tie with them)
+       id, bp, args
 """
 # The events, from one or more files that each hold a JSON array of them (pieces of a big trace),
-# or in salvage mode one event a line, where a line that does not parse is skipped.
+# or in salvage mode one event a line, where a line that does not parse is skipped. The rows keep
+# the files' order (insertion order is preserved), so their rowid is the event's place in the file:
+# seq, given by a view. A window row_number() over the read would gather the parallel read onto one
+# thread and double its time.
 STAGE_ARRAY = (
-    "CREATE OR REPLACE TEMP TABLE {table} AS" + EVENT_SELECT
+    "CREATE OR REPLACE TEMP TABLE {table}_rows AS" + EVENT_SELECT
     + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true)"
 )
+SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing or unparsable, or a complete event whose dur is
 # missing, unparsable, NaN, inf or negative. Dropped here and counted, so no loader ever sees them.
 DROP_UNTIMED = """
-DELETE FROM {table}
+DELETE FROM {table}_rows
 WHERE (ph IN ('X', 'B', 'E', 'i', 'I', 's', 't', 'f') AND ts_ns IS NULL)
    OR (ph = 'X' AND (dur_ns IS NULL OR dur_ns < 0))
 """
@@ -106,7 +109,7 @@ class StagedTrace:
 
 
 def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage: bool = False) -> StagedTrace:
-    """Load the events of Chrome-trace file ``path`` into temp table ``table``.
+    """Load the events of Chrome-trace file ``path`` into temp view ``table`` (over a table of its rows).
 
     Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns; dur_ns is >= 0 on
     every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT, the event's place
@@ -136,8 +139,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         except duckdb.Error as e:
             reason = _reason(e)
             raise (MalformedTrace if reason.startswith("malformed JSON") else SourceError)(reason) from None
+    con.execute(SEQ_VIEW.format(table=table))
     if salvage:  # a line that does not parse comes back as a row of NULLs
-        con.execute(f"DELETE FROM {table} WHERE ph IS NULL")
+        con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     if salvage and written > staged.events:
         dropped = written - staged.events
@@ -151,7 +155,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
 
 
 def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute(f"DROP VIEW IF EXISTS {table}")
+    con.execute(f"DROP TABLE IF EXISTS {table}_rows")
 
 
 def _shape(path: Path) -> str:
