@@ -53,7 +53,7 @@ class Spec:
 # links), the 2-rank fixture differs from it (devices 4-5, image sequence, no markers) and the 1-rank
 # one is MatMul-bound, while all of fixtures/ stays small.
 PRESETS: Dict[str, Spec] = {
-    "demo": Spec(ranks=2, profiler_steps=2, denoise_steps=3, blocks=2, seq_len=16384,
+    "demo": Spec(ranks=2, profiler_steps=5, denoise_steps=3, blocks=1, seq_len=16384,
                  comm_gbps=10.0, vae="wan", seed=7),
     "diffusion_1rank": Spec(ranks=1, profiler_steps=2, denoise_steps=4, blocks=2, seed=1),
     "diffusion_2rank": Spec(ranks=2, first_device=4, profiler_steps=2, denoise_steps=3, blocks=2,
