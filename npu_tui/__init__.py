@@ -10,7 +10,7 @@ def stage(name: str):
     return _stage(name)
 
 
-def open(path, rules=None, cache: bool = True):
+def open(path, rules=None, cache: bool = True, run=None):
     """Open and analyse a profile for a notebook or a script::
 
         p = npu_tui.open("./prof_out")
@@ -19,7 +19,8 @@ def open(path, rules=None, cache: bool = True):
         p.diff("./prof_out_before")    # this run against an earlier one
 
     Returns a ``npu_tui.session.Session``; ``rules`` is a rules TOML path (default: the shipped one).
+    A folder of collected runs opens its newest complete run, or ``run`` (a run folder's name).
     """
     from .session import open_session
 
-    return open_session(path, rules, cache=cache)
+    return open_session(path, rules, cache=cache, run=run)

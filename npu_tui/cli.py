@@ -20,6 +20,9 @@ EXIT_FINDING = 1
 EXIT_INPUT = 2
 
 
+RUN_HELP = "in a folder of collected runs, open this run (a run_* folder's name) instead of the newest"
+
+
 def _open_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="npu-tui",
@@ -29,6 +32,7 @@ def _open_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="profile folder or file (default: the bundled demo)")
     p.add_argument("--demo", action="store_true", help="open the bundled demo profile")
     p.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
+    p.add_argument("--run", metavar="NAME", help=RUN_HELP)
     p.add_argument("--version", action="version", version=f"npu-tui {__version__}")
     return p
 
@@ -40,6 +44,7 @@ def _sub_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="findings as text, Markdown or JSON")
     r.add_argument("path", help="profile folder or file")
     r.add_argument("--format", choices=("text", "md", "json"), default="text")
+    r.add_argument("--run", metavar="NAME", help=RUN_HELP)
     r.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones (a changed threshold alone is enough)")
     r.add_argument("--fail-on", metavar="RULE|any",
                    help="exit 1 when this rule (or any rule) fires, 2 for an unknown rule; a CI gate")
@@ -54,6 +59,7 @@ def _sub_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", choices=("table", "md", "csv", "json"), default="table",
                    help="table and md escape profile text for the terminal; csv and json keep it exact")
     s.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
+    s.add_argument("--run", metavar="NAME", help=RUN_HELP)
 
     d = sub.add_parser("diff", help="compare two profiles (before / after)")
     d.add_argument("base", help="the earlier profile")
@@ -78,6 +84,12 @@ def _fail(msg: str) -> int:
     return EXIT_INPUT
 
 
+def _say(note: str) -> None:
+    """What npu-tui chose for the user (which run it opened): on stderr, so stdout stays the data."""
+    if note:
+        print(f"npu-tui: {note}", file=sys.stderr)
+
+
 def _print_rows(columns: List[str], rows: List[tuple], fmt: str) -> None:
     out = sys.stdout
     if fmt == "csv":
@@ -100,7 +112,9 @@ def cmd_sql(args) -> int:
     from .query import QueryError
     from .session import open_session
 
-    engine = open_session(args.path, _rules(args)).engine()
+    session = open_session(args.path, _rules(args), run=args.run)
+    _say(session.note)
+    engine = session.engine()
     try:
         results = engine.run_all(args.query)
     except QueryError as e:
@@ -121,7 +135,7 @@ def cmd_open(args) -> int:
         from .demo import PATH as path
     from .tui.app import NpuTuiApp
 
-    app = NpuTuiApp(Path(path), Path(args.rules) if args.rules else None)
+    app = NpuTuiApp(Path(path), Path(args.rules) if args.rules else None, run=args.run)
     app.run()
     return app.return_code or 0
 
@@ -217,7 +231,8 @@ def cmd_report(args) -> int:
     except ValueError as e:
         return _fail(str(e))
     # Hand-set windows change the stored stage tables: keep them out of the cache.
-    session = Session.load(args.path, rules, cache=not windows)
+    session = Session.load(args.path, rules, cache=not windows, run=args.run)
+    _say(session.note)
     for rank, stage, start_us, end_us in windows:
         session.add_stage_window(rank, stage, start_us, end_us)
     report = session.analyse()

@@ -14,17 +14,43 @@ show the tables while the analysis runs::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .analysis import build_report, install_views, load_rules
 from .analysis.rules import Rules
 from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
-from .profile import LoadCancelled, Profile, load_profile
+from .profile import LoadCancelled, Profile, ProfileError, load_profile
 from .profile.health import HealthItem, health
 
 Progress = Callable[[int, int, str], None]
 RulesLike = Union[Rules, str, Path, None]
+
+
+def resolve_run(path, run: Optional[str] = None) -> Tuple[Path, str]:
+    """The profile to open for ``path``, and a note saying what was chosen ("" when nothing was).
+
+    A folder of collected runs (what ``npu-tui collect`` writes, a ``run_*`` folder per run) is
+    not a profile itself: it opens its newest run that completed, or the run named ``run``."""
+    from .collect.runner import list_runs
+
+    path = Path(path)
+    runs = list_runs(path) if path.is_dir() else []
+    if run is not None:
+        if not runs:
+            raise ProfileError(f"{path}: --run {run}: this folder holds no collected runs")
+        chosen = path / run
+        if chosen not in runs:
+            raise ProfileError(f"{path}: no run {run}; the runs are {', '.join(r.name for r in runs)}",
+                               runs)
+        return chosen, f"run {run} of {path}"
+    done = list_runs(path, "ok")
+    if not done:
+        return path, ""
+    others = len(runs) - 1
+    return done[-1], (f"{path} holds {len(runs)} runs: opened the newest complete one, {done[-1].name}"
+                      + (f" ({others} other{'s' if others > 1 else ''}: --run NAME, or p in the app)"
+                         if others else ""))
 
 
 def _rules(rules: RulesLike) -> Rules:
@@ -38,9 +64,10 @@ class Session:
     from them; ``health`` says what the load skipped. Reads go through ``sql`` / ``table`` (as
     pandas DataFrames, guarded: the profile's tables cannot be changed through them)."""
 
-    def __init__(self, profile: Profile, rules: Rules) -> None:
+    def __init__(self, profile: Profile, rules: Rules, note: str = "") -> None:
         self.profile = profile
         self.rules = rules
+        self.note = note  # which run of a folder of runs was opened (resolve_run), or ""
         self.report: Optional[Dict[str, Any]] = None
         self.health: List[HealthItem] = health(profile)
         self._engine = None
@@ -49,16 +76,18 @@ class Session:
 
     @classmethod
     def load(cls, path, rules: RulesLike = None, *, cache: bool = True, background: bool = False,
-             progress: Optional[Progress] = None,
+             run: Optional[str] = None, progress: Optional[Progress] = None,
              cancelled: Optional[Callable[[], bool]] = None) -> "Session":
-        """The profile's tables, from the cache when unchanged. ``background`` leaves a big trace
-        for ``load_pending``. Raises ProfileError when nothing loads, LoadCancelled when stopped."""
+        """The profile's tables, from the cache when unchanged; a folder of runs opens its newest
+        (or ``run``: see resolve_run). ``background`` leaves a big trace for ``load_pending``.
+        Raises ProfileError when nothing loads, LoadCancelled when stopped."""
         rules = _rules(rules)
-        profile = load_profile(Path(path), progress=progress, cancelled=cancelled, cache=cache,
+        path, note = resolve_run(path, run)
+        profile = load_profile(path, progress=progress, cancelled=cancelled, cache=cache,
                                background=background)
         if cancelled is not None and cancelled():
             raise LoadCancelled()
-        return cls(profile, rules)
+        return cls(profile, rules, note)
 
     @property
     def analysed(self) -> bool:
@@ -192,8 +221,8 @@ class Session:
         return f"<npu_tui.Session {str(self.path)!r}: {len(self.ranks)} rank(s), {state}>"
 
 
-def open_session(path, rules: RulesLike = None, *, cache: bool = True) -> Session:
+def open_session(path, rules: RulesLike = None, *, cache: bool = True, run: Optional[str] = None) -> Session:
     """Load and analyse a profile in one step: what the headless commands and notebooks use."""
-    session = Session.load(path, rules, cache=cache)
+    session = Session.load(path, rules, cache=cache, run=run)
     session.analyse()
     return session

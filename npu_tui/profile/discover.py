@@ -331,5 +331,6 @@ def discover(path: Path) -> Discovery:
     hint = _candidates(path, modules)
     if hint:
         names = ", ".join(str(h) for h in hint[:5])
-        raise ProfileError(f"{path}: no profile here; profiles were found under {names}")
+        more = f" and {len(hint) - 5} more" if len(hint) > 5 else ""
+        raise ProfileError(f"{path}: no profile here; profiles were found under {names}{more}", hint)
     raise ProfileError(f"{path}: no profiler output found (no *_ascend_pt, PROF_*, CSV, trace or db files)")

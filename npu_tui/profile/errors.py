@@ -11,10 +11,12 @@ def one_line(text: str) -> str:
 
 
 class ProfileError(Exception):
-    """Nothing usable could be loaded from the given path; the message says why, in one line."""
+    """Nothing usable could be loaded from the given path; the message says why, in one line.
+    ``candidates``: folders below it that would load, for a picker."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, candidates=()):
         super().__init__(one_line(message))
+        self.candidates = list(candidates)
 
 
 class SourceError(Exception):
