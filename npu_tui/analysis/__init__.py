@@ -29,6 +29,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - stage_categories: rank, stage, category, time_us, count, share
 - top_operators: rank, stage, category, type, op, input_shapes, count, time_us, max_us, share
 - operator_types / operator_shapes / kernel_instances: the Operators pane's three levels
+- kernel_names: the global find, each kernel name with its operator, count and total time
 - operator_totals: op, type, category, count, total_us over every rank (what a diff pairs)
 - busy_segments: rank, start_ns, end_ns, comm, compute (the union of comm / compute kernels)
 - lane_segments: rank, start_ns, end_ns, computing, comm, not_overlapped, free (the overlap lanes)
@@ -41,6 +42,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   free_us, step_source
 - rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
+- rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
 - step_times: step, ranks, step_us (the slowest rank's), slow_rank
 - stage_metrics: rank, stage, metric, category, value, time_us, basis_us
 - findings: rule, rank, stage, metric, category, value, threshold, direction, docs, estimate, time_us,

@@ -27,6 +27,7 @@ VIEW_ORDER = (
     "operator_shapes",
     "operator_totals",
     "kernel_instances",
+    "kernel_names",
     "step_windows",
     "busy_segments",
     "lane_segments",
@@ -42,6 +43,7 @@ VIEW_ORDER = (
     "rank_summary",
     "rank_spread",
     "rank_times",
+    "rank_operators",
     "step_times",
     "stage_metrics",
     "finding_ranks",
@@ -52,6 +54,10 @@ VIEW_ORDER = (
     "link_bandwidth",
 )
 
+
+# Steps of other views, listed in the schema browser apart from the ones to read.
+BUILDING_BLOCKS = ("signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
+                   "step_breakdown_kernels", "step_breakdown_lanes")
 
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
 # views DuckDB would inline and re-run the whole stage detection (or the sweeps over every kernel
