@@ -117,3 +117,45 @@ def test_diff_has_stage_and_operator_rows(runs, capsys):
     d = json.loads(capsys.readouterr().out)
     assert {("DiT", 0), ("VAE", 0)} <= {(s["stage"], s["rank"]) for s in d["stages"]}
     assert d["operators"] and all(o["base_us"] or o["new_us"] for o in d["operators"])
+
+
+def test_the_folder_of_runs_opens_its_newest_run(runs, capsys):
+    """`collect --demo --out D` then `report D` / `npu-tui D`: the usage line works on its own output."""
+    root, dirs, _ = runs
+    assert main(["report", str(root), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["complete"]
+    assert f"opened the newest complete one, {dirs[-1].name}" in captured.err
+    assert main(["report", str(root), "--run", dirs[0].name, "--format", "json"]) == 0
+    assert f"run {dirs[0].name} of {root}" in capsys.readouterr().err
+    assert main(["report", str(root), "--run", "run_nope"]) == 2
+    assert "no run run_nope; the runs are" in capsys.readouterr().err
+
+
+def test_the_app_on_a_folder_of_runs_shows_the_newest_and_picks_another(runs):
+    import asyncio
+
+    from textual.widgets import OptionList
+
+    from npu_tui.tui.app import NpuTuiApp
+    from npu_tui.tui.screens.runs import RunPicker
+    from tui_support import settle
+
+    root, dirs, _ = runs
+
+    async def journey():
+        app = NpuTuiApp(root)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            assert app.session.path == dirs[-1] and dirs[-1].name in app.sub_title
+            assert app.panes.active == "overview" and app.report["findings"] is not None
+            await pilot.press("p")
+            assert isinstance(app.screen, RunPicker)
+            picker = app.screen.query_one(OptionList)
+            assert [picker.get_option_at_index(i).prompt.plain.split()[0] for i in range(picker.option_count)] \
+                == [d.name for d in reversed(dirs)]
+            await pilot.press("down", "enter")
+            await settle(app, pilot)
+            assert app.session.path == dirs[0]
+
+    asyncio.run(journey())

@@ -117,16 +117,31 @@ async def test_autocomplete_offers_a_column(con):
     async with Host(con).run_test(size=(100, 30)) as pilot:
         console = pilot.app.query_one(SqlConsole)
         console.load_sql("SELECT dur_")
-        await pilot.press("tab")  # one candidate: completed in place
+        await pilot.press("tab")  # tab alone moves the focus, as help says; it completes nothing
+        assert console.editor.text == "SELECT dur_" and not console.editor.has_focus
+        console.editor.focus()
+        await pilot.press("ctrl+space")  # one candidate: completed in place
         assert console.editor.text == "SELECT dur_ns"
         console.load_sql("SELECT k.st FROM kernels k")
         console.editor.move_cursor((0, 11))
-        await pilot.press("tab")
+        await pilot.press("ctrl+space")
         popup = console.query_one(CompletionList)
         offered = [popup.get_option_at_index(i).id for i in range(popup.option_count)]
         assert popup.display and offered == ["step", "start_ns", "stream_id"]
-        await pilot.press("down", "enter")
+        await pilot.press("down", "tab")  # while the list is open, tab takes the candidate too
         assert console.editor.text == "SELECT k.start_ns FROM kernels k" and not popup.display
+
+
+@async_test
+async def test_escape_leaves_the_editor_when_nothing_runs(con):
+    async with Host(con).run_test(size=(100, 30)) as pilot:
+        console = pilot.app.query_one(SqlConsole)
+        console.editor.focus()
+        await pilot.pause()
+        keys = {b.binding.action for b in pilot.app.active_bindings.values()}
+        assert "leave_editor" in keys  # the footer says how out
+        await pilot.press("escape")
+        assert not console.editor.has_focus and console.grid.has_focus
 
 
 @async_test
@@ -190,7 +205,10 @@ async def test_escape_reaches_the_app_when_nothing_runs(con):
             self.went_back += 1
 
     async with Back(con).run_test(size=(100, 30)) as pilot:
-        pilot.app.query_one(SqlConsole).load_sql("SELECT 1")
+        console = pilot.app.query_one(SqlConsole)
+        console.load_sql("SELECT 1")
+        await pilot.press("escape")  # out of the editor first
+        assert pilot.app.went_back == 0 and console.grid.has_focus
         await pilot.press("escape")
         assert pilot.app.went_back == 1
 

@@ -62,7 +62,11 @@ def demo():
 def _levels(demo):
     """Every grid and drill level the panes open, reached as a user reaches them, on the demo."""
     con = demo.con
-    specs = [grids.RANKS, grids.COMM_OPS, grids.COMM_LINKS]
+    specs = [grids.COMM_OPS, grids.COMM_LINKS, grids.FIND]
+    ranks = grids.ranks()
+    specs += [ranks.query, ranks.child(_first(con, ranks.query)).query]
+    for _, level in grids.found(_first(con, grids.FIND)):
+        specs.append(level.query)
     types = grids.operator_types()
     specs.append(types.query)
     first = _first(con, types.query)
@@ -86,8 +90,9 @@ def _first(con, query: GridQuery) -> dict:
 
 def test_every_grid_reads_an_installed_view_the_schema_browser_describes(demo):
     specs = _levels(demo)
-    assert {q.view for q in specs} == {"rank_times", "comm_op_times", "comm_links", "operator_types",
-                                       "operator_shapes", "kernel_instances", "finding_ranks", "finding_operators"}
+    assert {q.view for q in specs} == {"rank_times", "rank_operators", "comm_op_times", "comm_links", "kernel_names",
+                                       "operator_types", "operator_shapes", "kernel_instances", "finding_ranks",
+                                       "finding_operators"}
     for q in specs:
         assert q.view in VIEW_ORDER and VIEW_DESCRIPTIONS[q.view], q.view
         sql, params = q.effective()

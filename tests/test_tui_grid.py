@@ -34,8 +34,7 @@ class GridApp(App):
         self.shown_sql = []
 
     def compose(self):
-        yield GridView(GridQuery("Test", "rows_view", COLUMNS, sort="i", descending=False,
-                                 filter_on=("name",)))
+        yield GridView(GridQuery("Test", "rows_view", COLUMNS, sort="i", descending=False))
 
     def on_mount(self):
         self.query_one(GridView).set_source(self.con)

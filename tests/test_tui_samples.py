@@ -45,4 +45,4 @@ async def test_sample_opens_with_populated_panes(sample):
         assert app.query_one("#pane-ranks").query_one(PagedTable).total == ranks
         for grid in app.query_one("#pane-comm").query(PagedTable):
             assert grid.total is not None and not grid.error
-        assert app.query_one(OptionList).option_count == len(app.report["findings"])
+        assert app.query_one("#findings-list", OptionList).option_count == len(app.report["findings"])

@@ -17,7 +17,7 @@ from .cells import literal
 from .commands import app_commands, console_commands
 from .drill import DrillRequested, DrillScreen
 from .grid import PagedTable, cursor_of
-from .loading import Analysed, LoadPanel, LoadStopped, SessionLoaded, TraceBar, TraceDone
+from .loading import Analysed, LoadPanel, LoadStopped, ProfilePicked, SessionLoaded, TraceBar, TraceDone
 from .panes import PANES, Panes
 
 
@@ -38,15 +38,18 @@ class NpuTuiApp(App):
         Binding("c", "collect", "Collect"),
         Binding("h", "health", "Data health", show=False),
         Binding("r", "reload", "Reload", show=False),
+        Binding("p", "pick_run", "Pick run", show=False),
+        Binding("ctrl+f", "find", "Find"),
         Binding("escape", "cancel_load", "Cancel load, trace or collection", show=False),
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, path: Path, rules: Optional[Path] = None) -> None:
+    def __init__(self, path: Path, rules: Optional[Path] = None, run: Optional[str] = None) -> None:
         super().__init__()
         # Over SSH every animation frame is bytes on the wire; panes switch without sliding.
         self.animation_level = "none"
-        self.path = Path(path)
+        self.path = Path(path)  # what the user opened: a profile, or a folder of runs
+        self.run_name = run  # in a folder of runs, the one to open (None: the newest)
         self.rules = rules
         self.session = None  # the open profile (npu_tui.session.Session), once its tables are in
 
@@ -95,7 +98,28 @@ class NpuTuiApp(App):
 
     def action_reload(self) -> None:
         self.query_one(TraceBar).cancel(drop=True)
-        self.query_one(LoadPanel).start(self.path, self.rules)
+        self.query_one(LoadPanel).start(self.path, self.rules, self.run_name)
+
+    def on_profile_picked(self, msg: ProfilePicked) -> None:
+        self.path, self.run_name = msg.path, None
+        self.action_reload()
+
+    def action_pick_run(self) -> None:
+        """Open another run of the folder of runs the open profile belongs to."""
+        from .screens.runs import RunPicker, runs_root
+
+        root = runs_root(self.path, self.session.path if self.session is not None else None)
+        if root is None:
+            self.notify("The open profile is not in a folder of collected runs.", severity="warning")
+            return
+
+        def chosen(run: Optional[Path]) -> None:
+            if run is not None:
+                self.path, self.run_name = root, run.name
+                self.action_reload()
+
+        if self.screen is self.screen_stack[0]:
+            self.push_screen(RunPicker(root, self.session.path if self.session is not None else None), chosen)
 
     def on_session_loaded(self, msg: SessionLoaded) -> None:
         self._show_session(msg.session)
@@ -118,8 +142,11 @@ class NpuTuiApp(App):
 
     def _show_session(self, session) -> None:
         self.session = session
-        self.sub_title = (f"{literal(self.path)} · {len(session.ranks)} rank(s) · "
-                          f"{', '.join(literal(f) for f in session.formats)}")
+        # The path last: on a narrow terminal the header cuts it, not the rank count and format.
+        self.sub_title = (f"{len(session.ranks)} rank(s) · {', '.join(literal(f) for f in session.formats)}"
+                          f" · {literal(session.path)}")
+        if session.note:
+            self.notify(literal(session.note), markup=False)
         self.panes.display = True
         self.panes.show_profile(cursor_of(session.con))
         self.query_one("#pane-overview").show_health(session.health)
@@ -133,9 +160,29 @@ class NpuTuiApp(App):
 
     # -- collection and comparison ------------------------------------------------------------
 
-    async def action_collect(self) -> None:
-        """Collect again what the open run collected (its record says how), else the demo."""
-        (await self.panes.show("collect")).collect_again(self.path, self.rules)
+    def action_collect(self) -> None:
+        """Collect again what the open run collected (its record says how), else the demo, once
+        the user has seen the command and confirmed it: minutes of device work never start on a
+        stray key."""
+        from .panes.collect import CollectLog, collection_plan
+        from .screens.collect_confirm import CollectConfirm
+
+        if self.screen is not self.screen_stack[0]:
+            return
+        log = self.panes.built.get("collect")
+        if isinstance(log, CollectLog) and log.running:
+            self.notify("A collection is already running; escape cancels it.", severity="warning")
+            return
+        plan = collection_plan(self.session.path if self.session is not None else self.path)
+        if isinstance(plan, str):
+            self.notify(literal(plan), severity="error", markup=False)
+            return
+
+        async def start(confirmed: Optional[bool]) -> None:
+            if confirmed:
+                (await self.panes.show("collect")).start(*plan, self.rules)
+
+        self.push_screen(CollectConfirm(*plan, self.path if self.session is not None else None), start)
 
     def action_cancel_collect(self) -> None:
         collect = self.panes.built.get("collect")
@@ -145,14 +192,14 @@ class NpuTuiApp(App):
     async def on_collect_log_finished(self, msg) -> None:
         r = msg.result
         if msg.session is None:
-            why = msg.error or r.error or r.status
-            self.notify(literal(f"Collection {r.status}: {why}. The open profile is unchanged."),
+            why = msg.error or r.error
+            self.notify(literal(f"Collection {r.status}{': ' + why if why else ''}. The open profile is unchanged."),
                         severity="warning" if r.status == "cancelled" else "error", markup=False)
             return
         # The new run replaces whatever was loading or open.
         self.query_one(LoadPanel).cancel(drop=True)
         self.query_one(TraceBar).cancel(drop=True)
-        self.path = r.run_dir
+        self.path, self.run_name = r.run_dir, None
         self._show_session(msg.session)
         self.panes.show_report(msg.session.report)
         diff = await self.panes.pane("diff")
@@ -168,8 +215,28 @@ class NpuTuiApp(App):
     # -- panes, drill-down, screens -----------------------------------------------------------
 
     async def action_pane(self, pid: str) -> None:
-        if self.screen is self.screen_stack[0]:
-            await self.panes.show(pid)
+        """Digits work at every depth: the drill levels above the panes close first. (Dialogs are
+        modal and keep their keys; a text field keeps its digits.)"""
+        while self.screen is not self.screen_stack[0]:
+            await self.pop_screen()
+        await self.panes.show(pid)
+
+    def action_find(self) -> None:
+        """Look a kernel or operator name up across every type; enter opens its kernels."""
+        from .grids import found
+        from .screens.find import FindScreen
+
+        if self.con is None or self.screen is not self.screen_stack[0]:
+            return
+
+        async def jump(row: Optional[dict]) -> None:
+            if row is None:
+                return
+            await self.action_pane("operators")
+            for crumbs, drill in found(row):
+                await self.push_screen(DrillScreen(crumbs, drill, self.con))
+
+        self.push_screen(FindScreen(self.con), jump)
 
     def on_drill_requested(self, msg: DrillRequested) -> None:
         self.push_screen(DrillScreen(msg.crumbs, msg.drill, self.con))

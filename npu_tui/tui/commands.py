@@ -38,9 +38,13 @@ def app_commands(app: App) -> Iterable[SystemCommand]:
     yield SystemCommand("Operators: filter", "Filter operator types (/)", lambda: app.on_operators("action_filter"))
     for action, title, helptext in TABLE_ACTIONS:
         yield SystemCommand(title, helptext, lambda action=action: app.table_action(action))
-    yield SystemCommand("Collect: run again", "Collect the open run's workload again, or the demo (c)",
-                        app.action_collect)
+    yield SystemCommand("Collect: run again", "Collect the open run's workload again, or the demo, "
+                        "after a confirmation (c)", app.action_collect)
+    yield SystemCommand("Runs: pick another", "Open another run of this folder of collected runs (p)",
+                        app.action_pick_run)
     yield SystemCommand("Collect: cancel", "Stop the running collection (escape)", app.action_cancel_collect)
+    yield SystemCommand("Find: kernel or operator", "Look a name up across every type and jump to its kernels (ctrl+f)",
+                        app.action_find)
     yield SystemCommand("Data health: show all", "What the load skipped, why, and the fix (h)", app.action_health)
     yield SystemCommand("App: help", "Every key (?)", app.action_help)
     yield SystemCommand("App: reload", "Load the profile again (r)", app.action_reload)

@@ -14,7 +14,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from rich.segment import Segment
 from textual import work
-from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.app import ComposeResult
@@ -66,8 +65,14 @@ class GridQuery:
     where: Tuple[Tuple[str, Any], ...] = ()
     sort: str = ""
     descending: bool = True
-    filter_on: Tuple[str, ...] = ()
+    # `/` matches every text column shown, and these columns of the view besides (ones not shown,
+    # such as the operator names of a type).
+    filter_also: Tuple[str, ...] = ()
     highlight: str = ""  # a boolean column of the view: rows to draw highlighted
+
+    @property
+    def filter_on(self) -> Tuple[str, ...]:
+        return tuple(c.key for c in self.columns if c.kind == "text") + self.filter_also
 
     def effective(self, filter_text: str = "") -> Tuple[str, List[Any]]:
         """The SQL and parameters for the current sort and filter."""
@@ -75,16 +80,21 @@ class GridQuery:
         for column, value in self.where:
             tests.append(f"{_ident(column)} IS NULL" if value is None else f"{_ident(column)} = ?")
             params += [] if value is None else [value]
-        if filter_text and self.filter_on:
+        filter_on = self.filter_on
+        if filter_text and filter_on:
             pattern = "%" + filter_text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             tests.append("(" + " OR ".join(f"CAST({_ident(c)} AS VARCHAR) ILIKE ? ESCAPE '\\'"
-                                           for c in self.filter_on) + ")")
-            params += [pattern] * len(self.filter_on)
+                                           for c in filter_on) + ")")
+            params += [pattern] * len(filter_on)
         sql = f"SELECT * FROM {_ident(self.view)}"
         if tests:
-            sql += " WHERE " + " AND ".join(tests)
+            sql += "\nWHERE " + "\n  AND ".join(tests)
         if self.sort:
-            sql += f" ORDER BY {_ident(self.sort)} {'DESC' if self.descending else 'ASC'} NULLS LAST"
+            # Ties in the sort column go by the other columns: the same rows in the same order
+            # on every run (a tie would otherwise come back in whatever order the threads give).
+            rest = [_ident(c.key) for c in self.columns if c.key != self.sort]
+            sql += f"\nORDER BY {_ident(self.sort)} {'DESC' if self.descending else 'ASC'} NULLS LAST" \
+                + "".join(f", {c}" for c in rest)
         return sql, params
 
     def shown_sql(self, filter_text: str = "") -> str:
@@ -466,7 +476,7 @@ class PagedTable(ScrollView, can_focus=True):
             return
         finally:
             cur.close()
-        self.app.call_from_thread(self.notify, f"Exported {written:,} rows to {literal(where)}",
+        self.app.call_from_thread(self.notify, f"Exported {written:,} row{'' if written == 1 else 's'} to {literal(where)}",
                                   markup=False)
 
     def action_copy_value(self) -> None:
@@ -494,7 +504,10 @@ class GridView(Vertical):
     """A PagedTable with its status line and the `/` filter box."""
 
     HELP_TITLE = "Tables"
-    BINDINGS = [Binding("escape", "close_filter", "Close filter", show=False)]
+    # Escape leaves the filter box first; on the panes (not in a drill level, where escape goes
+    # back a level) it then clears the filter.
+    BINDINGS = [Binding("escape", "close_filter", "Close filter", show=False),
+                Binding("escape", "clear_filter", "Clear filter")]
 
     def __init__(self, query: GridQuery, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -502,7 +515,8 @@ class GridView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="grid-status")
-        yield Input(placeholder="filter (matches text columns)", classes="grid-filter")
+        yield Input(placeholder="filter: matches every text column · enter keeps it · escape on the table clears it",
+                    classes="grid-filter")
         yield PagedTable(self.query)
 
     @property
@@ -552,10 +566,20 @@ class GridView(Vertical):
         msg.stop()
         self._hide_filter()
 
+    def check_action(self, action: str, parameters) -> Optional[bool]:
+        if action == "close_filter":
+            return self.query_one(Input).has_focus
+        if action == "clear_filter":
+            return bool(self.table.filter_text) and self.screen is self.app.screen_stack[0]
+        return True
+
     def action_close_filter(self) -> None:
-        box = self.query_one(Input)
-        if not box.has_focus:
-            raise SkipAction()
+        self._hide_filter()
+
+    def action_clear_filter(self) -> None:
+        self.query_one(Input).value = ""  # Input.Changed sets the table's filter
+        self.table.set_filter("")
+        self._status()
         self._hide_filter()
 
     def _hide_filter(self) -> None:

@@ -35,6 +35,7 @@ INSTANCE_COLUMNS = (Column("rank", "rank", "int"), Column("step", "step", "int")
 RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "int"),
                 Column("kernels", "kernels", "int"), Column("kernel_time_us", "kernel time", "us"),
                 Column("span_us", "span", "us"), Column("step_time_us", "step", "us"),
+                Column("exposed_comm_us", "exposed comm/step", "us"), Column("free_us", "free/step", "us"),
                 Column("vs_mean", "vs mean", "float"), Column("source_format", "format"),
                 Column("profiler_level", "level"))
 COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
@@ -47,11 +48,10 @@ COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst",
                      Column("gbps", "GB/s", "float"))
 FINDING_COLUMNS = (Column("type", "type"),) + OP_COLUMNS
 
-RANKS = GridQuery("Ranks (kernel time and span: totals; step: mean per step)", "rank_times", RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
-COMM_OPS = GridQuery("Comm operators (totals over the profile)", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms",
-                     filter_on=("op_type",))
-COMM_LINKS = GridQuery("Bandwidth per link", "comm_links", COMM_LINK_COLUMNS, sort="size_mb",
-                       filter_on=("transport",))
+RANKS = GridQuery("Ranks (kernel time and span: totals; step, exposed comm, free: mean per step)", "rank_times",
+                  RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
+COMM_OPS = GridQuery("Comm operators (totals over the profile)", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms")
+COMM_LINKS = GridQuery("Bandwidth per link", "comm_links", COMM_LINK_COLUMNS, sort="size_mb")
 
 
 # -- the operator hierarchy: type → operators by input shapes → kernel instances ----------------
@@ -62,18 +62,41 @@ def instances(row: Row, **scope: Any) -> Drill:
     shapes = row.get("input_shapes")
     title = literal(row["op"]) + (f" [{literal(shapes)}]" if shapes else "")
     where = (("type", row["type"]), ("op", row["op"]), ("input_shapes", shapes)) + tuple(scope.items())
-    return Drill(GridQuery(title, "kernel_instances", INSTANCE_COLUMNS, where=where, sort="dur_us",
-                           filter_on=("name", "input_shapes", "input_dtypes", "core")))
+    return Drill(GridQuery(title, "kernel_instances", INSTANCE_COLUMNS, where=where, sort="dur_us"))
 
 
 def operators_of_type(row: Row) -> Drill:
     return Drill(GridQuery(literal(row["type"]), "operator_shapes", OP_COLUMNS, where=(("type", row["type"]),),
-                           sort="total_us", filter_on=("op", "input_shapes")), instances)
+                           sort="total_us"), instances)
 
 
 def operator_types() -> Drill:
-    return Drill(GridQuery("Operators", "operator_types", TYPE_COLUMNS, sort="total_us",
-                           filter_on=("type",)), operators_of_type)
+    return Drill(GridQuery("Operators", "operator_types", TYPE_COLUMNS, sort="total_us", filter_also=("operators",)), operators_of_type)
+
+
+def rank_operators(row: Row) -> Drill:
+    """A rank's operators, then their kernels on that rank."""
+    rank = row["rank"]
+    return Drill(GridQuery(f"rank {rank} · operators", "rank_operators", (Column("type", "type"),) + OP_COLUMNS,
+                           where=(("rank", rank),), sort="total_us"),
+                 lambda op: instances(op, rank=rank))
+
+
+def ranks() -> Drill:
+    return Drill(RANKS, rank_operators)
+
+
+FIND = GridQuery("Find a kernel or operator", "kernel_names",
+                 (Column("type", "type"), Column("op", "operator"), Column("input_shapes", "input shapes"),
+                  Column("name", "kernel name"), Column("kernels", "kernels", "int"),
+                  Column("total_us", "total", "us")), sort="total_us")
+
+
+def found(row: Row) -> Tuple[Tuple[Tuple[str, ...], Drill], ...]:
+    """The drill levels a found row opens, as (crumbs above, level): its type's operators, then
+    the kernels of its operator and shapes."""
+    return ((("Operators",), operators_of_type(row)),
+            (("Operators", literal(row["type"])), instances(row)))
 
 
 # -- a finding → its ranks (finding_ranks) → on one, the operators behind it (finding_operators) or,
@@ -97,14 +120,14 @@ def findings_drill(f: Row) -> Drill:
         where = f"rank {row['rank']}"
         if f["metric"] == "idle_share":
             return Drill(GridQuery(f"idle gaps · {where}", "idle_gaps", GAP_COLUMNS, where=(("rank", row["rank"]),),
-                                   sort="gap_us", filter_on=("stage", "host_range")))
+                                   sort="gap_us"))
 
         def kernels(op: Row) -> Drill:
             return instances(op, rank=row["rank"], stage=op["kernel_stage"])
 
         return Drill(GridQuery(f"operators · {where}", "finding_operators", FINDING_COLUMNS,
                                where=(("rule", f["rule"]), ("rank", row["rank"]), ("stage", f.get("stage"))),
-                               sort="total_us", filter_on=("type", "op", "input_shapes")), kernels)
+                               sort="total_us"), kernels)
 
     return Drill(GridQuery(title, "finding_ranks", _rank_columns(f["metric"]),
                            where=(("rule", f["rule"]), ("stage", f.get("stage"))), sort="value"), behind)

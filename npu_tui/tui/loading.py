@@ -17,7 +17,8 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Label, ProgressBar
+from textual.widgets import Label, OptionList, ProgressBar
+from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from .cells import literal
@@ -41,10 +42,19 @@ class Analysed(Message):
 
 @dataclass
 class LoadStopped(Message):
-    """The load ended without a profile: cancelled, or nothing readable."""
+    """The load ended without a profile: cancelled, or nothing readable (``candidates``: folders
+    below the path that would load, offered in a picker)."""
 
     reason: str
     load: int = 0
+    candidates: tuple = ()
+
+
+@dataclass
+class ProfilePicked(Message):
+    """The user chose one of the candidates LoadPanel offered: open it."""
+
+    path: Path
 
 
 @dataclass
@@ -89,15 +99,22 @@ class LoadPanel(_Phase, Vertical):
     def compose(self) -> ComposeResult:
         yield Label(id="load-label")
         yield ProgressBar(id="load-bar", show_eta=False)
-        yield Label("escape cancels · r reloads · q quits", classes="hint")
+        yield OptionList(id="load-candidates")
+        yield Label("escape cancels · r reloads · q quits", classes="hint", id="load-hint")
 
-    def start(self, path: Path, rules: Optional[Path]) -> None:
+    def on_mount(self) -> None:
+        self.query_one(OptionList).display = False
+
+    def start(self, path: Path, rules: Optional[Path], run: Optional[str] = None) -> None:
         self.running = True
         self.display = True
+        self.query_one(ProgressBar).display = True
+        self.query_one(OptionList).display = False
+        self.query_one("#load-hint", Label).update("escape cancels · r reloads · q quits")
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.query_one(Label).update(Text(f"Loading {literal(path)}"))
         self._path = path
-        self._load(self._next(), path, rules)
+        self._load(self._next(), path, rules, run)
 
     def cancel(self, drop: bool = False) -> bool:
         """Stop the load in progress (True when one was running). The worker then says so with
@@ -111,13 +128,13 @@ class LoadPanel(_Phase, Vertical):
         return True
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def _load(self, load: int, path: Path, rules: Optional[Path]) -> None:
+    def _load(self, load: int, path: Path, rules: Optional[Path], run: Optional[str]) -> None:
         from ..profile import LoadCancelled, ProfileError
         from ..session import Session
 
         worker = get_current_worker()
         try:
-            session = Session.load(path, rules, cache=True, background=True,
+            session = Session.load(path, rules, cache=True, background=True, run=run,
                                    progress=lambda d, t, label: self.post_message(_Progress(d, t, label, load)),
                                    cancelled=lambda: worker.is_cancelled)
             analysed = session.analysed  # reopened from the cache
@@ -129,7 +146,7 @@ class LoadPanel(_Phase, Vertical):
             self.post_message(LoadStopped("Load cancelled.", load))
             return
         except ProfileError as e:
-            self.post_message(LoadStopped(str(e), load))
+            self.post_message(LoadStopped(str(e), load, tuple(e.candidates)))
             return
         except Exception as e:  # noqa: BLE001 - a bug must reach the screen, not hang it on "loading"
             self.post_message(LoadStopped(f"Load failed: {_first_line(e)}", load))
@@ -158,9 +175,24 @@ class LoadPanel(_Phase, Vertical):
             self.running = False
 
     def on_load_stopped(self, msg: LoadStopped) -> None:
-        if not self.stale(msg):
-            self.running = False
-            self.query_one(Label).update(Text(literal(msg.reason)))
+        if self.stale(msg):
+            return
+        self.running = False
+        self.query_one(Label).update(Text(literal(msg.reason)))
+        if msg.candidates:
+            self.query_one(ProgressBar).display = False
+            picker = self.query_one(OptionList)
+            picker.clear_options()
+            picker.add_options(Option(Text(literal(c)), id=str(i)) for i, c in enumerate(msg.candidates))
+            self._candidates = list(msg.candidates)
+            picker.display = True
+            picker.highlighted = 0
+            picker.focus()
+            self.query_one("#load-hint", Label).update("enter opens the highlighted profile · r reloads · q quits")
+
+    def on_option_list_option_selected(self, msg: OptionList.OptionSelected) -> None:
+        msg.stop()
+        self.post_message(ProfilePicked(Path(self._candidates[int(msg.option.id)])))
 
 
 class TraceBar(_Phase, Horizontal):

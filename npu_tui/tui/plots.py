@@ -23,6 +23,10 @@ CATEGORY_COLORS: Dict[str, str] = {
     "copies": "color(178)",
     "free": "color(245)",
     "between steps": "color(238)",
+    # the Comm pane's exposure bars
+    "exposed": "color(203)",
+    "overlapped": "color(108)",
+    "rest of the stage": "color(238)",
 }
 FALLBACK = ("color(141)", "color(108)", "color(180)", "color(67)")
 SPARK = "▁▂▃▄▅▆▇█"
@@ -66,13 +70,14 @@ def legend(labels: Sequence[str]) -> Text:
 
 
 def sparkline(values: Sequence[float], width: Optional[int] = None) -> Text:
-    """One character per value (the last ``width`` values), scaled between min and max."""
+    """One character per value (the last ``width`` values), its height proportional to the value
+    (zero at the bottom): steps 0.4 % apart look alike, a step twice as long stands out."""
     vals = list(values)[-width:] if width else list(values)
     if not vals:
         return Text("")
-    lo, hi = min(vals), max(vals)
-    span = hi - lo
-    chars = "".join(SPARK[int((v - lo) / span * (len(SPARK) - 1)) if span else len(SPARK) // 2] for v in vals)
+    hi = max(vals)
+    top = len(SPARK) - 1
+    chars = "".join(SPARK[max(0, min(top, round(v / hi * top)))] if hi > 0 else SPARK[0] for v in vals)
     return Text(chars, style="color(39)")
 
 

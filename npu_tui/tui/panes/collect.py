@@ -31,6 +31,14 @@ def collection_for(path: Path) -> Tuple[CollectSpec, Path]:
     return CollectSpec(demo=True), DEMO_ROOT
 
 
+def collection_plan(path: Path):
+    """(spec, root) of what `c` would collect for the open profile, or why it cannot (a string)."""
+    try:
+        return collection_for(path)
+    except (OSError, ValueError, KeyError, TypeError, CollectError) as e:
+        return f"Cannot collect: {e}"
+
+
 def progress_text(event: dict) -> Optional[str]:
     """The status line for one progress event; None for events that do not change it."""
     phase = event["phase"]
@@ -133,16 +141,6 @@ class CollectLog(Vertical):
         self.run_worker(lambda: self._work(col, rules), thread=True,
                         group="collect", exit_on_error=False)
         return True
-
-    def collect_again(self, path: Path, rules=None) -> None:
-        """Start the collection `c` asks for on the open profile (see collection_for)."""
-        try:
-            spec, root = collection_for(path)
-        except (OSError, ValueError, KeyError, TypeError, CollectError) as e:
-            self.notify(literal(f"Cannot collect: {e}"), severity="error", markup=False)
-            return
-        if not self.start(spec, root, rules):
-            self.notify("A collection is already running; escape cancels it.", severity="warning")
 
     def _work(self, collection: Collection, rules) -> None:
         from ...profile import ProfileError

@@ -123,7 +123,9 @@ def account_text(report: dict, width: int = 100) -> Text:
         series = sorted(steps.get(rank, []), key=lambda st: st["step"])
         if len(series) > 1:
             text.append("\n" + " " * 9 + "per step ")
-            text.append_text(sparkline([st.get("stage_us") or 0.0 for st in series], 40))
+            values = [st.get("stage_us") or 0.0 for st in series]
+            text.append_text(sparkline(values, 40))
+            text.append(f" {fmt_us(min(values))}–{fmt_us(max(values))}", style="dim")
             marked = [str(st["step"]) for st in series if st.get("outlier")]
             if marked:
                 text.append(f"  warm-up: step {', '.join(marked)}", style="dim")
@@ -183,7 +185,8 @@ def stages_text(report: dict) -> Text:
 
 class OverviewPane(VerticalScroll):
     def compose(self) -> ComposeResult:
-        for name in ("health", "steps", "categories", "findings", "stages"):
+        # The findings right under the step account: at 80×24 they are on the first screen.
+        for name in ("health", "steps", "findings", "categories", "stages"):
             yield Static(id=f"overview-{name}", classes="section")
 
     report: Optional[dict] = None

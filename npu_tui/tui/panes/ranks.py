@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from ..cells import fmt_us
 from ..drill import DrillGrid
-from ..grids import RANKS, Drill
+from ..grids import ranks
 from ..plots import heat_grid, legend, stacked_bar
 
 BAR_WIDTH = 40
@@ -64,7 +64,7 @@ def rank_plots(report: dict) -> Text:
 class RanksPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="ranks-plots", classes="plots")
-        yield DrillGrid(Drill(RANKS), ("Ranks",), id="ranks-grid")
+        yield DrillGrid(ranks(), ("Ranks",), id="ranks-grid")
 
     def show_profile(self, con) -> None:
         self.query_one("#ranks-plots", Static).update(Text("analysing…", style="dim"))

@@ -38,11 +38,17 @@ class SqlConsole(Widget):
     DEFAULT_CSS = (Path(__file__).parent / "console.tcss").read_text(encoding="utf-8")
     SCOPED_CSS = False  # the dialogs it opens are styled from the same file
     HELP_TITLE = "SQL console"
+    # The editor's own keys (Textual's TextArea), which no binding list of ours declares.
+    HELP_EXTRA = (("f7", "Select all"), ("ctrl+a / ctrl+e", "Line start / end"),
+                  ("ctrl+k", "Delete to the end of the line"), ("ctrl+z / ctrl+y", "Undo / redo"),
+                  ("tab", "Leave the editor (or take a completion while the list is open)"))
     BINDINGS = [
         Binding("ctrl+r", "run_statement", "Run"),
         Binding("f5", "run_all", "Run all"),
         Binding("escape", "cancel", "Cancel", show=True),
-        Binding("ctrl+space", "complete", "Complete", show=False),
+        # Escape leaves the editor when nothing runs, so digits and the other app keys work again.
+        Binding("escape", "leave_editor", "Leave editor"),
+        Binding("ctrl+space", "complete", "Complete"),
         Binding("f2", "history", "History"),
         Binding("f3", "queries", "Queries"),
         Binding("ctrl+s", "save_query", "Save query"),
@@ -137,6 +143,8 @@ class SqlConsole(Widget):
     def check_action(self, action: str, parameters) -> Optional[bool]:
         if action == "cancel":
             return self.running
+        if action == "leave_editor":
+            return not self.running and self.editor.has_focus
         if action in ("run_statement", "run_all", "export"):
             return not self.running
         return True
@@ -183,6 +191,9 @@ class SqlConsole(Widget):
 
     def action_cancel(self) -> None:
         self.engine.cancel()
+
+    def action_leave_editor(self) -> None:
+        self.grid.focus()
 
     def _tick(self) -> None:
         if self.running:
@@ -319,9 +330,7 @@ class SqlConsole(Widget):
 
     def on_sql_editor_completion_key(self, msg: SqlEditor.CompletionKey) -> None:
         popup = self.query_one(CompletionList)
-        if msg.key == "open":
-            self.action_complete()
-        elif msg.key == "up":
+        if msg.key == "up":
             popup.action_cursor_up()
         elif msg.key == "down":
             popup.action_cursor_down()

@@ -3,8 +3,6 @@ keys of the completion list while it is open."""
 
 from __future__ import annotations
 
-import re
-
 from textual import events
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
@@ -12,8 +10,6 @@ from textual.widgets.option_list import Option
 from rich.text import Text
 
 from ....query import Completion
-
-_WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.?$|\.$")
 
 
 class CompletionList(OptionList):
@@ -31,10 +27,10 @@ class CompletionList(OptionList):
 
 
 class SqlEditor(TextArea):
-    """Multi-line SQL input. `tab` completes when a word is before the cursor, else moves focus."""
+    """Multi-line SQL input. While the completion list is open, up/down/enter/tab/escape steer it."""
 
     class CompletionKey(Message):
-        """A key for the completion list: open, up, down, accept or close."""
+        """A key for the completion list: up, down, accept or close."""
 
         def __init__(self, key: str) -> None:
             super().__init__()
@@ -48,21 +44,15 @@ class SqlEditor(TextArea):
         if "sql" in self.available_languages:
             self.language = "sql"
 
-    def word_before_cursor(self) -> bool:
-        row, col = self.cursor_location
-        return bool(_WORD_BEFORE.search(self.document.get_line(row)[:col]))
-
     async def _on_key(self, event: events.Key) -> None:
-        if self.completing and event.key in self._KEYS:
-            key = self._KEYS[event.key]
-        elif event.key == "tab" and self.word_before_cursor():
-            key = "open"
-        else:
+        # Completion opens on its own key (the console's ctrl+space): tab moves the focus, as help
+        # says, unless the list is open.
+        if not (self.completing and event.key in self._KEYS):
             await super()._on_key(event)
             return
         event.stop()
         event.prevent_default()
-        self.post_message(self.CompletionKey(key))
+        self.post_message(self.CompletionKey(self._KEYS[event.key]))
 
     @property
     def cursor_offset(self) -> int:

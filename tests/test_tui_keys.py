@@ -1,0 +1,183 @@
+"""The key grammar, as a user meets it: typing a query never reaches the app's keys, escape leaves
+a field, then a drill level, then a filter; digits work at every depth; `/` and ctrl+f find kernels
+by name; `c` starts nothing before its dialog is confirmed; a folder of profiles offers a picker."""
+
+import shutil
+from pathlib import Path
+
+from textual.widgets import Input, OptionList, TabbedContent
+
+from npu_tui.demo import PATH as DEMO
+from npu_tui.tui.app import NpuTuiApp
+from npu_tui.tui.drill import DrillScreen
+from npu_tui.tui.grid import GridView, PagedTable
+from npu_tui.tui.panes.console import SqlConsole
+from npu_tui.tui.screens.collect_confirm import CollectConfirm
+from npu_tui.tui.screens.find import FindScreen
+from tui_support import async_test, screen_text, settle
+
+SIZE = (120, 40)
+
+
+def _active(app) -> str:
+    return app.query_one(TabbedContent).active
+
+
+def _table(app, pane) -> PagedTable:
+    return app.query_one(f"#pane-{pane}").query_one(PagedTable)
+
+
+@async_test
+async def test_a_query_typed_in_the_console_runs_and_collects_nothing():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("6")
+        await settle(app, pilot)
+        console = app.query_one(SqlConsole)
+        assert console.editor.has_focus
+        await pilot.press("ctrl+a", "ctrl+k")  # the welcome comment line, gone as a user clears it
+        await pilot.press(*"select 40 + 2 as answer")  # holds c, 4, 2: app keys outside the editor
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert console.grid.rows_shown == [(42,)]
+        assert "42" in screen_text(app)
+        assert "collect" not in app.panes.built and not isinstance(app.screen, CollectConfirm)
+        assert _active(app) == "sql"
+        await pilot.press("escape", "1")
+        assert _active(app) == "overview"
+
+
+@async_test
+async def test_digits_switch_panes_from_inside_a_drill_down():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrillScreen)
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert app.screen is app.screen_stack[0] and _active(app) == "comm"
+        await pilot.press("3", "enter", "enter")  # two levels down
+        await settle(app, pilot)
+        assert len(app.screen_stack) == 3
+        await pilot.press("2")
+        assert app.screen is app.screen_stack[0] and _active(app) == "findings"
+
+
+@async_test
+async def test_slash_finds_an_operator_type_by_a_kernel_name_fragment_and_escape_clears_it():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        table = _table(app, "operators")
+        everything = table.total
+        # A fragment of an operator's name that its type does not contain.
+        op, kind = app.con.execute(
+            "SELECT op, type FROM operator_shapes WHERE position(lower(type) IN lower(op)) = 0 "
+            "ORDER BY total_us DESC LIMIT 1").fetchone()
+        fragment = op[:max(4, len(op) // 2)]
+        await pilot.press("slash", *fragment, "enter")
+        await settle(app, pilot)
+        kinds = [table.row_dict(i)["type"] for i in range(table.total)]
+        assert kind in kinds and table.total < everything
+        grid = app.query_one("#pane-operators").query_one(GridView)
+        assert table.has_focus and not grid.query_one(Input).has_focus
+        await pilot.press("escape")  # on the panes, escape then clears the filter
+        await settle(app, pilot)
+        assert table.filter_text == "" and table.total == everything
+
+
+@async_test
+async def test_escape_leaves_the_filter_box_then_the_drill_level():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "enter")
+        await settle(app, pilot)
+        level = app.screen
+        await pilot.press("slash", "x")
+        assert level.query_one(Input).has_focus
+        await pilot.press("escape")
+        assert app.screen is level and level.query_one(PagedTable).has_focus
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+@async_test
+async def test_ctrl_f_jumps_to_the_kernels_of_a_name():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        name, op, n = app.con.execute(
+            "SELECT name, op, kernels FROM kernel_names ORDER BY total_us LIMIT 1").fetchone()
+        await pilot.press("ctrl+f")
+        await settle(app, pilot)
+        assert isinstance(app.screen, FindScreen)
+        await pilot.press(*name, "enter")
+        await settle(app, pilot)
+        found = app.screen.query_one(PagedTable)
+        assert found.total >= 1 and found.row_dict(0)["name"] == name
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrillScreen) and _active(app) == "operators"
+        kernels = app.screen.query_one(PagedTable)
+        assert {kernels.row_dict(i)["name"] for i in range(kernels.total)} >= {name}
+        assert app.screen.crumbs[0] == "Operators" and op in app.screen.crumbs[-1]
+        await pilot.press("escape", "escape")
+        assert app.screen is app.screen_stack[0]
+
+
+@async_test
+async def test_c_asks_first_and_escape_starts_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        assert isinstance(app.screen, CollectConfirm)
+        shown = " ".join(app.screen.query_one("#collect-confirm-text").content.plain.split())
+        assert f"$ npu-tui collect --demo --out {tmp_path.resolve() / 'prof_out'} --steps 5" in shown
+        assert f"{tmp_path.resolve() / 'prof_out' / 'run_<date>_<time>_NN'}" in shown
+        assert "stays open until the new run has loaded" in shown
+        assert "enter collects · escape cancels" in screen_text(app)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is app.screen_stack[0]
+        assert "collect" not in app.panes.built and not (tmp_path / "prof_out").exists()
+        assert app.session.path == DEMO
+
+
+@async_test
+async def test_ranks_enter_opens_the_ranks_operators():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        assert _table(app, "ranks").has_focus
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrillScreen) and app.screen.crumbs[-1] == "rank 0 · operators"
+        ops = app.screen.query_one(PagedTable)
+        want = app.con.execute("SELECT count(*) FROM rank_operators WHERE rank = 0").fetchone()[0]
+        assert ops.total == want > 0
+
+
+@async_test
+async def test_a_folder_of_profiles_lists_them_to_pick(tmp_path):
+    for name in ("a", "b"):
+        shutil.copytree(DEMO, tmp_path / "runs" / name / "prof")
+    app = NpuTuiApp(tmp_path / "runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.session is None
+        picker = app.query_one("#load-candidates", OptionList)
+        assert picker.display and picker.has_focus and picker.option_count == 2
+        assert "no profile here" in screen_text(app)
+        await pilot.press("down", "enter")
+        await settle(app, pilot)
+        assert app.session is not None and Path(app.session.path) == tmp_path / "runs" / "b" / "prof"
