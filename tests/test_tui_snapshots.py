@@ -23,8 +23,21 @@ async def loaded(pilot):
     await settle(pilot.app, pilot, rounds=4)
 
 
-def test_overview_80x24(app, snap_compare):
-    assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
+# Every pane at the two sizes the README promises, by its number key.
+PANE_KEYS = {"overview": "1", "findings": "2", "operators": "3", "comm": "4", "ranks": "5", "sql": "6",
+             "collect": "7", "diff": "8"}
+SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("pane", PANE_KEYS)
+def test_pane(app, snap_compare, pane, size):
+    async def show(pilot):
+        await loaded(pilot)
+        await pilot.press(PANE_KEYS[pane])
+        await loaded(pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=show)
 
 
 def test_operators_drilled_80x24(app, snap_compare):
@@ -35,20 +48,3 @@ def test_operators_drilled_80x24(app, snap_compare):
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=drill)
 
-
-def test_ranks_120x36(app, snap_compare):
-    async def ranks(pilot):
-        await loaded(pilot)
-        await pilot.press("5")
-        await loaded(pilot)
-
-    assert snap_compare(app, terminal_size=(120, 36), run_before=ranks)
-
-
-def test_findings_100x30(app, snap_compare):
-    async def findings(pilot):
-        await loaded(pilot)
-        await pilot.press("2")
-        await loaded(pilot)
-
-    assert snap_compare(app, terminal_size=(100, 30), run_before=findings)
