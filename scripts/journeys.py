@@ -81,6 +81,10 @@ def console_query(t: Terminal, scratch: Path) -> None:
     t.keys("C-r")
     t.wait("answer")
     t.wait("42")
+    t.keys("End")
+    t.type(" from kernel_nam")
+    t.keys("C-Space")  # completion, as a terminal without the kitty protocol sends it (NUL)
+    t.wait("from kernel_names")
     t.absent("Collect a new profile?")
     if (scratch / "prof_out").exists():
         raise JourneyFailed("typing a query started a collection")

@@ -26,6 +26,8 @@ SHOTS = (
     ("ranks", ("5",)),
     ("sql", ("3", "v")),
     ("help", ("question_mark",)),
+    ("find", ("ctrl+f", *"MatMul")),
+    ("collect-confirm", ("c",)),
 )
 # Textual's SVGs name Fira Code, which rasterisers without web fonts replace by a proportional face.
 MONO = "DejaVu Sans Mono"

@@ -27,11 +27,58 @@ REQUIRE_REAL = bool(os.environ.get("NPU_TUI_REQUIRE_REAL"))
 MISSING = f"the real profiler samples are not at {REAL}"
 
 
+def _under_real(value) -> bool:
+    if isinstance(value, (list, tuple, set)):
+        return any(_under_real(v) for v in value)
+    if isinstance(value, (str, Path)):
+        path = Path(value)
+        try:
+            return (path if path.is_absolute() else ROOT / path).resolve().is_relative_to(REAL.resolve())
+        except (OSError, ValueError):
+            return False
+    return False
+
+
+def _names(code, seen) -> set:
+    """The global names a function's code (nested functions included) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names") and const not in seen:
+            seen.add(const)
+            names |= _names(const, seen)
+    return names
+
+
+def _reads_real(fn, depth: int = 0, seen=None) -> bool:
+    """Whether ``fn``, or a function of its module it calls (a few levels down), names a path
+    under the real samples."""
+    seen = set() if seen is None else seen
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen or depth > 3:
+        return False
+    seen.add(code)
+    scope = fn.__globals__
+    for name in _names(code, seen):
+        value = scope.get(name)
+        if _under_real(value):
+            return True
+        if callable(value) and getattr(value, "__module__", None) == fn.__module__ and \
+                _reads_real(getattr(value, "__wrapped__", value), depth + 1, seen):
+            return True
+    return False
+
+
 def _uses_real(item) -> bool:
+    """A test needs the real samples when it takes the ``real`` fixture, is parametrized over one
+    of their paths, or it (or a fixture or helper of its module) names one."""
     if "real" in getattr(item, "fixturenames", ()):
         return True
-    source = Path(str(item.fspath)).read_text(encoding="utf-8")
-    return '"shared" / "real"' in source or "shared/real" in source
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(_under_real(v) for v in callspec.params.values()):
+        return True
+    fixtures = [d.func for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs]
+    fn = getattr(item, "function", None)
+    return any(_reads_real(getattr(f, "__wrapped__", f)) for f in [fn, *fixtures] if f is not None)
 
 
 def pytest_sessionstart(session):

@@ -183,7 +183,10 @@ async def test_escape_cancels_the_collection_and_kills_the_child(tmp_path, monke
         log = app.query_one(CollectLog)
         await _until(pilot, lambda: log.status.startswith("warm-up"))
         pid = log._collection.pid
-        await pilot.press("escape")
+        await pilot.press("1", "escape")  # escape elsewhere is the way back, never a cancel
+        await pilot.pause(0.3)
+        assert log.running
+        await pilot.press("7", "escape")
         await _until(pilot, lambda: not log.running)
         assert log.status.startswith("cancelled")
         assert app.profile is profile and app.path == earlier

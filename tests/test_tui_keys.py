@@ -152,6 +152,22 @@ async def test_c_asks_first_and_escape_starts_nothing(tmp_path, monkeypatch):
 
 
 @async_test
+async def test_app_keys_work_inside_a_drill_level(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "enter")
+        await settle(app, pilot)
+        await pilot.press("ctrl+f")
+        assert isinstance(app.screen, FindScreen) and len(app.screen_stack) == 2
+        await pilot.press("escape", "escape", "3", "enter", "c")
+        assert isinstance(app.screen, CollectConfirm) and len(app.screen_stack) == 2
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+@async_test
 async def test_ranks_enter_opens_the_ranks_operators():
     app = NpuTuiApp(DEMO)
     async with app.run_test(size=SIZE) as pilot:
@@ -181,3 +197,15 @@ async def test_a_folder_of_profiles_lists_them_to_pick(tmp_path):
         await pilot.press("down", "enter")
         await settle(app, pilot)
         assert app.session is not None and Path(app.session.path) == tmp_path / "runs" / "b" / "prof"
+
+
+@async_test
+async def test_v_opens_the_sql_at_its_first_column():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "enter", "enter", "v")  # the kernels of one operator: a long ORDER BY
+        await settle(app, pilot)
+        editor = app.query_one(SqlConsole).editor
+        assert editor.has_focus and editor.text.startswith('SELECT * FROM "kernel_instances"')
+        assert max(len(line) for line in editor.text.splitlines()) > 80 and editor.scroll_offset.x == 0

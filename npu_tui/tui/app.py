@@ -40,7 +40,9 @@ class NpuTuiApp(App):
         Binding("r", "reload", "Reload", show=False),
         Binding("p", "pick_run", "Pick run", show=False),
         Binding("ctrl+f", "find", "Find"),
-        Binding("escape", "cancel_load", "Cancel load, trace or collection", show=False),
+        # A collection is stopped from its own pane (escape there) or the palette only: escape is
+        # the everyday way back, and one press too many must not throw away minutes of device work.
+        Binding("escape", "cancel_load", "Cancel load or trace", show=False),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -104,7 +106,7 @@ class NpuTuiApp(App):
         self.path, self.run_name = msg.path, None
         self.action_reload()
 
-    def action_pick_run(self) -> None:
+    async def action_pick_run(self) -> None:
         """Open another run of the folder of runs the open profile belongs to."""
         from .screens.runs import RunPicker, runs_root
 
@@ -118,7 +120,7 @@ class NpuTuiApp(App):
                 self.path, self.run_name = root, run.name
                 self.action_reload()
 
-        if self.screen is self.screen_stack[0]:
+        if await self._to_panes():
             self.push_screen(RunPicker(root, self.session.path if self.session is not None else None), chosen)
 
     def on_session_loaded(self, msg: SessionLoaded) -> None:
@@ -153,21 +155,28 @@ class NpuTuiApp(App):
         self.panes.focus_pane()
 
     def action_cancel_load(self) -> None:
-        collect = self.panes.built.get("collect")
-        if not ((collect is not None and collect.cancel()) or self.query_one(LoadPanel).cancel()
-                or self.query_one(TraceBar).cancel()):
+        if not (self.query_one(LoadPanel).cancel() or self.query_one(TraceBar).cancel()):
             raise SkipAction()
+
+    async def _to_panes(self) -> bool:
+        """Close the drill levels above the panes (the app's keys work at every depth); False under
+        a dialog, which keeps its keys."""
+        while self.screen is not self.screen_stack[0]:
+            if self.screen.is_modal:
+                return False
+            await self.pop_screen()
+        return True
 
     # -- collection and comparison ------------------------------------------------------------
 
-    def action_collect(self) -> None:
+    async def action_collect(self) -> None:
         """Collect again what the open run collected (its record says how), else the demo, once
         the user has seen the command and confirmed it: minutes of device work never start on a
         stray key."""
         from .panes.collect import CollectLog, collection_plan
         from .screens.collect_confirm import CollectConfirm
 
-        if self.screen is not self.screen_stack[0]:
+        if not await self._to_panes():
             return
         log = self.panes.built.get("collect")
         if isinstance(log, CollectLog) and log.running:
@@ -182,7 +191,7 @@ class NpuTuiApp(App):
             if confirmed:
                 (await self.panes.show("collect")).start(*plan, self.rules)
 
-        self.push_screen(CollectConfirm(*plan, self.path if self.session is not None else None), start)
+        self.push_screen(CollectConfirm(*plan, self.session.path if self.session is not None else None), start)
 
     def action_cancel_collect(self) -> None:
         collect = self.panes.built.get("collect")
@@ -215,18 +224,17 @@ class NpuTuiApp(App):
     # -- panes, drill-down, screens -----------------------------------------------------------
 
     async def action_pane(self, pid: str) -> None:
-        """Digits work at every depth: the drill levels above the panes close first. (Dialogs are
-        modal and keep their keys; a text field keeps its digits.)"""
-        while self.screen is not self.screen_stack[0]:
-            await self.pop_screen()
-        await self.panes.show(pid)
+        """Digits work at every depth: the drill levels above the panes close first. (A text field
+        keeps its digits: it takes the key before any binding.)"""
+        if await self._to_panes():
+            await self.panes.show(pid)
 
-    def action_find(self) -> None:
+    async def action_find(self) -> None:
         """Look a kernel or operator name up across every type; enter opens its kernels."""
         from .grids import found
         from .screens.find import FindScreen
 
-        if self.con is None or self.screen is not self.screen_stack[0]:
+        if self.con is None or not await self._to_panes():
             return
 
         async def jump(row: Optional[dict]) -> None:
@@ -251,10 +259,10 @@ class NpuTuiApp(App):
 
         ask_export(self, msg.table)
 
-    def action_health(self) -> None:
+    async def action_health(self) -> None:
         from .screens.health import HealthScreen
 
-        if self.screen is self.screen_stack[0]:
+        if await self._to_panes():
             self.push_screen(HealthScreen(self.session.health if self.session is not None else []))
 
     def action_help(self) -> None:

@@ -98,9 +98,11 @@ class GridQuery:
         return sql, params
 
     def shown_sql(self, filter_text: str = "") -> str:
-        """The effective query with its parameters written in, to open and edit in the console."""
+        """The effective query with its parameters written in, to open and edit in the console: one
+        clause a line and a last empty one, where the console's cursor lands, so the editor shows
+        the statement from its first column."""
         sql, params = self.effective(filter_text)
-        return inline_params(sql, params)
+        return inline_params(sql, params) + "\n"
 
 
 class PagedTable(ScrollView, can_focus=True):
@@ -515,8 +517,7 @@ class GridView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="grid-status")
-        yield Input(placeholder="filter: matches every text column · enter keeps it · escape on the table clears it",
-                    classes="grid-filter")
+        yield Input(placeholder="filter: matches every text column · enter keeps it", classes="grid-filter")
         yield PagedTable(self.query)
 
     @property
@@ -577,9 +578,7 @@ class GridView(Vertical):
         self._hide_filter()
 
     def action_clear_filter(self) -> None:
-        self.query_one(Input).value = ""  # Input.Changed sets the table's filter
-        self.table.set_filter("")
-        self._status()
+        self.query_one(Input).value = ""  # its Input.Changed clears the table's filter
         self._hide_filter()
 
     def _hide_filter(self) -> None:

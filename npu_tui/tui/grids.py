@@ -62,7 +62,8 @@ def instances(row: Row, **scope: Any) -> Drill:
     shapes = row.get("input_shapes")
     title = literal(row["op"]) + (f" [{literal(shapes)}]" if shapes else "")
     where = (("type", row["type"]), ("op", row["op"]), ("input_shapes", shapes)) + tuple(scope.items())
-    return Drill(GridQuery(title, "kernel_instances", INSTANCE_COLUMNS, where=where, sort="dur_us"))
+    return Drill(GridQuery(title, "kernel_instances", INSTANCE_COLUMNS, where=where, sort="dur_us",
+                           filter_also=("core",)))
 
 
 def operators_of_type(row: Row) -> Drill:

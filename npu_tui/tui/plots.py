@@ -40,7 +40,8 @@ def color_for(label: str, index: int = 0) -> str:
 
 
 def split_width(values: Sequence[float], width: int) -> List[int]:
-    """Integer widths proportional to values that add up to ``width`` (largest remainder)."""
+    """Integer widths proportional to values that add up to ``width`` (largest remainder); a
+    positive value too small for a cell still gets one, taken from the widest, so it stays seen."""
     total = sum(v for v in values if v > 0)
     if total <= 0 or width <= 0:
         return [0] * len(values)
@@ -49,6 +50,10 @@ def split_width(values: Sequence[float], width: int) -> List[int]:
     order = sorted(range(len(values)), key=lambda i: exact[i] - cells[i], reverse=True)
     for i in order[: width - sum(cells)]:
         cells[i] += 1
+    for i, v in enumerate(values):
+        widest = max(range(len(cells)), key=cells.__getitem__)
+        if v > 0 and cells[i] == 0 and cells[widest] > 1:
+            cells[i], cells[widest] = 1, cells[widest] - 1
     return cells
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional, Tuple
 
@@ -18,14 +19,15 @@ from ...collect.runner import (Collection, CollectError, CollectSpec, RunResult,
 from ..cells import literal
 
 LOG_LINES = 5000
-IDLE = "No collection running. c collects (the demo, or repeats the open run)."
+IDLE = "No collection running. c collects (the demo, or repeats the open run), after a confirmation."
 DEMO_ROOT = Path("prof_out")  # where `c` collects the demo when the open profile is not a run
 
 
 def collection_for(path: Path) -> Tuple[CollectSpec, Path]:
-    """What `c` collects for the open profile: the workload of the run it belongs to, again, beside
-    it (the run's record says how); otherwise the built-in demo into ./prof_out."""
-    run = run_of(path)
+    """What `c` collects for the open profile: the workload of the run it belongs to (or of the
+    newest run of a folder of runs), again, beside it (the run's record says how); otherwise the
+    built-in demo into ./prof_out."""
+    run = run_of(path) or previous_run(path)  # a run, or the newest of a folder of runs
     if run is not None:
         return CollectSpec.from_record(read_record(run)), run.parent
     return CollectSpec(demo=True), DEMO_ROOT
@@ -135,7 +137,7 @@ class CollectLog(Vertical):
         self._collection = col
         log = self.query_one(RichLog)
         log.clear()
-        log.write(Text(literal("$ " + " ".join(spec.cli_argv(Path(root)))), style="bold"))
+        log.write(Text(literal("$ " + shlex.join(spec.cli_argv(Path(root)))), style="bold"))
         self.query_one(ProgressBar).update(total=spec.steps + 4, progress=0)
         self._status("starting")
         self.run_worker(lambda: self._work(col, rules), thread=True,

@@ -15,6 +15,7 @@ from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
 
+SPARK_STEPS = 40  # the last steps the per-step sparkline shows
 BAR_WIDTH = 30
 CATEGORY_BAR_WIDTH = 24  # leaves room for the top three shares at 80 columns
 # step_account's parts, as the Overview names them
@@ -123,8 +124,8 @@ def account_text(report: dict, width: int = 100) -> Text:
         series = sorted(steps.get(rank, []), key=lambda st: st["step"])
         if len(series) > 1:
             text.append("\n" + " " * 9 + "per step ")
-            values = [st.get("stage_us") or 0.0 for st in series]
-            text.append_text(sparkline(values, 40))
+            values = [st.get("stage_us") or 0.0 for st in series][-SPARK_STEPS:]
+            text.append_text(sparkline(values))
             text.append(f" {fmt_us(min(values))}–{fmt_us(max(values))}", style="dim")
             marked = [str(st["step"]) for st in series if st.get("outlier")]
             if marked:

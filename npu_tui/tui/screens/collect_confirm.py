@@ -4,6 +4,7 @@ explicit enter here; escape (or any other way out) starts nothing."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -25,7 +26,7 @@ def plan_text(spec: CollectSpec, root: Path, open_path: Optional[Path]) -> Text:
     what = ("the built-in demo workload" if spec.demo
             else f"the workload {spec.workload}" if spec.workload else "the command above")
     text = Text().append("Collect a new profile?\n\n", style="bold")
-    text.append("$ " + literal(" ".join(spec.cli_argv(root))) + "\n\n", style="bold")
+    text.append("$ " + literal(shlex.join(spec.cli_argv(root))) + "\n\n", style="bold")
     text.append(f"Runs {literal(what)}: 2 warm-up steps, then {spec.steps} profiled steps.\n")
     text.append(f"Writes a new folder {literal(root / (RUN_PREFIX + '<date>_<time>_NN'))}; "
                 "nothing there is overwritten.\n")

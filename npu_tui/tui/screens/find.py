@@ -26,8 +26,8 @@ class FindScreen(ModalScreen[dict]):
     def compose(self) -> ComposeResult:
         with Vertical(id="find-dialog"):
             yield GridView(FIND)
-            yield Static("type part of a name · enter keeps the filter · enter on a row jumps to its kernels"
-                         " · escape closes", classes="hint")
+            yield Static("type part of a name, enter · enter on a row jumps to its kernels · escape leaves "
+                         "the filter box, then closes", classes="hint")
 
     def on_mount(self) -> None:
         grid = self.query_one(GridView)

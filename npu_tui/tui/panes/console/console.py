@@ -48,7 +48,8 @@ class SqlConsole(Widget):
         Binding("escape", "cancel", "Cancel", show=True),
         # Escape leaves the editor when nothing runs, so digits and the other app keys work again.
         Binding("escape", "leave_editor", "Leave editor"),
-        Binding("ctrl+space", "complete", "Complete"),
+        # Terminals without the kitty keyboard protocol (tmux, xterm) send ctrl+space as NUL: ctrl+@.
+        Binding("ctrl+space,ctrl+@", "complete", "Complete"),
         Binding("f2", "history", "History"),
         Binding("f3", "queries", "Queries"),
         Binding("ctrl+s", "save_query", "Save query"),
