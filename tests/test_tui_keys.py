@@ -209,3 +209,18 @@ async def test_v_opens_the_sql_at_its_first_column():
         editor = app.query_one(SqlConsole).editor
         assert editor.has_focus and editor.text.startswith('SELECT * FROM "kernel_instances"')
         assert max(len(line) for line in editor.text.splitlines()) > 80 and editor.scroll_offset.x == 0
+
+
+@async_test
+async def test_a_digit_switches_even_to_a_pane_built_on_the_way():
+    # Building the Collect or Diff pane awaits its mount; the pane left behind must not take the
+    # focus back (a focused widget activates its tab) and undo the switch.
+    panes = {"1": "overview", "2": "findings", "3": "operators", "4": "comm", "5": "ranks", "7": "collect",
+             "8": "diff"}
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for key in "27283748571":
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert _active(app) == panes[key], key

@@ -71,7 +71,10 @@ class Panes(TabbedContent):
         return widget
 
     async def show(self, pid: str) -> Widget:
-        """Switch to the pane, ready and focused."""
+        """Switch to the pane, ready and focused. It is built before the switch: while a mount is
+        awaited after it, the old pane's focused widget, hidden, hands the focus on inside its own
+        pane, and a focused widget switches back to its tab."""
+        await self.pane(pid)
         self.active = pid
         return await self._shown(pid)
 
@@ -84,11 +87,13 @@ class Panes(TabbedContent):
         return widget
 
     def focus_pane(self, pid: Optional[str] = None) -> None:
-        """Focus the pane's own choice (``default_focus()``), else its first focusable widget."""
+        """Focus the pane's own choice (``default_focus()``: None while it is not ready, and it is
+        focused when it is), else its first focusable widget."""
         pid = pid or self.active or "overview"
         widget = self.built.get(pid)
-        target = widget.default_focus() if hasattr(widget, "default_focus") else None
-        if target is None:
+        if hasattr(widget, "default_focus"):
+            target = widget.default_focus()
+        else:
             target = next((w for w in self.get_pane(pid).walk_children(Widget) if w.focusable and w.display),
                           None)
         if target is not None:

@@ -42,9 +42,12 @@ class SqlPane(Vertical):
         await self.mount_console()
 
     def default_focus(self):
-        """The editor, not the schema list: what one types on arriving is a query."""
-        console = self.console
-        return console.editor if console is not None else None
+        """The editor, not the schema list: what one types on arriving is a query (None until the
+        console has composed it)."""
+        from .console.editor import SqlEditor
+
+        editors = self.query(SqlEditor)
+        return editors.first() if editors else None
 
     async def mount_console(self) -> None:
         if self.mounted or self.con is None:
