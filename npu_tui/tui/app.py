@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from . import flows
 from .cells import literal
 from .commands import app_commands, console_commands
 from .drill import DrillRequested, DrillScreen
@@ -103,25 +104,15 @@ class NpuTuiApp(App):
         self.query_one(LoadPanel).start(self.path, self.rules, self.run_name)
 
     def on_profile_picked(self, msg: ProfilePicked) -> None:
-        self.path, self.run_name = msg.path, None
+        self.open_path(msg.path)
+
+    def open_path(self, path: Path, run: Optional[str] = None) -> None:
+        """Open another profile (``run``: one run of a folder of runs) in place of this one."""
+        self.path, self.run_name = Path(path), run
         self.action_reload()
 
     async def action_pick_run(self) -> None:
-        """Open another run of the folder of runs the open profile belongs to."""
-        from .screens.runs import RunPicker, runs_root
-
-        root = runs_root(self.path, self.session.path if self.session is not None else None)
-        if root is None:
-            self.notify("The open profile is not in a folder of collected runs.", severity="warning")
-            return
-
-        def chosen(run: Optional[Path]) -> None:
-            if run is not None:
-                self.path, self.run_name = root, run.name
-                self.action_reload()
-
-        if await self._to_panes():
-            self.push_screen(RunPicker(root, self.session.path if self.session is not None else None), chosen)
+        await flows.pick_run(self)
 
     def on_session_loaded(self, msg: SessionLoaded) -> None:
         self._show_session(msg.session)
@@ -142,6 +133,11 @@ class NpuTuiApp(App):
         else:
             self.panes.show_report(msg.session.report)
 
+    @property
+    def opened(self) -> Optional[Path]:
+        """The profile open now (a run, where ``path`` may be its folder of runs), or None."""
+        return self.session.path if self.session is not None else None
+
     def _show_session(self, session) -> None:
         self.session = session
         # The path last: on a narrow terminal the header cuts it, not the rank count and format.
@@ -158,7 +154,7 @@ class NpuTuiApp(App):
         if not (self.query_one(LoadPanel).cancel() or self.query_one(TraceBar).cancel()):
             raise SkipAction()
 
-    async def _to_panes(self) -> bool:
+    async def to_panes(self) -> bool:
         """Close the drill levels above the panes (the app's keys work at every depth); False under
         a dialog, which keeps its keys."""
         while self.screen is not self.screen_stack[0]:
@@ -170,28 +166,7 @@ class NpuTuiApp(App):
     # -- collection and comparison ------------------------------------------------------------
 
     async def action_collect(self) -> None:
-        """Collect again what the open run collected (its record says how), else the demo, once
-        the user has seen the command and confirmed it: minutes of device work never start on a
-        stray key."""
-        from .panes.collect import CollectLog, collection_plan
-        from .screens.collect_confirm import CollectConfirm
-
-        if not await self._to_panes():
-            return
-        log = self.panes.built.get("collect")
-        if isinstance(log, CollectLog) and log.running:
-            self.notify("A collection is already running; escape cancels it.", severity="warning")
-            return
-        plan = collection_plan(self.session.path if self.session is not None else self.path)
-        if isinstance(plan, str):
-            self.notify(literal(plan), severity="error", markup=False)
-            return
-
-        async def start(confirmed: Optional[bool]) -> None:
-            if confirmed:
-                (await self.panes.show("collect")).start(*plan, self.rules)
-
-        self.push_screen(CollectConfirm(*plan, self.session.path if self.session is not None else None), start)
+        await flows.collect(self)
 
     def action_cancel_collect(self) -> None:
         collect = self.panes.built.get("collect")
@@ -199,52 +174,26 @@ class NpuTuiApp(App):
             self.notify("No collection is running.")
 
     async def on_collect_log_finished(self, msg) -> None:
-        r = msg.result
-        if msg.session is None:
-            why = msg.error or r.error
-            self.notify(literal(f"Collection {r.status}{': ' + why if why else ''}. The open profile is unchanged."),
-                        severity="warning" if r.status == "cancelled" else "error", markup=False)
-            return
-        # The new run replaces whatever was loading or open.
+        await flows.collected(self, msg)
+
+    def replace_profile(self, path: Path, session) -> None:
+        """A new run, loaded and analysed elsewhere, replaces whatever was loading or open."""
         self.query_one(LoadPanel).cancel(drop=True)
         self.query_one(TraceBar).cancel(drop=True)
-        self.path, self.run_name = r.run_dir, None
-        self._show_session(msg.session)
-        self.panes.show_report(msg.session.report)
-        diff = await self.panes.pane("diff")
-        if msg.diff is None:
-            diff.clear()
-            self.notify(literal(f"Collected {r.run_dir}; no earlier run to compare with."), markup=False)
-        else:
-            from ..analysis.diff import verdict_line
-
-            diff.show(msg.diff)
-            self.notify(literal(f"{verdict_line(msg.diff)} · 8 shows the comparison"), markup=False)
+        self.path, self.run_name = path, None
+        self._show_session(session)
+        self.panes.show_report(session.report)
 
     # -- panes, drill-down, screens -----------------------------------------------------------
 
     async def action_pane(self, pid: str) -> None:
         """Digits work at every depth: the drill levels above the panes close first. (A text field
         keeps its digits: it takes the key before any binding.)"""
-        if await self._to_panes():
+        if await self.to_panes():
             await self.panes.show(pid)
 
     async def action_find(self) -> None:
-        """Look a kernel or operator name up across every type; enter opens its kernels."""
-        from .grids import found
-        from .screens.find import FindScreen
-
-        if self.con is None or not await self._to_panes():
-            return
-
-        async def jump(row: Optional[dict]) -> None:
-            if row is None:
-                return
-            await self.action_pane("operators")
-            for crumbs, drill in found(row):
-                await self.push_screen(DrillScreen(crumbs, drill, self.con))
-
-        self.push_screen(FindScreen(self.con), jump)
+        await flows.find(self)
 
     def on_drill_requested(self, msg: DrillRequested) -> None:
         self.push_screen(DrillScreen(msg.crumbs, msg.drill, self.con))
@@ -262,7 +211,7 @@ class NpuTuiApp(App):
     async def action_health(self) -> None:
         from .screens.health import HealthScreen
 
-        if await self._to_panes():
+        if await self.to_panes():
             self.push_screen(HealthScreen(self.session.health if self.session is not None else []))
 
     def action_help(self) -> None:
