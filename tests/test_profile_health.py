@@ -24,8 +24,26 @@ def rank_folder(real: Path, folder: Path, info=0) -> Path:
     return folder
 
 
-def test_clean_profile_has_nothing_to_say(real):
-    assert health(load_profile(real / "msinsight-pt-2rank-levels/text/level1")) == []
+def test_clean_profile_has_nothing_to_say():
+    assert health(load_profile(ROOT / "fixtures" / "diffusion_2rank")) == []
+
+
+def test_a_partial_rank_set_names_the_missing_peers(real):
+    """level1 holds ranks 0 and 1 of an 8-rank job: communication_matrix.json links rank 1 to 2–7."""
+    import json
+
+    folder = real / "msinsight-pt-2rank-levels/text/level1"
+    peers = set()
+    for f in folder.glob("*/ASCEND_PROFILER_OUTPUT/communication_matrix.json"):
+        for groups in json.loads(f.read_text()).values():
+            for ops in groups.values():
+                for links in ops.values():
+                    for link in links:
+                        peers |= {int(r) for r in link.split("-")}
+    assert peers - {0, 1} == set(range(2, 8))  # from the files themselves
+    (item,) = health(load_profile(folder))
+    assert item.severity == "warning" and item.rank is None
+    assert "ranks 2–7, whose folders are not here (2 of 8 ranks loaded)" in item.what
 
 
 def test_profile_still_being_written(tmp_path):

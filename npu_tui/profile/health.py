@@ -62,9 +62,39 @@ class HealthItem:
         return where + self.what + (f" ({self.fix})" if self.fix else "")
 
 
+# Ranks the communication data links to whose folders were not loaded: the job had more ranks.
+PEERS = """
+SELECT list(DISTINCT r ORDER BY r), (SELECT count(*) FROM ranks)
+FROM (SELECT src_rank AS r FROM comm_matrix UNION ALL SELECT dst_rank FROM comm_matrix)
+WHERE r IS NOT NULL AND r NOT IN (SELECT rank FROM ranks)
+"""
+PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until "
+               "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
+
+
 def health(profile) -> List[HealthItem]:
-    """One item per load_log row that skipped something or carries a note, ranks in order."""
-    return [_item(*row) for row in profile.con.execute(ROWS).fetchall()]
+    """One item per load_log row that skipped something or carries a note, ranks in order, then
+    the job's ranks the communication data names but the profile does not hold."""
+    items = [_item(*row) for row in profile.con.execute(ROWS).fetchall()]
+    missing, loaded = profile.con.execute(PEERS).fetchone()
+    if missing:
+        items.append(HealthItem(
+            "warning", None, str(profile.path),
+            f"partial rank set: the communication data links to {_ranks(missing)}, whose folders are not "
+            f"here ({loaded} of {loaded + len(missing)} ranks loaded)", PARTIAL_FIX, 0))
+    return items
+
+
+def _ranks(ranks: List[int]) -> str:
+    """``rank 3`` or ``ranks 2–7, 9``: runs of consecutive ranks as ranges."""
+    runs: List[List[int]] = []
+    for r in ranks:
+        if runs and r == runs[-1][-1] + 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    text = ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
+    return ("rank " if len(ranks) == 1 else "ranks ") + text
 
 
 def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> HealthItem:
