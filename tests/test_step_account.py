@@ -228,3 +228,35 @@ def test_kernels_outside_every_step_make_no_step(real, tmp_path):
     intact, mixed = open_session(src.parent, cache=False), open_session(tmp_path, cache=False)
     assert mixed.con.execute("SELECT count(*) FROM kernels WHERE step IS NULL").fetchone()[0] >= 2
     assert _account(mixed) == pytest.approx({k: v for k, v in _account(intact).items() if k[0] == 0})
+
+
+@pytest.mark.parametrize("path", [DEMO, LEVELS / "text" / "level1"], ids=["demo", "level1"])
+def test_each_comm_op_says_how_much_of_it_no_compute_covers(path):
+    """comm_op_times.exposed_ms per rank and op: each comm kernel's duration less its overlap with
+    the union of the compute kernels, worked out here interval by interval."""
+    s = open_session(path)
+    rows = s.con.execute("SELECT rank, op, start_ns, end_ns, is_comm, is_compute FROM kernel_stages "
+                         "WHERE dur_ns > 0").fetchall()
+    compute, comm = defaultdict(list), []
+    for rank, op, a, b, is_comm, is_compute in rows:
+        if is_compute:
+            compute[rank].append((a, b))
+        if is_comm:
+            comm.append((rank, op, a, b))
+    union = {}
+    for rank, spans in compute.items():
+        merged = []
+        for a, b in sorted(spans):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        union[rank] = merged
+    want = defaultdict(float)
+    for rank, op, a, b in comm:
+        covered = sum(max(0, min(b, y) - max(a, x)) for x, y in union.get(rank, []))
+        want[(rank, op)] += (b - a - covered) / 1e6
+    got = {(r, op): ms for r, op, ms in s.con.execute("SELECT rank, op_type, exposed_ms FROM comm_op_times").fetchall()}
+    assert want and got.keys() == want.keys()
+    for key, ms in want.items():
+        assert got[key] == pytest.approx(ms, rel=1e-9, abs=1e-9), key

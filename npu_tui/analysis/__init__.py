@@ -48,7 +48,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - findings: rule, rank, stage, metric, category, value, threshold, direction, docs, estimate, time_us,
   step_saving_us
 - finding_operators: the operators behind each finding (its drill-down and its evidence)
-- comm_op_times: rank, op_type, kind, source, ops, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms, wait_ratio
+- comm_op_times: rank, op_type, kind, source, ops, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms, wait_ratio,
+  exposed_ms (the op's kernel time no compute covers)
   (communication.json, else the kernels the rules call Comm)
 - comm_links: src_rank, dst_rank, transport, ops, size_mb, time_ms, gbps
 - link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps

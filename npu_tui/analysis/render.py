@@ -204,7 +204,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
         out += _table(cluster["comm_ops"], [("rank", "rank"), ("op_type", "op"), ("ops", "count"),
                                             ("elapse_ms", "elapse"), ("transit_ms", "transit"),
                                             ("wait_ms", "wait"), ("sync_ms", "of it sync"), ("idle_ms", "idle"),
-                                            ("wait_ratio", "wait share")], md,
+                                            ("wait_ratio", "wait share"), ("exposed_ms", "exposed")], md,
                       pct=("wait_ratio",))
     if cluster.get("bandwidth"):
         out += _heading("Bandwidth per link type (total)", md)

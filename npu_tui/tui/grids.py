@@ -41,7 +41,8 @@ RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "in
 COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
                    Column("elapse_ms", "elapse ms", "ms"), Column("transit_ms", "transit ms", "ms"),
                    Column("wait_ms", "wait ms", "ms"), Column("sync_ms", "sync ms", "ms"),
-                   Column("idle_ms", "idle ms", "ms"), Column("wait_ratio", "wait", "share"))
+                   Column("idle_ms", "idle ms", "ms"), Column("wait_ratio", "wait", "share"),
+                   Column("exposed_ms", "exposed ms", "ms"))
 COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst", "int"),
                      Column("transport", "transport"), Column("ops", "ops", "int"),
                      Column("size_mb", "MB", "float"), Column("time_ms", "time ms", "ms"),

@@ -1,4 +1,4 @@
--- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait ratio; from communication.json, else the kernels the rules file calls Comm (elapse = their time)
+-- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait ratio, and exposed (ms: the time of its kernels no compute covers); from communication.json, else the kernels the rules file calls Comm (elapse = their time)
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
 from_json AS (
     SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
@@ -11,7 +11,20 @@ from_kernels AS (
     FROM kernel_stages
     WHERE is_comm AND rank NOT IN (SELECT rank FROM json_ranks)
     GROUP BY rank, op
+),
+-- Every comm kernel's start and end is a cut of busy_segments, so its exposed time is the running
+-- total of exposed comm at its end less the one at its start (the last segment ending by then).
+comm_kernels AS (SELECT rank, op, start_ns, end_ns FROM kernel_stages WHERE is_comm AND dur_ns > 0),
+at_end AS (
+    SELECT k.rank, k.op, k.start_ns, s.exposed_through_ns AS through_end
+    FROM comm_kernels k ASOF JOIN busy_segments s ON k.rank = s.rank AND k.end_ns >= s.end_ns
+),
+exposed AS (
+    SELECT e.rank, e.op AS op_type, sum(e.through_end - coalesce(s.exposed_through_ns, 0)) / 1e6 AS exposed_ms
+    FROM at_end e ASOF LEFT JOIN busy_segments s ON e.rank = s.rank AND e.start_ns >= s.end_ns
+    GROUP BY ALL
 )
-SELECT *, wait_ms / nullif(wait_ms + transit_ms, 0) AS wait_ratio
-FROM (SELECT * FROM from_json UNION ALL SELECT * FROM from_kernels)
-ORDER BY rank, elapse_ms DESC
+SELECT o.*, o.wait_ms / nullif(o.wait_ms + o.transit_ms, 0) AS wait_ratio, coalesce(x.exposed_ms, 0) AS exposed_ms
+FROM (SELECT * FROM from_json UNION ALL SELECT * FROM from_kernels) o
+LEFT JOIN exposed x USING (rank, op_type)
+ORDER BY o.rank, o.elapse_ms DESC, o.op_type
