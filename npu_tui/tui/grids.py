@@ -38,11 +38,12 @@ RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "in
                 Column("exposed_comm_us", "exposed comm/step", "us"), Column("free_us", "free/step", "us"),
                 Column("vs_mean", "vs mean", "float"), Column("source_format", "format"),
                 Column("profiler_level", "level"))
+# Exposed beside elapse: what the step pays for is the part no compute covers.
 COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
-                   Column("elapse_ms", "elapse ms", "ms"), Column("transit_ms", "transit ms", "ms"),
-                   Column("wait_ms", "wait ms", "ms"), Column("sync_ms", "sync ms", "ms"),
-                   Column("idle_ms", "idle ms", "ms"), Column("wait_ratio", "wait", "share"),
-                   Column("exposed_ms", "exposed ms", "ms"))
+                   Column("elapse_ms", "elapse ms", "ms"), Column("exposed_ms", "exposed ms", "ms"),
+                   Column("transit_ms", "transit ms", "ms"), Column("wait_ms", "wait ms", "ms"),
+                   Column("sync_ms", "sync ms", "ms"), Column("idle_ms", "idle ms", "ms"),
+                   Column("wait_ratio", "wait", "share"))
 COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst", "int"),
                      Column("transport", "transport"), Column("ops", "ops", "int"),
                      Column("size_mb", "MB", "float"), Column("time_ms", "time ms", "ms"),
