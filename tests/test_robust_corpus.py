@@ -73,8 +73,8 @@ def build(kind: str, real: Path, tmp: Path) -> Sample:
     rank = tmp / "run" / "node_1_20250101000000000_ascend_pt"
     out = rank / "ASCEND_PROFILER_OUTPUT"
     step = real / L1 / "step_trace_time.csv"
-    if kind in ("kernel_details", "communication", "communication_matrix", "op_statistic"):
-        ext = "csv" if kind.startswith(("kernel", "op_")) else "json"
+    if kind in ("kernel_details", "communication", "communication_matrix", "op_statistic", "memory_record"):
+        ext = "csv" if kind.startswith(("kernel", "op_", "memory")) else "json"
         t = copy(real / L1 / f"{kind}.{ext}", out / f"{kind}.{ext}")
         c = copy(step, out / "step_trace_time.csv")
         return Sample(rank, t, c, "csv" if ext == "csv" else "comm")
@@ -129,6 +129,7 @@ TARGET_ROWS = {
     "communication_matrix": ["SELECT * EXCLUDE (rank) FROM comm_matrix"],
     "op_statistic": ["SELECT * EXCLUDE (rank) FROM op_statistic"],
     "operator_details": ["SELECT * EXCLUDE (rank) FROM operators"],
+    "memory_record": ["SELECT * EXCLUDE (rank) FROM memory_record"],
 }
 
 LOG = "SELECT rank, rows, skipped_rows, note FROM load_log WHERE file = ?"
@@ -330,7 +331,8 @@ DAMAGES = {"csv": COMMON + TEXT, "comm": COMMON + TEXT, "trace": COMMON + TEXT +
            "sqlite": COMMON}
 FORMAT = {"kernel_details": "csv", "op_summary": "csv", "sqlite_export": "sqlite", "trace_view": "trace",
           "msprof_timeline": "trace", "kineto": "trace", "step_trace_time": "csv", "communication": "comm",
-          "communication_matrix": "comm", "op_statistic": "csv", "operator_details": "csv"}
+          "communication_matrix": "comm", "op_statistic": "csv", "operator_details": "csv",
+          "memory_record": "csv"}
 # Damages confined to a few rows or events (at most 5); the rest of the file must still load.
 # JSON that is not UTF-8 cannot be parsed past the bad bytes, so it costs the whole file.
 ROW_LEVEL = {"csv": TEXT, "comm": ["ragged", "overlong", "bad_numbers", "huge_cell"],
@@ -431,23 +433,24 @@ def notes(p, kind: Optional[str] = None) -> List[str]:
     return [n for (n,) in p.con.execute(sql, [kind] if kind else []).fetchall()]
 
 
-@pytest.mark.parametrize("cut", ["no line break", "last cell", "mid-row", "open quote"])
+@pytest.mark.parametrize("cut", ["no line break", "at the last delimiter", "mid-row", "open quote"])
 def test_a_last_row_without_a_line_break(real, tmp_path, cut):
     """A file that does not end with a line break: its last line loads when it is a whole row (as
-    many fields as the header, no quote left open; a cut inside the last cell cannot be told from
-    one), and is counted as a partial row when it is not."""
+    many fields as the header, no quote left open, not ending on a delimiter; a cut inside the last
+    cell's value cannot be told from one), and is counted as a partial row when it is not."""
     intact = load_profile(small_rank(real, tmp_path / "a" / "r_ascend_pt"))
     rank = small_rank(real, tmp_path / "b" / "r_ascend_pt")
     kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     data = kd.read_bytes().rstrip(b"\r\n")
     last = data.rsplit(b"\n", 1)[1]
-    kept = {"no line break": data, "last cell": data[:-1],
+    assert data.endswith(b",0")  # the last cell is one character: cutting it leaves the delimiter
+    kept = {"no line break": data, "at the last delimiter": data[:-1],
             "mid-row": data[:len(data) - len(last) + last.index(b",", 40)],
             "open quote": data[:len(data) - len(last) + last.index(b'"') + 3]}[cut]
     kd.write_bytes(kept)
     p = load_profile(rank)
     n = kernel_rows(real / L1 / "kernel_details.csv")
-    whole = cut in ("no line break", "last cell")
+    whole = cut == "no line break"
     assert log_row(p, kd)[1:3] == ((n, 0) if whole else (n - 1, 1))
     q = "SELECT * EXCLUDE (rank) FROM kernels"
     lost = Counter(intact.con.execute(q).fetchall()) - Counter(p.con.execute(q).fetchall())

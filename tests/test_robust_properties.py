@@ -25,7 +25,7 @@ FILE_NAME = {
     "msprof_timeline": "msprof_20250101.json", "kineto": "w0.1700000000000.pt.trace.json",
     "step_trace_time": "step_trace_time.csv", "communication": "communication.json",
     "communication_matrix": "communication_matrix.json", "op_statistic": "op_statistic.csv",
-    "operator_details": "operator_details.csv",
+    "operator_details": "operator_details.csv", "memory_record": "memory_record.csv",
 }
 HEADERS = {
     "kernel_details": ["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
@@ -36,6 +36,8 @@ HEADERS = {
     "op_statistic": ["OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)", "Ratio(%)"],
     "operator_details": ["Name", "Input Shapes", "Call Stack", "Host Self Duration(us)",
                          "Device Self Duration(us)"],
+    "memory_record": ["Component", "Timestamp(us)", "Total Allocated(MB)", "Total Reserved(MB)",
+                      "Total Active(MB)", "Device Type"],
 }
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -20,6 +20,7 @@ CANONICAL_TABLES = (
     "comm_matrix",
     "op_statistic",
     "operators",
+    "memory_record",
     "load_log",
 )
 
@@ -37,6 +38,7 @@ TABLE_DESCRIPTIONS = {
     "comm_matrix": "per comm op and src->dst link: transport, size, time, bandwidth",
     "op_statistic": "the profiler's own per-op-type totals (us)",
     "operators": "operator_details.csv: host operators with call stacks and device time (us)",
+    "memory_record": "device memory over time per component (PTA, GE, APP): MB allocated, reserved, active",
     "load_log": "what each source file gave: rows, skipped rows, seconds, and why",
 }
 

@@ -125,6 +125,19 @@ CREATE TABLE IF NOT EXISTS op_statistic (
     ratio      DOUBLE
 );
 
+-- memory_record.csv: device memory over time, per component (PTA, GE, APP); MB, a NULL where the
+-- component does not track the quantity.
+CREATE TABLE IF NOT EXISTS memory_record (
+    rank          INTEGER NOT NULL,
+    device        VARCHAR,          -- as written: NPU:0
+    component     VARCHAR,
+    ts_ns         BIGINT,
+    allocated_mb  DOUBLE,
+    reserved_mb   DOUBLE,
+    active_mb     DOUBLE,
+    stream_ptr    VARCHAR
+);
+
 -- operator_details.csv: host-side operators with their device time (not in design.md §4, which
 -- lists no home for this file; kept so shapes and call stacks can be joined to kernels).
 CREATE TABLE IF NOT EXISTS operators (

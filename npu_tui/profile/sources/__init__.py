@@ -31,6 +31,7 @@ SOURCE_ORDER = (
     "communication_matrix",
     "op_statistic",
     "operator_details",
+    "memory_record",
     "sqlite_export",
 )
 

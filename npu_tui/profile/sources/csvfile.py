@@ -5,8 +5,8 @@ columns into text unpredictably). Rows DuckDB cannot split (ragged, over-long, b
 rejected and counted, never fatal. The profiler ends every line with a line break; a file that does
 not end with one was cut while being written or copied, or trimmed by hand. Its last line loads when
 it is a whole row (as many fields as the header, no quote left open); otherwise it is a partial row,
-counted as rejected, and the rest is read from a copy without it. (A cut inside the last cell cannot
-be told from a whole row, and loads.)
+counted as rejected, and the rest is read from a copy without it; so is one that ends on a delimiter
+(a cut just after it). (A cut inside the last cell's value cannot be told from a whole row, and loads.)
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ def _complete_size(path: Path, fields: int) -> Optional[int]:
 
 def _whole_row(line: bytes, fields: int) -> bool:
     # A quoted cell may hold line breaks, so a row can start before the last one: then the tail
-    # has an odd number of quotes, and is not taken for a row of its own.
-    if line.count(b'"') % 2:
+    # has an odd number of quotes, and is not taken for a row of its own. A writer that leaves the
+    # last line break out still writes the last cell; ending on its delimiter is a cut right after it.
+    if line.count(b'"') % 2 or line.endswith(b","):
         return False
     try:
         return len(next(csv.reader([line.decode("utf-8")]))) == fields
