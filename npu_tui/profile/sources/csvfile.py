@@ -16,12 +16,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import duckdb
 
 from ..errors import SourceError
-from .base import csv_header, read_head
+from .base import LoadResult, RankContext, csv_header, read_head
 
 STAGE_CSV = """
 CREATE OR REPLACE TEMP TABLE {table} AS
@@ -128,3 +128,23 @@ def col(columns: List[str], *names: str) -> str:
         if n in columns:
             return '"' + n.replace('"', '""') + '"'
     return "NULL"
+
+
+def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stage: str, insert: str,
+              names: Dict[str, str], usable: Callable[[List[str]], bool], not_it: str, empty: str) -> LoadResult:
+    """The whole load of a one-table CSV: stage it, check it is the table (``usable(columns)``,
+    else SourceError ``not_it``) and not a header alone (``empty``), then run ``insert`` with
+    ``{table}`` and each ``{placeholder}`` of ``names`` set to its column (NULL where the file has
+    none). Rows the insert drops count as skipped, beside the rows the reader rejected."""
+    columns, rejected = stage_csv(con, path, stage)
+    try:
+        if not usable(columns):
+            raise SourceError(not_it)
+        total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
+        if total == 0 and rejected == 0:
+            raise SourceError(empty)
+        sql = insert.format(table=stage, **{key: col(columns, name) for key, name in names.items()})
+        rows = con.execute(sql, {"rank": ctx.rank}).fetchone()[0]
+        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+    finally:
+        drop_staged(con, stage)

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import SourceError
 from .base import LoadResult, RankContext, csv_header
-from .csvfile import col, drop_staged, stage_csv
+from .csvfile import load_rows
 
 KIND = "memory_record"
 FILE_NAMES = ("memory_record.csv",)
@@ -36,25 +35,10 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    columns, rejected = stage_csv(con, path, STAGE)
-    try:
-        if not REQUIRED <= set(columns):
-            raise SourceError("not a memory_record table: no Component / Timestamp(us) / Total Allocated(MB) "
-                              "/ Total Reserved(MB)")
-        total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
-        if total == 0 and rejected == 0:
-            raise SourceError("header only, no memory records")
-        sql = INSERT.format(
-            table=STAGE,
-            component=col(columns, "Component"),
-            ts=col(columns, "Timestamp(us)"),
-            allocated=col(columns, "Total Allocated(MB)"),
-            reserved=col(columns, "Total Reserved(MB)"),
-            active=col(columns, "Total Active(MB)"),
-            stream=col(columns, "Stream Ptr"),
-            device=col(columns, "Device Type"),
-        )
-        rows = con.execute(sql, {"rank": ctx.rank}).fetchone()[0]
-        return LoadResult(rows=rows, skipped=rejected + (total - rows))
-    finally:
-        drop_staged(con, STAGE)
+    return load_rows(con, path, ctx, STAGE, INSERT, {
+        "component": "Component", "ts": "Timestamp(us)", "allocated": "Total Allocated(MB)",
+        "reserved": "Total Reserved(MB)", "active": "Total Active(MB)", "stream": "Stream Ptr",
+        "device": "Device Type",
+    }, lambda columns: REQUIRED <= set(columns),
+        "not a memory_record table: no Component / Timestamp(us) / Total Allocated(MB) / Total Reserved(MB)",
+        "header only, no memory records")

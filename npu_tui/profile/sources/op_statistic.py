@@ -10,9 +10,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import SourceError
 from .base import LoadResult, RankContext, csv_header
-from .csvfile import col, drop_staged, stage_csv
+from .csvfile import load_rows
 
 KIND = "op_statistic"
 FILE_NAMES = ("op_statistic.csv",)
@@ -34,25 +33,8 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    columns, rejected = stage_csv(con, path, STAGE)
-    try:
-        if not REQUIRED <= set(columns):
-            raise SourceError("not an op_statistic table: no OP Type / Core Type / Count")
-        total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
-        if total == 0 and rejected == 0:
-            raise SourceError("header only, no operator types")
-        sql = INSERT.format(
-            table=STAGE,
-            op_type=col(columns, "OP Type"),
-            core_type=col(columns, "Core Type"),
-            count=col(columns, "Count"),
-            total_us=col(columns, "Total Time(us)"),
-            min_us=col(columns, "Min Time(us)"),
-            avg_us=col(columns, "Avg Time(us)"),
-            max_us=col(columns, "Max Time(us)"),
-            ratio=col(columns, "Ratio(%)"),
-        )
-        rows = con.execute(sql, {"rank": ctx.rank}).fetchone()[0]
-        return LoadResult(rows=rows, skipped=rejected + (total - rows))
-    finally:
-        drop_staged(con, STAGE)
+    return load_rows(con, path, ctx, STAGE, INSERT, {
+        "op_type": "OP Type", "core_type": "Core Type", "count": "Count", "total_us": "Total Time(us)",
+        "min_us": "Min Time(us)", "avg_us": "Avg Time(us)", "max_us": "Max Time(us)", "ratio": "Ratio(%)",
+    }, lambda columns: REQUIRED <= set(columns), "not an op_statistic table: no OP Type / Core Type / Count",
+        "header only, no operator types")

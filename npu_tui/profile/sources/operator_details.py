@@ -11,9 +11,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import SourceError
 from .base import LoadResult, RankContext, csv_header
-from .csvfile import col, drop_staged, stage_csv
+from .csvfile import load_rows
 
 KIND = "operator_details"
 FILE_NAMES = ("operator_details.csv",)
@@ -43,24 +42,9 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    columns, rejected = stage_csv(con, path, STAGE)
-    try:
-        if "Name" not in columns or not HOST_COLUMNS & set(columns):
-            raise SourceError("not an operator_details table: no Name / Host Self Duration(us)")
-        total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
-        if total == 0 and rejected == 0:
-            raise SourceError("header only, no operators")
-        sql = INSERT.format(
-            table=STAGE,
-            name=col(columns, "Name"),
-            shapes=col(columns, "Input Shapes"),
-            stack=col(columns, "Call Stack"),
-            host_self=col(columns, "Host Self Duration(us)"),
-            host_total=col(columns, "Host Total Duration(us)"),
-            device_self=col(columns, "Device Self Duration(us)"),
-            device_total=col(columns, "Device Total Duration(us)"),
-        )
-        rows = con.execute(sql, {"rank": ctx.rank}).fetchone()[0]
-        return LoadResult(rows=rows, skipped=rejected + (total - rows))
-    finally:
-        drop_staged(con, STAGE)
+    return load_rows(con, path, ctx, STAGE, INSERT, {
+        "name": "Name", "shapes": "Input Shapes", "stack": "Call Stack", "host_self": "Host Self Duration(us)",
+        "host_total": "Host Total Duration(us)", "device_self": "Device Self Duration(us)",
+        "device_total": "Device Total Duration(us)",
+    }, lambda columns: "Name" in columns and bool(HOST_COLUMNS & set(columns)),
+        "not an operator_details table: no Name / Host Self Duration(us)", "header only, no operators")
