@@ -35,7 +35,7 @@ INSTANCE_COLUMNS = (Column("rank", "rank", "int"), Column("step", "step", "int")
 RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "int"),
                 Column("kernels", "kernels", "int"), Column("kernel_time_us", "kernel time", "us"),
                 Column("span_us", "span", "us"), Column("step_time_us", "step", "us"),
-                Column("exposed_comm_us", "exposed comm/step", "us"), Column("free_us", "free/step", "us"),
+                Column("exposed_comm_us", "exposed/step", "us"), Column("free_us", "free/step", "us"),
                 Column("vs_mean", "vs mean", "float"), Column("source_format", "format"),
                 Column("profiler_level", "level"))
 # Exposed beside elapse: what the step pays for is the part no compute covers.
