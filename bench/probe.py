@@ -2,6 +2,7 @@
 
     python bench/probe.py breakdown PROFILE   # a cold load, step by step (cache dir must be empty)
     python bench/probe.py queries PROFILE     # the panes' grid queries on a reopened profile
+    python bench/probe.py timeline PROFILE    # the Timeline's redraws at 200 columns, reopened
 
 Run by bench/run.py in a fresh interpreter each time, so every figure includes nothing an earlier
 measurement left warm in the process.
@@ -91,9 +92,50 @@ def queries(path: Path) -> dict:
     return out
 
 
+TIMELINE_COLUMNS, TIMELINE_ROWS = 200, 60
+TIMELINE_STEPS = 8
+
+
+def timeline(path: Path) -> dict:
+    """The Timeline as the pane drives it, at 200 columns: its first open (the drawing table), the
+    fit, then redraws, each the worker's query (``frame_for``) and the drawing (``draw``): zooming
+    in around the middle (a new level each time), panning there (new columns each time), zooming
+    back out (levels already computed) and panning half-way zoomed out (the dearest pan)."""
+    from npu_tui.analysis import ensure_views, load_rules
+    from npu_tui.analysis.timeline import Timeline
+    from npu_tui.profile import load_profile
+    from npu_tui.tui.timeline_draw import Viewport, draw, frame_for
+
+    profile = load_profile(path, cache=True)
+    ensure_views(profile.con, load_rules())
+    tl, t_build = _timed(lambda: Timeline(profile.con.cursor()))
+    lane = next(i for i, lane in enumerate(tl.lanes) if lane.kind == "stream")
+
+    def redraw(v) -> float:
+        return _timed(lambda: draw(frame_for(tl, v), tl.lanes, TIMELINE_ROWS))[1]
+
+    v = Viewport.fit(*tl.extent, TIMELINE_COLUMNS, lane=lane)
+    fit = redraw(v)
+    v = v.moved(TIMELINE_COLUMNS // 2)
+    runs = {"zoom_in": [], "pan": [], "zoom_out": [], "pan_half": []}
+    for _ in range(TIMELINE_STEPS):
+        v = v.zoomed(1)
+        runs["zoom_in"].append(redraw(v))
+    for _ in range(TIMELINE_STEPS):
+        v = v.panned(TIMELINE_COLUMNS // 4)
+        runs["pan"].append(redraw(v))
+    for _ in range(TIMELINE_STEPS - 1):
+        v = v.zoomed(-1)
+        runs["zoom_out"].append(redraw(v))
+    for _ in range(TIMELINE_STEPS):
+        v = v.panned(TIMELINE_COLUMNS // 4)
+        runs["pan_half"].append(redraw(v))
+    return {"build_s": t_build, "fit_s": fit, "lanes": len(tl.lanes), "columns": TIMELINE_COLUMNS, **runs}
+
+
 def main() -> int:
     what, path = sys.argv[1], Path(sys.argv[2])
-    result = {"breakdown": breakdown, "queries": queries}[what](path)
+    result = {"breakdown": breakdown, "queries": queries, "timeline": timeline}[what](path)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

@@ -44,6 +44,7 @@ TARGET_QUERY_S = 0.150
 TARGET_FIRST_FRAME_S = 0.300
 TARGET_PAGE_DOWN_MS = 30.0
 TARGET_ADVISOR_RATIO = 10.0
+TARGET_REDRAW_S = 0.100  # a Timeline zoom or pan at 200 columns
 
 # Every measured npu-tui process runs under a resident-memory cap and a time limit: a regression
 # that allocates without bound shows as a failed figure, not as the machine's OOM killer at work.
@@ -266,6 +267,12 @@ def measure_queries(path: Path, cache: Path) -> Dict:
     return json.loads(c.stdout)
 
 
+def measure_timeline(path: Path, cache: Path) -> Dict:
+    c = _checked(run_child([sys.executable, "bench/probe.py", "timeline", str(path)], _env(cache)),
+                 "timeline probe")
+    return json.loads(c.stdout)
+
+
 def measure_tui_cold(path: Path, work: Path, runs: int) -> Dict:
     """The app with an empty cache: its first phase (kernels, step data, analysis) puts the findings
     on screen while the trace's host events and flows load behind it."""
@@ -414,6 +421,19 @@ def _case_rows(r: Dict) -> List[str]:
             rows.append(f"| query: {q['query']}, {q['rows']:,} rows | {1e3 * q['median_s']:.0f} ms | "
                         f"{q['runs']} in one process, first {1e3 * q['first_s']:.0f} ms | ≤ {1e3 * TARGET_QUERY_S:g} ms: "
                         f"{_ok(q['median_s'], TARGET_QUERY_S)} |")
+    tl = r.get("timeline", {"error": "not measured"})
+    if "error" in tl:
+        rows.append(f"| Timeline | failed | | {tl['error']} |")
+    else:
+        rows.append(f"| Timeline first open ({tl['lanes']} lanes: the drawing table) | {tl['build_s']:.2f} s | 1 | |")
+        rows.append(f"| Timeline fit, {tl['columns']} columns | {1e3 * tl['fit_s']:.0f} ms | 1 | |")
+        for key, label in (("zoom_in", "zoom in (a new level each time)"), ("pan", "pan zoomed in (new columns)"),
+                           ("zoom_out", "zoom out (levels computed before)"),
+                           ("pan_half", "pan half-way zoomed out (the dearest)")):
+            worst = max(tl[key])
+            rows.append(f"| Timeline redraw: {label}, median (max) | {1e3 * _median(tl[key]):.0f} ms "
+                        f"({1e3 * worst:.0f}) | {len(tl[key])} | ≤ {1e3 * TARGET_REDRAW_S:g} ms: "
+                        f"{_ok(worst, TARGET_REDRAW_S)} |")
     adv = r.get("advisor")
     if adv and adv["rc"] != 0:
         rows.append(f"| `msprof-analyze advisor all` | failed (exit {adv['rc']}) after {adv['wall_s']:.1f} s | 1 | |")
@@ -511,6 +531,7 @@ def main() -> int:
                  ("warm", lambda: warm_cache(path, cache)),
                  ("reopen", lambda: measure_reopen(path, cache, args.runs)),
                  ("queries", lambda: measure_queries(path, cache)),
+                 ("timeline", lambda: measure_timeline(path, cache)),
                  ("tui", lambda: measure_tui(path, cache, args.runs)))
         for key, step in steps:
             print(f"{case.label}: {key}", file=sys.stderr, flush=True)

@@ -73,7 +73,7 @@ class Terminal:
 
 
 def console_query(t: Terminal, scratch: Path) -> None:
-    t.keys("6")
+    t.keys("7")
     t.wait("ctrl+r runs the statement")
     t.keys("C-a")  # the editor's welcome line: replace it
     t.keys("C-k")

@@ -16,7 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# (file stem, keys pressed from the loaded Overview)
+TIMELINE_RANGE = ("6", "w", *["right"] * 14, "space", *["right"] * 30, "space")
+# (file stem, keys pressed from the loaded Overview[, terminal size when not --size])
 SHOTS = (
     ("overview", ()),
     ("findings", ("2",)),
@@ -28,6 +29,8 @@ SHOTS = (
     ("help", ("question_mark",)),
     ("find", ("ctrl+f", *"MatMul")),
     ("collect-confirm", ("c",)),
+    ("timeline", TIMELINE_RANGE),
+    ("timeline-80x24", ("6", "n"), (80, 24)),
 )
 # Textual's SVGs name Fira Code, which rasterisers without web fonts replace by a proportional face.
 MONO = "DejaVu Sans Mono"
@@ -48,9 +51,9 @@ async def shoot(profile: Path, out: Path, size) -> list:
     from npu_tui.tui.app import NpuTuiApp
 
     written = []
-    for stem, keys in SHOTS:
+    for stem, keys, *shot_size in SHOTS:
         app = NpuTuiApp(profile)
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=shot_size[0] if shot_size else size) as pilot:
             await settle(app, pilot)
             for key in keys:
                 await pilot.press(key)

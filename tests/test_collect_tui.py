@@ -160,7 +160,7 @@ async def test_c_collects_the_open_run_again_and_shows_the_diff(tmp_path, monkey
         assert app.path == new and app.profile.path == new
         diff = app.query_one(DiffView).diff
         assert (diff["base"]["path"], diff["new"]["path"]) == (str(earlier), str(new))
-        await pilot.press("8")
+        await pilot.press("9")
         await pilot.pause()
         # Mean step 40000 us before, 30000 us after (the durations above).
         line = "faster: step 40.000 ms -> 30.000 ms (-10.000 ms, -25.0%)"
@@ -186,7 +186,7 @@ async def test_escape_cancels_the_collection_and_kills_the_child(tmp_path, monke
         await pilot.press("1", "escape")  # escape elsewhere is the way back, never a cancel
         await pilot.pause(0.3)
         assert log.running
-        await pilot.press("7", "escape")
+        await pilot.press("8", "escape")
         await _until(pilot, lambda: not log.running)
         assert log.status.startswith("cancelled")
         assert app.profile is profile and app.path == earlier

@@ -135,7 +135,7 @@ async def _tour(path: Path, made: Dict[str, dict]) -> Dict[str, Screen]:
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot, rounds=4)
         assert app.report is not None
-        for key, name in (("1", "overview"), ("4", "comm"), ("5", "ranks"), ("7", "collect"), ("8", "diff")):
+        for key, name in (("1", "overview"), ("4", "comm"), ("5", "ranks"), ("8", "collect"), ("9", "diff")):
             await pilot.press(key)
             await settle(app, pilot, rounds=1)
             shots[name] = _capture(app)
@@ -179,7 +179,7 @@ async def _tour(path: Path, made: Dict[str, dict]) -> Dict[str, Screen]:
         await pilot.press("escape", "escape")
         await pilot.pause()
 
-        await pilot.press("6")
+        await pilot.press("7")
         await settle(app, pilot, rounds=1)
         console = app.query_one(SqlConsole)
         for name, sql in (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_tui.analysis.views import VIEW_DESCRIPTIONS, VIEW_ORDER
+from npu_tui.analysis.views import TABLE_MACROS, VIEW_DESCRIPTIONS, VIEW_ORDER
 from npu_tui.demo import PATH as DEMO
 from npu_tui.profile.schema import CANONICAL_TABLES
 from npu_tui.session import open_session
@@ -78,6 +78,10 @@ def _levels(demo):
         while drill is not None:  # finding → ranks → operators or gaps → kernels
             specs.append(drill.query)
             drill = drill.child(_first(con, drill.query)) if drill.child else None
+    # a Timeline range: its operators, then their kernels in it
+    lo, hi = con.execute("SELECT min(start_ns), max(end_ns) FROM kernel_stages WHERE rank = 0").fetchone()
+    drill = grids.range_operators((0, lo, (lo + hi) // 2), "the first half")
+    specs += [drill.query, drill.child(_first(con, drill.query)).query]
     return specs
 
 
@@ -92,9 +96,9 @@ def test_every_grid_reads_an_installed_view_the_schema_browser_describes(demo):
     specs = _levels(demo)
     assert {q.view for q in specs} == {"rank_times", "rank_operators", "comm_op_times", "comm_links", "kernel_names",
                                        "operator_types", "operator_shapes", "kernel_instances", "finding_ranks",
-                                       "finding_operators"}
+                                       "finding_operators", "range_operators", "range_kernels"}
     for q in specs:
-        assert q.view in VIEW_ORDER and VIEW_DESCRIPTIONS[q.view], q.view
+        assert (q.view in VIEW_ORDER or q.view in TABLE_MACROS) and VIEW_DESCRIPTIONS[q.view], q.view
         sql, params = q.effective()
         cur = demo.con.execute(sql, params)
         names = {d[0] for d in cur.description}

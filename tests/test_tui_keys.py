@@ -32,7 +32,7 @@ async def test_a_query_typed_in_the_console_runs_and_collects_nothing():
     app = NpuTuiApp(DEMO)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("6")
+        await pilot.press("7")
         await settle(app, pilot)
         console = app.query_one(SqlConsole)
         assert console.editor.has_focus
@@ -215,12 +215,12 @@ async def test_v_opens_the_sql_at_its_first_column():
 async def test_a_digit_switches_even_to_a_pane_built_on_the_way():
     # Building the Collect or Diff pane awaits its mount; the pane left behind must not take the
     # focus back (a focused widget activates its tab) and undo the switch.
-    panes = {"1": "overview", "2": "findings", "3": "operators", "4": "comm", "5": "ranks", "7": "collect",
-             "8": "diff"}
+    panes = {"1": "overview", "2": "findings", "3": "operators", "4": "comm", "5": "ranks", "6": "timeline",
+             "8": "collect", "9": "diff"}
     app = NpuTuiApp(DEMO)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        for key in "27283748571":
+        for key in "2829384958612":
             await pilot.press(key)
             await settle(app, pilot)
             assert _active(app) == panes[key], key

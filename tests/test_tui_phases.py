@@ -99,7 +99,7 @@ async def test_overview_before_the_trace_then_markers(tmp_path, gate):
         assert {m for _, m in _stage_lines(app).values()} == {"signature"}
         assert app.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == 0
         assert app.query_one("#overview-health").display is False  # a clean profile
-        await pilot.press("6")  # the console, mounted when first shown, before the views are reinstalled
+        await pilot.press("7")  # the console, mounted when first shown, before the views are reinstalled
 
         opened.set()
         await settle(app, pilot)

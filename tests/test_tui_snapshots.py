@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from npu_tui.tui.app import NpuTuiApp
+from npu_tui.tui.panes import PANES
 from tui_support import settle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +25,7 @@ async def loaded(pilot):
 
 
 # Every pane at the two sizes the README promises, by its number key.
-PANE_KEYS = {"overview": "1", "findings": "2", "operators": "3", "comm": "4", "ranks": "5", "sql": "6",
-             "collect": "7", "diff": "8"}
+PANE_KEYS = {pid: str(i) for i, (pid, _) in enumerate(PANES, 1)}
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 
 

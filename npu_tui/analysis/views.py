@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from importlib import resources
-from typing import Dict
+from typing import Dict, Tuple
 
 import duckdb
 
@@ -52,7 +52,16 @@ VIEW_ORDER = (
     "comm_op_times",
     "comm_links",
     "link_bandwidth",
+    "timeline_spans",
 )
+
+# Views that take arguments (DuckDB table macros), created after the views they read: name ->
+# parameters. ``sql/NAME.sql`` is the body, its first line the description, as for a view.
+TABLE_MACROS: Dict[str, Tuple[str, ...]] = {
+    "range_kernels": ("r", "t0", "t1"),
+    "range_operators": ("r", "t0", "t1"),
+    "timeline_range": ("r", "t0", "t1"),
+}
 
 
 # Steps of other views, listed in the schema browser apart from the ones to read.
@@ -76,7 +85,7 @@ def _read(name: str) -> str:
 @lru_cache(maxsize=None)
 def view_sql(name: str) -> str:
     """The SQL behind a view, as shipped (comments included). KeyError for an unknown name."""
-    if name not in VIEW_ORDER:
+    if name not in VIEW_ORDER and name not in TABLE_MACROS:
         raise KeyError(name)
     return _read(name)
 
@@ -89,7 +98,7 @@ def _description(name: str) -> str:
     return view_sql(name).splitlines()[0].lstrip("- ").strip()
 
 
-VIEW_DESCRIPTIONS: Dict[str, str] = {name: _description(name) for name in VIEW_ORDER}
+VIEW_DESCRIPTIONS: Dict[str, str] = {name: _description(name) for name in (*VIEW_ORDER, *TABLE_MACROS)}
 
 
 def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
@@ -110,7 +119,7 @@ def _fingerprint(rules: Rules) -> str:
     h = hashlib.sha256(rules.fingerprint.encode())
     h.update(" ".join(MATERIALIZED).encode())
     h.update(MACROS_SQL.encode())
-    for name in VIEW_ORDER:
+    for name in (*VIEW_ORDER, *TABLE_MACROS):
         h.update(view_sql(name).encode())
     return h.hexdigest()
 
@@ -121,6 +130,8 @@ def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     con.execute(MACROS_SQL)
     for name in VIEW_ORDER:
         _create(con, name)
+    for name, params in TABLE_MACROS.items():
+        con.execute(f"CREATE OR REPLACE MACRO {name}({', '.join(params)}) AS TABLE\n{view_sql(name)}")
     con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [_fingerprint(rules)])
 
 

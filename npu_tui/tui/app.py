@@ -192,6 +192,19 @@ class NpuTuiApp(App):
         if await self.to_panes():
             await self.panes.show(pid)
 
+    async def on_timeline_requested(self, msg) -> None:
+        await self.show_timeline(msg.rank, msg.stage)
+
+    async def show_timeline(self, rank: Optional[int] = None, stage: Optional[str] = None) -> None:
+        """The Timeline, framing the first window of ``stage`` on ``rank``."""
+        if await self.to_panes():
+            (await self.panes.show("timeline")).show_at(rank, stage)
+
+    async def timeline_action(self, action: str, *args) -> None:
+        if await self.to_panes():
+            await self.panes.show("timeline")
+            getattr(self.panes.built["timeline"].query_one("TimelineView"), f"action_{action}")(*args)
+
     async def action_find(self) -> None:
         await flows.find(self)
 

@@ -16,6 +16,17 @@ TABLE_ACTIONS = (
     ("copy_value", "Table: copy value", "Copy the cell under the cursor to the clipboard (y)"),
     ("copy_table", "Table: copy table", "Copy the table as TSV to the clipboard (Y)"),
 )
+TIMELINE_ACTIONS = (
+    ("fit", (), "Timeline: fit the whole run", "Zoom out to the whole run (0)"),
+    ("zoom", (1,), "Timeline: zoom in", "Halve the time a column holds, around the cursor (w)"),
+    ("zoom", (-1,), "Timeline: zoom out", "Double the time a column holds, around the cursor (s)"),
+    ("step", (1,), "Timeline: next step", "Frame the next step of the cursor's rank (])"),
+    ("step", (-1,), "Timeline: previous step", "Frame the previous step of the cursor's rank ([)"),
+    ("next_exposed", (), "Timeline: next exposed comm", "Jump to the next communication no compute covers (n)"),
+    ("mark", (), "Timeline: select a range", "Mark a range's start, then its end (space)"),
+    ("align", (), "Timeline: align ranks on the collective under the cursor",
+     "Undo clock skew: the same call ends at the same instant on every rank; again: by step start (g)"),
+)
 OPERATOR_SORTS = (("total_us", "total"), ("count", "count"), ("mean_us", "mean"), ("max_us", "max"))
 
 
@@ -38,6 +49,8 @@ def app_commands(app: App) -> Iterable[SystemCommand]:
     yield SystemCommand("Operators: filter", "Filter operator types (/)", lambda: app.on_operators("action_filter"))
     for action, title, helptext in TABLE_ACTIONS:
         yield SystemCommand(title, helptext, lambda action=action: app.table_action(action))
+    for action, args, title, helptext in TIMELINE_ACTIONS:
+        yield SystemCommand(title, helptext, lambda action=action, args=args: app.timeline_action(action, *args))
     yield SystemCommand("Collect: run again", "Collect the open run's workload again, or the demo, "
                         "after a confirmation (c)", app.action_collect)
     yield SystemCommand("Runs: pick another", "Open another run of this folder of collected runs (p)",

@@ -69,6 +69,7 @@ class GridQuery:
     # such as the operator names of a type).
     filter_also: Tuple[str, ...] = ()
     highlight: str = ""  # a boolean column of the view: rows to draw highlighted
+    args: Tuple[Any, ...] = ()  # a view that takes arguments (a table macro): its arguments
 
     @property
     def filter_on(self) -> Tuple[str, ...]:
@@ -76,7 +77,7 @@ class GridQuery:
 
     def effective(self, filter_text: str = "") -> Tuple[str, List[Any]]:
         """The SQL and parameters for the current sort and filter."""
-        tests, params = [], []
+        tests, params = [], list(self.args)
         for column, value in self.where:
             tests.append(f"{_ident(column)} IS NULL" if value is None else f"{_ident(column)} = ?")
             params += [] if value is None else [value]
@@ -87,6 +88,8 @@ class GridQuery:
                                            for c in filter_on) + ")")
             params += [pattern] * len(filter_on)
         sql = f"SELECT * FROM {_ident(self.view)}"
+        if self.args:
+            sql += f"({', '.join('?' for _ in self.args)})"
         if tests:
             sql += "\nWHERE " + "\n  AND ".join(tests)
         if self.sort:

@@ -59,13 +59,14 @@ COMM_LINKS = GridQuery("Bandwidth per link", "comm_links", COMM_LINK_COLUMNS, so
 # -- the operator hierarchy: type → operators by input shapes → kernel instances ----------------
 
 
-def instances(row: Row, **scope: Any) -> Drill:
-    """The kernels of one (type, operator, input shapes) group, within ``scope`` (rank, stage)."""
+def instances(row: Row, view: str = "kernel_instances", args: Tuple[Any, ...] = (), **scope: Any) -> Drill:
+    """The kernels of one (type, operator, input shapes) group, within ``scope`` (rank, stage); of
+    ``view`` called with ``args`` (a time range's kernels) where given."""
     shapes = row.get("input_shapes")
     title = literal(row["op"]) + (f" [{literal(shapes)}]" if shapes else "")
     where = (("type", row["type"]), ("op", row["op"]), ("input_shapes", shapes)) + tuple(scope.items())
-    return Drill(GridQuery(title, "kernel_instances", INSTANCE_COLUMNS, where=where, sort="dur_us",
-                           filter_also=("core",)))
+    return Drill(GridQuery(title, view, INSTANCE_COLUMNS, where=where, sort="dur_us", filter_also=("core",),
+                           args=args))
 
 
 def operators_of_type(row: Row) -> Drill:
@@ -83,6 +84,15 @@ def rank_operators(row: Row) -> Drill:
     return Drill(GridQuery(f"rank {rank} · operators", "rank_operators", (Column("type", "type"),) + OP_COLUMNS,
                            where=(("rank", rank),), sort="total_us"),
                  lambda op: instances(op, rank=rank))
+
+
+def range_operators(args: Tuple[int, int, int], label: str) -> Drill:
+    """A Timeline range's operators (time inside the range), then their kernels in it; ``args``:
+    rank and [t0, t1) ns on the profile's clock."""
+    columns = (Column("type", "type"), Column("category", "category")) + OP_COLUMNS
+    return Drill(GridQuery(f"rank {args[0]} · {label} · operators (time inside the range)", "range_operators",
+                           columns, sort="total_us", args=args),
+                 lambda op: instances(op, view="range_kernels", args=args))
 
 
 def ranks() -> Drill:

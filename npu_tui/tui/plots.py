@@ -27,6 +27,11 @@ CATEGORY_COLORS: Dict[str, str] = {
     "exposed": "color(203)",
     "overlapped": "color(108)",
     "rest of the stage": "color(238)",
+    # the Timeline's stage band and overlap lanes
+    "DiT": "color(61)",
+    "VAE": "color(130)",
+    "computing": "color(67)",
+    "comm": "color(108)",
 }
 FALLBACK = ("color(141)", "color(108)", "color(180)", "color(67)")
 SPARK = "▁▂▃▄▅▆▇█"

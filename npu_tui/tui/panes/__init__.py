@@ -21,6 +21,7 @@ PANES = (
     ("operators", "Operators"),
     ("comm", "Comm"),
     ("ranks", "Ranks"),
+    ("timeline", "Timeline"),
     ("sql", "SQL"),
     ("collect", "Collect"),
     ("diff", "Diff"),
@@ -36,9 +37,10 @@ def _new_pane(pid: str) -> Widget:
     from .operators import OperatorsPane
     from .ranks import RanksPane
     from .sql import SqlPane
+    from .timeline import TimelinePane
 
     kinds = {"findings": FindingsPane, "operators": OperatorsPane, "comm": CommPane, "ranks": RanksPane,
-             "sql": SqlPane, "collect": CollectLog, "diff": DiffView}
+             "timeline": TimelinePane, "sql": SqlPane, "collect": CollectLog, "diff": DiffView}
     return kinds[pid](id=f"pane-{pid}")
 
 

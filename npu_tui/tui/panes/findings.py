@@ -4,12 +4,14 @@ opens the operators behind it, v its SQL."""
 from __future__ import annotations
 
 import textwrap
-from typing import List
+from dataclasses import dataclass
+from typing import List, Optional
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -74,14 +76,22 @@ def finding_detail(f: dict, width: int = 100) -> Text:
         for g in gaps:
             where = f"after step {g['step']}" if g.get("between_steps") else f"at {fmt_us(g['start_us'])}"
             text.append(f"  {fmt_us(g['gap_us']):>9} {where}  {literal(g.get('host_range') or '')}\n")
-    text.append("enter: the ranks behind it · v: its SQL", style="dim")
+    text.append("enter: the ranks behind it · t: the timeline there · v: its SQL", style="dim")
     return text
+
+
+@dataclass
+class TimelineRequested(Message):
+    """Open the Timeline at a finding's rank and stage."""
+
+    rank: Optional[int]
+    stage: Optional[str]
 
 
 class FindingsPane(Vertical):
     HELP_TITLE = "Findings"
     HELP_EXTRA = (("enter", "Open the finding's ranks, then what lies behind it on one"),)
-    BINDINGS = [Binding("v", "show_sql", "SQL")]
+    BINDINGS = [Binding("v", "show_sql", "SQL"), Binding("t", "timeline", "Timeline")]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -128,6 +138,11 @@ class FindingsPane(Vertical):
         f = self.current
         if f is not None:
             self.post_message(DrillRequested(("Findings",), findings_drill(f)))
+
+    def action_timeline(self) -> None:
+        f = self.current
+        if f is not None:
+            self.post_message(TimelineRequested(f.get("rank"), f.get("stage")))
 
     def action_show_sql(self) -> None:
         f = self.current

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
-from ....analysis.views import BUILDING_BLOCKS, VIEW_DESCRIPTIONS, VIEW_ORDER
+from ....analysis.views import BUILDING_BLOCKS, TABLE_MACROS, VIEW_DESCRIPTIONS, VIEW_ORDER
 from ....profile.schema import TABLE_DESCRIPTIONS
 from ....query import Catalog
 from ...cells import literal
@@ -40,8 +40,9 @@ class SchemaBrowser(Tree):
         self.guide_depth = 2
 
     def show(self, catalog: Catalog) -> None:
-        """The profile's tables, then the analysis views (as design and README describe them), then
-        what the user made; the rules tables and the views' building blocks folded under one node."""
+        """The profile's tables, then the analysis views (as design and README describe them) and
+        those that take arguments, then what the user made; the rules tables and the views'
+        building blocks folded under one node."""
         about = descriptions()
         self.clear()
         rels = list(catalog.relations.values())
@@ -58,7 +59,15 @@ class SchemaBrowser(Tree):
         rels.sort(key=lambda r: (group(r), views.get(r.name, 0)))
         inner = [r for r in rels if group(r) == 3]
         for rel in rels:
-            if group(rel) < 3:
+            if group(rel) < 2:
+                self._add(self.root, rel, about)
+        for name, params in TABLE_MACROS.items():
+            if name in catalog.functions:
+                node = self.root.add(Text.assemble((f"{name}({', '.join(params)})", "bold"), "  ",
+                                                   ("view with arguments", "dim")), data=f"{name}(")
+                node.add_leaf(Text(literal(about[name]), style="italic dim"))
+        for rel in rels:
+            if group(rel) == 2:
                 self._add(self.root, rel, about)
         if inner:
             folder = self.root.add(Text.assemble(("internals", "bold dim"), "  ",

@@ -1,0 +1,208 @@
+"""The Timeline's numbers against the profile's own tables, worked out here in Python: the cells a
+redraw draws, what a selected range holds (timeline_range, range_operators), the exposed gaps `n`
+jumps to, and the alignment on a collective."""
+
+import shutil
+from collections import defaultdict
+
+import pytest
+
+from npu_tui.analysis.timeline import Timeline
+from npu_tui.demo import PATH as DEMO
+from npu_tui.session import open_session
+
+LANE_NAMES = {"Communication(Not Overlapped)": "exposed", "Free": "free"}
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return open_session(DEMO)
+
+
+@pytest.fixture(scope="module")
+def kernels_only(tmp_path_factory):
+    """One rank of the demo as a lone kernel_details.csv: no overlap lanes, so exposed comm and
+    free time come from the kernels."""
+    src = next(DEMO.glob("*/ASCEND_PROFILER_OUTPUT/kernel_details.csv"))
+    dst = tmp_path_factory.mktemp("kernels_only")
+    shutil.copy(src, dst / "kernel_details.csv")
+    return open_session(dst, cache=False)
+
+
+def _kernels(s, rank):
+    # kernel_categories: the kernels table with each one's category from the rules file
+    return s.con.execute("""SELECT stream_id, start_ns, start_ns + dur_ns, category, is_comm, is_compute, is_copy
+                            FROM kernel_categories WHERE rank = ? AND dur_ns > 0""", [rank]).fetchall()
+
+
+def _first_step_start(s, rank):
+    # the device span of the first step: its first kernel (the step's kernels, from the table)
+    return s.con.execute("SELECT min(start_ns) FROM kernels WHERE rank = ? AND step = (SELECT min(step) FROM "
+                         "kernels WHERE rank = ?)", [rank, rank]).fetchone()[0]
+
+
+def _clip(a, b, lo, hi):
+    return max(0, min(b, hi) - max(a, lo))
+
+
+def _union(intervals):
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _minus(xs, ys):
+    """Intervals of xs not covered by ys (both unions)."""
+    out = []
+    for a, b in xs:
+        cur = a
+        for c, d in ys:
+            if d <= cur or c >= b:
+                continue
+            if c > cur:
+                out.append([cur, c])
+            cur = max(cur, d)
+        if cur < b:
+            out.append([cur, b])
+    return out
+
+
+def test_the_cells_are_the_kernels_of_each_stream_bucketed(demo):
+    tl = Timeline(demo.con.cursor())
+    assert tl.alignment == "aligned by step start"
+    for rank in demo.ranks:
+        off = _first_step_start(demo, rank)
+        assert tl.offsets[rank] == off
+        lanes = {lane.stream_id: lane.no for lane in tl.lanes if lane.rank == rank and lane.kind == "stream"}
+        kernels = _kernels(demo, rank)
+        lo = min(k[1] for k in kernels) - off
+        hi = max(k[2] for k in kernels) - off
+        for n in (37, 200):
+            w = -(-(hi - lo) // n) // 3 + 1  # a zoom level with spans across bucket edges
+            b0 = (lo + (hi - lo) // 4) // w
+            cells = tl.cells(b0, n, w)
+            for stream, lane_no in lanes.items():
+                expect = defaultdict(lambda: defaultdict(int))
+                for st, a, b, cat, *_ in kernels:
+                    if st != stream:
+                        continue
+                    for bucket in range(max((a - off) // w, b0), min((b - off - 1) // w, b0 + n - 1) + 1):
+                        expect[bucket][cat] += _clip(a - off, b - off, bucket * w, (bucket + 1) * w)
+                got = cells.get((rank, lane_no), {})
+                shown = {b: c for b, c in got.items() if b0 <= b < b0 + n}
+                assert set(shown) == {b for b, cats in expect.items() if sum(cats.values())}
+                for bucket, cell in shown.items():
+                    assert cell.ns == sum(expect[bucket].values())
+                    assert expect[bucket][cell.cat] == max(expect[bucket].values())
+
+
+def test_a_zoom_level_is_queried_once_and_a_pan_only_for_the_new_columns(demo):
+    tl = Timeline(demo.con.cursor())
+    lo, hi = tl.extent
+    w = -(-(hi - lo) // 100)
+    first = tl.cells(lo // w, 100, w)
+    fetched = tl.fetched
+    assert tl.cells(lo // w + 10, 80, w) is first and tl.fetched == fetched  # inside: nothing queried
+    tl.cells(lo // w + 25, 100, w)
+    assert tl.fetched == fetched + 25  # only the 25 new columns
+    assert tl.cells(lo // w, 100, w // 2) is not first  # another zoom level, its own cells
+
+
+@pytest.mark.parametrize("profile", ["demo", "kernels_only"])
+def test_a_range_holds_what_the_kernels_and_lanes_say(profile, request):
+    s = request.getfixturevalue(profile)
+    tl = Timeline(s.con.cursor())
+    rank = s.ranks[0]
+    off = tl.offsets[rank]
+    kernels = _kernels(s, rank)
+    lo, hi = min(k[1] for k in kernels), max(k[2] for k in kernels)
+    a, b = lo + (hi - lo) // 5, lo + (hi - lo) // 2  # profile clock
+    rows = tl.range_summary(rank, a - off, b - off)
+    assert tl.range_args(rank, a - off, b - off) == (rank, a, b)
+
+    per_cat = defaultdict(lambda: [0, 0])
+    for _, ka, kb, cat, *_ in kernels:
+        if kb > a and ka < b:
+            per_cat[cat][0] += 1
+            per_cat[cat][1] += _clip(ka, kb, a, b)
+    cats = {r["part"]: r for r in rows if r["kind"] == "category"}
+    assert set(cats) == set(per_cat)
+    total = sum(t for _, t in per_cat.values())
+    for cat, (count, ns) in per_cat.items():
+        assert cats[cat]["kernels"] == count
+        assert cats[cat]["time_us"] == pytest.approx(ns / 1e3)
+        assert cats[cat]["share"] == pytest.approx(ns / total)
+
+    lanes = s.con.execute("SELECT lane, start_ns, start_ns + dur_ns FROM overlap_lanes WHERE rank = ? AND dur_ns > 0",
+                          [rank]).fetchall()
+    if lanes:  # the profiler's lanes
+        expect = {name: sum(_clip(la, lb, a, b) for lane, la, lb in lanes if lane == key)
+                  for key, name in LANE_NAMES.items()}
+    else:  # from the kernels: comm with no compute; nothing running between the first and last busy moment
+        comm = _union([[ka, kb] for _, ka, kb, _, is_comm, *_ in kernels if is_comm])
+        compute = _union([[ka, kb] for _, ka, kb, _, _, is_compute, _ in kernels if is_compute])
+        busy = _union([[ka, kb] for _, ka, kb, _, is_comm, is_compute, is_copy in kernels
+                       if is_comm or is_compute or is_copy])
+        gaps = [[x[1], y[0]] for x, y in zip(busy, busy[1:])]
+        expect = {"exposed": sum(_clip(x, y, a, b) for x, y in _minus(comm, compute)),
+                  "free": sum(_clip(x, y, a, b) for x, y in gaps)}
+        assert expect["exposed"] > 0
+    parts = {r["part"]: r for r in rows if r["kind"] == "lane"}
+    assert parts["exposed comm"]["time_us"] == pytest.approx(expect["exposed"] / 1e3)
+    assert parts["free"]["time_us"] == pytest.approx(expect["free"] / 1e3)
+    assert parts["exposed comm"]["share"] == pytest.approx(expect["exposed"] / (b - a))
+
+    # The range's operators add up to the same kernel time, and the SQL shown runs as it reads.
+    ops = s.con.execute("SELECT sum(total_us), sum(count) FROM range_operators(?, ?, ?)", [rank, a, b]).fetchone()
+    assert ops[0] == pytest.approx(total / 1e3) and ops[1] == sum(c for c, _ in per_cat.values())
+    assert s.con.execute(tl.range_sql(rank, a - off, b - off)).fetchall() == \
+        [tuple(r.values()) for r in rows]
+
+
+def test_n_finds_the_next_stretch_of_exposed_comm(demo):
+    tl = Timeline(demo.con.cursor())
+    rank = demo.ranks[0]
+    off = tl.offsets[rank]
+    lanes = _union([[a - off, b - off] for a, b in demo.con.execute(
+        "SELECT start_ns, start_ns + dur_ns FROM overlap_lanes WHERE rank = ? AND lane = "
+        "'Communication(Not Overlapped)' AND dur_ns > 0", [rank]).fetchall()])
+    assert len(lanes) > 3
+    t = -10**12
+    for a, b in lanes[:4]:
+        gap = tl.next_exposed(rank, t)
+        assert (gap.start_ns, gap.end_ns) == (a, b)
+        t = a
+    assert tl.next_exposed(rank, lanes[-1][0]) is None
+
+
+def test_aligning_on_a_collective_ends_it_at_one_instant_on_every_rank(demo):
+    tl = Timeline(demo.con.cursor())
+    calls = demo.con.execute("""SELECT rank, start_ns, end_ns, op FROM kernel_stages WHERE is_comm
+                                QUALIFY row_number() OVER (PARTITION BY rank, op ORDER BY start_ns) = 3
+                                ORDER BY op, rank""").fetchall()
+    r0, start0, end0, op = calls[0]
+    peers = [c for c in calls if c[3] == op]
+    assert len(peers) == len(demo.ranks) == 2
+    assert tl.align_on(r0, start0 - tl.offsets[r0], op)
+    assert tl.alignment == f"aligned on the end of {op} #3"
+    aligned_ends = {r: end - tl.offsets[r] for r, _, end, _ in peers}
+    assert len(set(aligned_ends.values())) == 1
+    tl.align_by_step()
+    assert tl.offsets == {r: _first_step_start(demo, r) for r in demo.ranks}
+
+
+def test_the_windows_in_view_are_those_that_overlap_it(demo):
+    tl = Timeline(demo.con.cursor())
+    for rank in demo.ranks:
+        spans = tl.windows(rank)
+        labels = [s.label for s in spans]
+        assert len(labels) == len(set(labels)) and "DiT 1" in labels and "VAE 1" in labels
+        lo, hi = spans[0].start_ns, spans[-1].end_ns
+        for i in range(40):
+            t0 = lo + (hi - lo) * i // 40
+            t1 = t0 + (hi - lo) // (7 + i)
+            assert tl.windows_in(rank, t0, t1) == [s for s in spans if s.end_ns > t0 and s.start_ns < t1]

@@ -1,0 +1,182 @@
+"""The Timeline pane driven by keys, as a user would: open it, zoom around the cursor, pan, jump to
+the next exposed comm and to a step, select a range and check its totals against the kernels,
+open its operators, and come from a finding with `t`."""
+
+from collections import defaultdict
+
+import pytest
+from textual.widgets import TabbedContent
+
+from npu_tui.demo import PATH as DEMO
+from npu_tui.tui.app import NpuTuiApp
+from npu_tui.tui.commands import app_commands
+from npu_tui.tui.drill import DrillGrid, DrillScreen
+from npu_tui.tui.panes.console.schema_browser import SchemaBrowser
+from npu_tui.tui.panes.timeline import TimelinePane, TimelineView
+from npu_tui.tui.timeline_draw import LABEL
+from tui_support import async_test, screen_text, settle
+
+SIZE = (120, 40)
+
+
+async def _timeline(app, pilot):
+    await settle(app, pilot)
+    await pilot.press("6")
+    await settle(app, pilot, rounds=4)
+    view = app.query_one(TimelineView)
+    assert view.frame is not None and view.frame.view == view.view
+    return view
+
+
+async def _keys(app, pilot, *keys):
+    await pilot.press(*keys)
+    await settle(app, pilot)
+
+
+def _offset(con, rank):
+    return con.execute("SELECT min(start_ns) FROM kernels WHERE rank = ? AND step = (SELECT min(step) FROM kernels "
+                       "WHERE rank = ?)", [rank, rank]).fetchone()[0]
+
+
+@async_test
+async def test_open_zoom_pan_and_jump():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _timeline(app, pilot)
+        assert view.has_focus
+        v = view.view
+        assert v.zoom == 0 and v.n == SIZE[0] - LABEL
+        text = screen_text(app)
+        for lane in ("r0  stage", "r1  stage", "computing", "exposed", "free", "stream 2"):
+            assert lane in text
+        assert "aligned by step start" in text
+
+        # w zooms in around the cursor: the cursor's time stays at its column.
+        await _keys(app, pilot, *["right"] * 30)
+        col, t = view.view.cursor - view.view.b0, view.view.cursor_t
+        await _keys(app, pilot, "w", "w")
+        v = view.view
+        assert v.zoom == 2 and v.w == v.fit_w // 4
+        assert v.cursor - v.b0 == col and t <= v.cursor_t < t + v.fit_w
+        assert view.frame.view == v  # drawn
+        # d and a pan a quarter of the screen each way.
+        await _keys(app, pilot, "d")
+        assert view.view.b0 == v.b0 + v.n // 4
+        await _keys(app, pilot, "a")
+        assert view.view.b0 == v.b0
+        # s zooms back out; 0 fits the run.
+        await _keys(app, pilot, "s")
+        assert view.view.zoom == 1
+        await _keys(app, pilot, "0")
+        assert view.view.zoom == 0 and view.view.b0 == view.view.lo // view.view.fit_w
+
+        # n: the next stretch of comm no compute covers, from the profiler's lane read here.
+        rank = view.lane.rank
+        off = _offset(app.con, rank)
+        after = view.view.cursor_t + view.view.w
+        start = app.con.execute("SELECT min(start_ns) FROM overlap_lanes WHERE rank = ? AND lane = "
+                                "'Communication(Not Overlapped)' AND start_ns - ? > ?", [rank, off, after]).fetchone()[0]
+        await _keys(app, pilot, "n")
+        assert view.view.cursor == (start - off) // view.view.w
+        assert "exposed comm:" in screen_text(app)
+
+        # ] frames the next step after the cursor: all of it in view, the cursor at its start.
+        await _keys(app, pilot, "0")
+        cursor, w = view.view.cursor, view.view.w
+        steps = app.con.execute("SELECT step, start_ns - ?, end_ns - ? FROM step_windows WHERE rank = ? ORDER BY start_ns",
+                                [off, off, rank]).fetchall()
+        step, a, b = next(s for s in steps if s[1] // w > cursor)
+        await _keys(app, pilot, "right_square_bracket")
+        t0, t1 = view.view.visible
+        assert view.view.zoom > 0 and t0 <= a and b <= t1 and view.view.cursor == a // view.view.w
+        assert f"step {step}:" in screen_text(app)
+        await _keys(app, pilot, "left_square_bracket")  # and [ the one before
+        prev_step, a, b = steps[[s[0] for s in steps].index(step) - 1]
+        assert view.view.cursor == a // view.view.w and f"step {prev_step}:" in screen_text(app)
+
+
+@async_test
+async def test_a_selected_range_sums_its_kernels_and_opens_their_operators():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _timeline(app, pilot)
+        await _keys(app, pilot, *["right"] * 10, "space", *["right"] * 25, "space")
+        pane = app.query_one(TimelinePane)
+        assert pane.query_one("#timeline-range").display and pane.summary is not None
+        rank, a, b = view.range
+        assert (b - a) == 26 * view.view.w
+        off = _offset(app.con, rank)
+        # The range's kernels, clipped to it, from the kernels table and the rules' categories.
+        per_cat = defaultdict(lambda: [0, 0.0])
+        for cat, ka, kb in app.con.execute(
+                "SELECT category, start_ns, start_ns + dur_ns FROM kernel_categories WHERE rank = ? AND dur_ns > 0",
+                [rank]).fetchall():
+            inside = min(kb, b + off) - max(ka, a + off)
+            if inside > 0:
+                per_cat[cat][0] += 1
+                per_cat[cat][1] += inside / 1e3
+        shown = {r["part"]: (r["kernels"], r["time_us"]) for r in pane.summary.rows if r["kind"] == "category"}
+        assert set(shown) == set(per_cat)
+        for cat, (count, us) in per_cat.items():
+            assert shown[cat][0] == count and shown[cat][1] == pytest.approx(us)
+        panel = screen_text(app)
+        assert f"rank {rank}" in panel and "exposed comm" in panel and "enter operators" in panel
+
+        await _keys(app, pilot, "enter")
+        assert isinstance(app.screen, DrillScreen)
+        grid = app.screen.query_one(DrillGrid)
+        assert grid.drill.query.view == "range_operators"
+        sql, params = grid.drill.query.effective()
+        rows = app.con.execute(f"SELECT sum(total_us), sum(count) FROM ({sql})", params).fetchone()
+        assert rows[0] == pytest.approx(sum(us for _, us in per_cat.values()))
+        assert rows[1] == sum(c for c, _ in per_cat.values())
+        await _keys(app, pilot, "escape")  # back to the Timeline, the range still selected
+        assert not isinstance(app.screen, DrillScreen) and view.range is not None
+        await _keys(app, pilot, "escape")  # then escape drops it
+        assert view.range is None and not pane.query_one("#timeline-range").display
+
+
+@async_test
+async def test_t_on_a_finding_opens_the_timeline_at_its_stage_and_rank():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await _keys(app, pilot, "2")
+        finding = app.query_one("#pane-findings").current
+        assert finding["stage"]
+        await _keys(app, pilot, "t")
+        await settle(app, pilot, rounds=4)
+        assert app.query_one(TabbedContent).active == "timeline"
+        view = app.query_one(TimelineView)
+        rank = finding["rank"]
+        off = _offset(app.con, rank)
+        a, b = app.con.execute("SELECT start_ns, end_ns FROM stage_windows WHERE rank = ? AND stage = ? "
+                               "ORDER BY start_ns LIMIT 1", [rank, finding["stage"]]).fetchone()
+        t0, t1 = view.view.visible
+        assert view.lane.rank == rank and t0 <= a - off and b - off <= t1
+        assert view.view.cursor == (a - off) // view.view.w
+        assert f"{finding['stage']} 1:" in screen_text(app)
+
+
+def test_the_palette_has_the_timeline_entries():
+    titles = [c.title for c in app_commands(NpuTuiApp(DEMO))]
+    for title in ("Timeline: show", "Timeline: fit the whole run", "Timeline: next exposed comm",
+                  "Timeline: select a range", "Timeline: align ranks on the collective under the cursor"):
+        assert title in titles
+
+
+@async_test
+async def test_the_console_lists_the_range_views_with_their_arguments():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await _keys(app, pilot, "7")
+        await settle(app, pilot, rounds=4)
+        browser = app.query_one(SchemaBrowser)
+        labels = [str(node.label) for node in browser.root.children]
+        for name in ("timeline_range(r, t0, t1)", "range_operators(r, t0, t1)", "range_kernels(r, t0, t1)"):
+            assert f"{name}  view with arguments" in labels
+        node = browser.root.children[labels.index("timeline_range(r, t0, t1)  view with arguments")]
+        assert str(node.children[0].label).startswith("timeline_range(r, t0, t1): what a Timeline selection holds")
+        # after the views they are built from
+        assert labels.index("timeline_spans  view") < labels.index("timeline_range(r, t0, t1)  view with arguments")
