@@ -206,3 +206,51 @@ def test_the_windows_in_view_are_those_that_overlap_it(demo):
             t0 = lo + (hi - lo) * i // 40
             t1 = t0 + (hi - lo) // (7 + i)
             assert tl.windows_in(rank, t0, t1) == [s for s in spans if s.end_ns > t0 and s.start_ns < t1]
+
+
+def test_n_from_inside_a_stretch_goes_to_the_next_one_on_kernel_lanes(kernels_only):
+    """Without the profiler's lanes exposed comm comes in pieces cut at every kernel edge: from
+    inside a stretch, `n` skips the rest of it."""
+    s = kernels_only
+    tl = Timeline(s.con.cursor())
+    rank = s.ranks[0]
+    off = tl.offsets[rank]
+    kernels = _kernels(s, rank)
+    comm = _union([[ka, kb] for _, ka, kb, _, is_comm, *_ in kernels if is_comm])
+    compute = _union([[ka, kb] for _, ka, kb, _, _, is_compute, _ in kernels if is_compute])
+    stretches = [[a - off, b - off] for a, b in _minus(comm, compute)]
+    assert len(stretches) > 3
+    for (a, b), (na, nb) in zip(stretches, stretches[1:4]):
+        mid = (a + b) // 2
+        gap = tl.next_exposed(rank, mid)
+        assert (gap.start_ns, gap.end_ns) == (na, nb)
+
+
+def test_the_overlap_lanes_are_the_kernels_worked_out_without_the_profilers(kernels_only):
+    s = kernels_only
+    tl = Timeline(s.con.cursor())
+    rank = s.ranks[0]
+    off = tl.offsets[rank]
+    kernels = _kernels(s, rank)
+    comm = _union([[ka - off, kb - off] for _, ka, kb, _, is_comm, *_ in kernels if is_comm])
+    compute = _union([[ka - off, kb - off] for _, ka, kb, _, _, is_compute, _ in kernels if is_compute])
+    lanes = {1: compute, 2: comm, 3: _minus(comm, compute)}
+    lo, hi = tl.extent
+    n = 150
+    w = -(-(hi - lo) // n)
+    cells = tl.cells(lo // w, n, w)
+    for lane_no, intervals in lanes.items():
+        for b in range(lo // w, lo // w + n):
+            want = sum(_clip(x, y, b * w, (b + 1) * w) for x, y in intervals)
+            got = cells.get((rank, lane_no), {}).get(b)
+            assert (got.ns if got else 0) == want, (lane_no, b)
+
+
+def test_fit_shows_the_whole_run():
+    from npu_tui.tui.timeline_draw import Viewport
+
+    for lo, hi, n in ((5, 105, 10), (0, 10**9, 106), (123_456_789, 987_654_321, 67), (3, 4, 80)):
+        v = Viewport.fit(lo, hi, n)
+        t0, t1 = v.visible
+        assert t0 <= lo and hi <= t1, (lo, hi, n)
+        assert v.zoomed(3).zoomed(-3).visible[0] <= lo  # back out to the fit: all of it again

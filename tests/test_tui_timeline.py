@@ -3,6 +3,7 @@ the next exposed comm and to a step, select a range and check its totals against
 open its operators, and come from a finding with `t`."""
 
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from textual.widgets import TabbedContent
@@ -17,15 +18,25 @@ from npu_tui.tui.timeline_draw import LABEL
 from tui_support import async_test, screen_text, settle
 
 SIZE = (120, 40)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def _drawn(app, pilot):
+    """Until the Timeline is built on the last report (the trace's phase rebuilds it) and drawn."""
+    view = app.query_one(TimelineView)
+    for _ in range(100):
+        await settle(app, pilot)
+        if not app.trace_loading and view.frame is not None and view.frame.view == view.view:
+            break
+    await pilot.pause()
+    assert view.frame is not None and view.frame.view == view.view
+    return view
 
 
 async def _timeline(app, pilot):
     await settle(app, pilot)
     await pilot.press("6")
-    await settle(app, pilot, rounds=4)
-    view = app.query_one(TimelineView)
-    assert view.frame is not None and view.frame.view == view.view
-    return view
+    return await _drawn(app, pilot)
 
 
 async def _keys(app, pilot, *keys):
@@ -145,9 +156,8 @@ async def test_t_on_a_finding_opens_the_timeline_at_its_stage_and_rank():
         finding = app.query_one("#pane-findings").current
         assert finding["stage"]
         await _keys(app, pilot, "t")
-        await settle(app, pilot, rounds=4)
+        view = await _drawn(app, pilot)
         assert app.query_one(TabbedContent).active == "timeline"
-        view = app.query_one(TimelineView)
         rank = finding["rank"]
         off = _offset(app.con, rank)
         a, b = app.con.execute("SELECT start_ns, end_ns FROM stage_windows WHERE rank = ? AND stage = ? "
@@ -180,3 +190,49 @@ async def test_the_console_lists_the_range_views_with_their_arguments():
         assert str(node.children[0].label).startswith("timeline_range(r, t0, t1): what a Timeline selection holds")
         # after the views they are built from
         assert labels.index("timeline_spans  view") < labels.index("timeline_range(r, t0, t1)  view with arguments")
+
+
+def test_a_short_kernel_stays_visible_zoomed_out(tmp_path):
+    from npu_tui.analysis.timeline import Cell, Lane
+    from npu_tui.tui.timeline_draw import Frame, Viewport, draw
+
+    view = Viewport.fit(0, 1_000_000_000, 50)  # 20 ms a column
+    lane = Lane(0, 10, "stream 1", 1)
+    two_us = Cell("Vector", 2_000, 1)
+    cells = [None] * view.n
+    cells[7] = two_us
+    cells[9] = Cell("FA", view.w, 3)  # a full column
+    line = draw(Frame(view, {(0, 10): tuple(cells)}, {}), [lane], 2).plain.splitlines()[1]
+    assert line[LABEL + 7] == "▁" and line[LABEL + 9] == "█" and line[LABEL + 8] == " "
+
+
+@async_test
+async def test_g_aligns_on_the_collective_under_the_cursor_and_back():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _timeline(app, pilot)
+        # the first comm stream lane of rank 0, the cursor on its first collective
+        lane = next(i for i, lane in enumerate(view.lanes) if lane.kind == "stream" and lane.stream_id is None)
+        await _keys(app, pilot, *["down"] * (lane - view.view.lane))
+        assert view.lane.label == "no stream"
+        await _keys(app, pilot, "n", "w", "w", "w")
+        assert view.frame.under_cursor and view.frame.under_cursor["is_comm"]
+        await _keys(app, pilot, "g")
+        await _drawn(app, pilot)
+        assert view.timeline.alignment.startswith("aligned on the end of hcom_")
+        assert view.timeline.alignment in screen_text(app)
+        await _keys(app, pilot, "g")
+        await _drawn(app, pilot)
+        assert view.timeline.alignment == "aligned by step start"
+
+
+@async_test
+async def test_one_rank_without_stream_ids_draws_and_takes_every_key():
+    app = NpuTuiApp(ROOT / "fixtures" / "level0")
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = await _timeline(app, pilot)
+        assert {lane.rank for lane in view.lanes} == {0}
+        for key in ("w", "d", "a", "s", "right", "left", "up", "down", "n", "right_square_bracket",
+                    "left_square_bracket", "0", "space", "right", "space", "g", "escape"):
+            await _keys(app, pilot, key)
+        assert view.frame is not None and "r0  stage" in screen_text(app)

@@ -10,8 +10,9 @@ every rank (``align_on``), undoing clock skew between machines."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import threading
-import time
+from collections import defaultdict
 from dataclasses import dataclass
 from importlib import resources
 from typing import Dict, List, Optional, Tuple
@@ -30,8 +31,13 @@ CATS_SQL = ("CREATE OR REPLACE TEMP TABLE timeline_cats AS "
             "SELECT row_number() OVER (ORDER BY cat) AS code, cat FROM (SELECT DISTINCT cat FROM timeline_text)")
 LANES_SQL = """SELECT rank, lane_no, any_value(lane), any_value(stream_id) FROM timeline_text
 GROUP BY rank, lane_no ORDER BY rank, lane_no"""
-STEP_START_SQL = """SELECT r.rank, coalesce(min(w.start_ns), min(k.start_ns)) FROM ranks r
-LEFT JOIN step_windows w USING (rank) LEFT JOIN kernels k USING (rank) GROUP BY r.rank"""
+# Each rank's first step start, else its first kernel's (two aggregates, not a join of the two).
+STEP_START_SQL = """SELECT rank, coalesce(s.t, k.t) FROM (SELECT rank, min(start_ns) AS t FROM kernels GROUP BY rank) k
+LEFT JOIN (SELECT rank, min(start_ns) AS t FROM step_windows GROUP BY rank) s USING (rank)"""
+# A new alignment shifts each rank's spans by the change of its offset: the order within a rank stays.
+SHIFT_SQL = """UPDATE timeline_draw SET start_ns = start_ns - d.delta, end_ns = end_ns - d.delta
+FROM (SELECT unnest($ranks::INTEGER[]) AS rank, unnest($deltas::BIGINT[]) AS delta) d
+WHERE timeline_draw.rank = d.rank AND d.delta <> 0"""
 EXTENT_SQL = "SELECT min(start_ns), max(end_ns) FROM timeline_draw"
 STEPS_SQL = "SELECT rank, step, start_ns, end_ns FROM step_windows WHERE step IS NOT NULL ORDER BY rank, start_ns"
 WINDOWS_SQL = "SELECT rank, stage, start_ns, end_ns FROM stage_windows ORDER BY rank, start_ns"
@@ -43,18 +49,25 @@ ORDER BY least(end_ns, $t + $w) - greatest(start_ns, $t) DESC, start_ns LIMIT 1"
 NTH_CALL_SQL = """WITH picked AS (
     SELECT count(*) AS n FROM kernel_stages WHERE rank = $rank AND op = $op AND start_ns < $start
 )
-SELECT rank, end_ns FROM (
+SELECT rank, end_ns, (SELECT n FROM picked) FROM (
     SELECT rank, end_ns, row_number() OVER (PARTITION BY rank ORDER BY start_ns) - 1 AS i
     FROM kernel_stages WHERE op = $op
 ) WHERE i = (SELECT n FROM picked)"""
-# Exposed comm (lane 3) from an aligned time on, adjacent pieces (cut at window edges) to be merged.
-GAPS_SQL = """SELECT start_ns, end_ns FROM timeline_draw WHERE rank = $rank AND lane_no = 3 AND end_ns > $t
-ORDER BY start_ns LIMIT 200"""
+# Exposed comm from an aligned time on, its pieces (cut at every kernel and window edge) joined
+# into stretches: the first two (the first may hold the time itself).
+GAPS_SQL = """WITH p AS (
+    SELECT start_ns, end_ns FROM timeline_draw WHERE rank = $rank AND lane_no = $lane AND end_ns > $t
+),
+m AS (SELECT *, max(end_ns) OVER (ORDER BY start_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before FROM p),
+g AS (SELECT *, sum((before IS NULL OR start_ns > before)::INTEGER) OVER (ORDER BY start_ns ROWS UNBOUNDED PRECEDING)
+             AS stretch FROM m)
+SELECT min(start_ns), max(end_ns) FROM g GROUP BY stretch ORDER BY 1 LIMIT 2"""
 RANGE_SQL = "SELECT * FROM timeline_range(?, ?, ?) ORDER BY kind, time_us DESC"
 
 STAGE_LANE, EXPOSED_LANE, FIRST_STREAM_LANE = 0, 3, 10
-# A zoom level's cells beyond this many screens of buckets are dropped, so panning far at a deep
-# zoom does not keep every screen it passed.
+STEP_ALIGNED = "aligned by step start"
+# A zoom level holding more than this many screens of buckets starts afresh, so panning far at a
+# deep zoom does not keep every screen it passed.
 CACHE_SCREENS = 16
 
 
@@ -85,6 +98,26 @@ class Span:
     end_ns: int
 
 
+class _RankSpans:
+    """A rank's stage windows and steps on its aligned clock, built once per alignment (a redraw
+    asks for the windows in view every time)."""
+
+    def __init__(self, windows, steps, off: int) -> None:
+        seen: Dict[str, int] = {}
+        self.windows: List[Span] = []
+        for r, stage, a, b in windows:
+            seen[stage] = seen.get(stage, 0) + 1
+            self.windows.append(Span(r, f"{stage} {seen[stage]}", a - off, b - off))
+        self.steps = [Span(r, f"step {s}", a - off, b - off) for r, s, a, b in steps]
+        self._starts = [w.start_ns for w in self.windows]
+        # the latest end so far: windows before the first whose running end passes t0 all end by t0
+        self._reach = list(itertools.accumulate((w.end_ns for w in self.windows), max))
+
+    def windows_in(self, t0: int, t1: int) -> List[Span]:
+        first = bisect.bisect_right(self._reach, t0)
+        return [w for w in self.windows[first:bisect.bisect_left(self._starts, t1)] if w.end_ns > t0]
+
+
 @dataclass
 class _Level:
     """The cells computed at one zoom level: buckets [lo, hi) (absolute: bucket b is [b·w, (b+1)·w))."""
@@ -108,52 +141,51 @@ class Timeline:
         self.ranks: List[int] = sorted({lane.rank for lane in self.lanes})
         self.step_start: Dict[int, int] = {r: t for r, t in self.con.execute(STEP_START_SQL).fetchall()
                                            if t is not None}
-        self._steps = self.con.execute(STEPS_SQL).fetchall()
-        self._windows = self.con.execute(WINDOWS_SQL).fetchall()
-        self.offsets: Dict[int, int] = {}
-        self.alignment = ""
-        self.align_by_step()
+        self._steps: Dict[int, list] = defaultdict(list)
+        for row in self.con.execute(STEPS_SQL).fetchall():
+            self._steps[row[0]].append(row)
+        self._windows: Dict[int, list] = defaultdict(list)
+        for row in self.con.execute(WINDOWS_SQL).fetchall():
+            self._windows[row[0]].append(row)
+        self.offsets: Dict[int, int] = {r: self.step_start.get(r, 0) for r in self.ranks}
+        self.con.execute(DRAW_SQL, {"ranks": list(self.offsets), "offsets": list(self.offsets.values())})
         self.con.execute("DROP TABLE timeline_text")
-        self.last_query_s = 0.0  # the last cells query's time, for the bench
         self.fetched = 0  # buckets queried so far (the cache's test counts them)
+        self._aligned(self.offsets, STEP_ALIGNED)
 
     # -- alignment ----------------------------------------------------------------------------
 
-    def _set_offsets(self, offsets: Dict[int, int], alignment: str) -> None:
-        offsets = {r: offsets.get(r, self.step_start.get(r, 0)) for r in self.ranks}
-        if offsets == self.offsets and self.alignment:
-            self.alignment = alignment
-            return
-        exists = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'timeline_text'"
-                                  ).fetchone()[0]
-        if not exists:
-            self.con.execute(TEXT_SQL)
-        self.con.execute(DRAW_SQL, {"ranks": list(offsets), "offsets": list(offsets.values())})
-        if not exists:
-            self.con.execute("DROP TABLE timeline_text")
+    def _aligned(self, offsets: Dict[int, int], alignment: str) -> None:
+        """Take ``offsets`` (the drawing table already on them): every cache and span follows."""
         self.offsets, self.alignment = offsets, alignment
-        self._window_spans: Dict = {}
         self._levels: Dict[int, _Level] = {}
         self.extent: Tuple[int, int] = tuple(v or 0 for v in self.con.execute(EXTENT_SQL).fetchone())
+        self._spans = {r: _RankSpans(self._windows[r], self._steps[r], offsets[r]) for r in self.ranks}
+
+    def _shift(self, offsets: Dict[int, int], alignment: str) -> None:
+        offsets = {r: offsets.get(r, self.offsets[r]) for r in self.ranks}
+        deltas = [offsets[r] - self.offsets[r] for r in self.ranks]
+        if any(deltas):
+            self.con.execute(SHIFT_SQL, {"ranks": self.ranks, "deltas": deltas})
+        self._aligned(offsets, alignment)
 
     def align_by_step(self) -> None:
         """Each rank's time from its first step's start (its first kernel's without steps)."""
         with self.lock:
-            self._set_offsets(self.step_start, "aligned by step start")
+            self._shift({r: self.step_start.get(r, 0) for r in self.ranks}, STEP_ALIGNED)
 
     def align_on(self, rank: int, start_ns: int, op: str) -> bool:
         """Put the end of this call of ``op`` (``start_ns`` on ``rank``, aligned) and of the same
         call (counted from the start) on every other rank at the same instant; False when no other
-        rank has it."""
+        rank has it. Ranks without that call keep their offsets."""
         with self.lock:
-            raw = start_ns + self.offsets[rank]
-            ends = dict(self.con.execute(NTH_CALL_SQL, {"rank": rank, "op": op, "start": raw}).fetchall())
+            rows = self.con.execute(NTH_CALL_SQL, {"rank": rank, "op": op,
+                                                   "start": start_ns + self.offsets[rank]}).fetchall()
+            ends = {r: end for r, end, _ in rows}
             if len(ends) < 2 or rank not in ends:
                 return False
             x = ends[rank] - self.offsets[rank]  # where the picked call ends now: it stays there
-            n = self.con.execute("SELECT count(*) FROM kernel_stages WHERE rank = ? AND op = ? AND start_ns < ?",
-                                 [rank, op, raw]).fetchone()[0]
-            self._set_offsets({r: end - x for r, end in ends.items()}, f"aligned on the end of {op} #{n + 1}")
+            self._shift({r: end - x for r, end in ends.items()}, f"aligned on the end of {op} #{rows[0][2] + 1}")
             return True
 
     # -- cells --------------------------------------------------------------------------------
@@ -166,14 +198,12 @@ class Timeline:
             level = self._levels.get(w)
             if level is None or b0 + n < level.lo or b0 > level.hi or level.hi - level.lo > CACHE_SCREENS * n:
                 level = self._levels[w] = _Level(b0, b0, {})
-            started = time.perf_counter()
             if b0 < level.lo:
                 self._fetch(level, b0, level.lo, w)
                 level.lo = b0
             if b0 + n > level.hi:
                 self._fetch(level, level.hi, b0 + n, w)
                 level.hi = b0 + n
-            self.last_query_s = time.perf_counter() - started
             return level.cells
 
     def _fetch(self, level: _Level, lo: int, hi: int, w: int) -> None:
@@ -185,47 +215,24 @@ class Timeline:
     # -- what to jump to and what lies under the cursor ------------------------------------
 
     def steps(self, rank: int) -> List[Span]:
-        off = self.offsets.get(rank, 0)
-        return [Span(r, f"step {s}", a - off, b - off) for r, s, a, b in self._steps if r == rank]
+        return self._spans[rank].steps
 
     def windows(self, rank: int) -> List[Span]:
         """The stage windows of a rank in time order, each labelled with its stage and its number
-        among them (kept per alignment: a redraw asks for them every time)."""
-        if rank not in self._window_spans:
-            off, seen, out = self.offsets.get(rank, 0), {}, []
-            for r, stage, a, b in self._windows:
-                if r == rank:
-                    seen[stage] = seen.get(stage, 0) + 1
-                    out.append(Span(r, f"{stage} {seen[stage]}", a - off, b - off))
-            self._window_spans[rank] = out
-        return self._window_spans[rank]
+        among them."""
+        return self._spans[rank].windows
 
     def windows_in(self, rank: int, t0: int, t1: int) -> List[Span]:
-        """The windows of a rank that overlap [t0, t1) (aligned). They are in start order and
-        overlap at most their neighbours (a window ends with its last kernel), so a few before the
-        last one starting by t0 are all that can still reach into the range."""
-        spans = self.windows(rank)
-        key = ("starts", rank)
-        if key not in self._window_spans:
-            self._window_spans[key] = [s.start_ns for s in spans]
-        starts = self._window_spans[key]
-        first = max(bisect.bisect_right(starts, t0) - 4, 0)
-        return [s for s in spans[first:bisect.bisect_left(starts, t1)] if s.end_ns > t0]
+        """The windows of a rank that overlap [t0, t1) (aligned)."""
+        return self._spans[rank].windows_in(t0, t1)
 
     def next_exposed(self, rank: int, t: int) -> Optional[Span]:
-        """The next stretch of exposed comm (not overlapped) on ``rank`` starting after ``t``."""
+        """The next stretch of exposed comm (not overlapped) on ``rank`` starting after ``t``: not
+        the rest of one ``t`` is inside."""
         with self.lock:
-            rows = self.con.execute(GAPS_SQL, {"rank": rank, "t": t}).fetchall()
-        gap = None
-        for a, b in rows:
-            if gap is None:
-                if a > t:
-                    gap = [a, b]
-            elif a <= gap[1]:
-                gap[1] = max(gap[1], b)
-            else:
-                break
-        return Span(rank, "exposed comm", gap[0], gap[1]) if gap else None
+            rows = self.con.execute(GAPS_SQL, {"rank": rank, "lane": EXPOSED_LANE, "t": t}).fetchall()
+        after = [(a, b) for a, b in rows if a > t]
+        return Span(rank, "exposed comm", *after[0]) if after else None
 
     def kernel_at(self, lane: Lane, t: int, w: int) -> Optional[dict]:
         """The kernel of a stream lane that covers most of the bucket [t, t + w) (aligned), with

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from rich.style import Style
 from rich.text import Text
@@ -38,12 +38,14 @@ class Viewport:
     cursor: int = 0
     lane: int = 0
     top: int = 0
-    mark: Optional[int] = None  # a range's first bucket, while one is being selected
+    mark: Optional[int] = None  # a range's first time (aligned ns), while one is being selected
 
     @classmethod
     def fit(cls, lo: int, hi: int, n: int, **kw) -> "Viewport":
-        n = max(n, 1)
-        fit_w = max(1, -(-(hi - lo) // n))
+        """The whole run [lo, hi) in n columns. The first column starts at a multiple of the bucket
+        width at or before lo, so the width leaves room for that: (n - 1) columns hold the run."""
+        n = max(n, 2)
+        fit_w = max(1, -(-(hi - lo) // (n - 1)))
         b0 = lo // fit_w
         return cls(fit_w=fit_w, lo=lo, hi=hi, n=n, b0=b0, cursor=b0, **kw)
 
@@ -80,7 +82,7 @@ class Viewport:
         if zoom == self.zoom or self.w == 1 and by > 0:
             return self
         col, t = self.cursor - self.b0, self.cursor_t + self.w // 2
-        v = replace(self, zoom=zoom, mark=None)
+        v = replace(self, zoom=zoom)
         cursor = t // v.w
         if zoom == 0:
             return replace(v, b0=self.lo // v.w, cursor=cursor)
@@ -91,8 +93,8 @@ class Viewport:
         return replace(self, b0=b0, cursor=self.cursor + (b0 - self.b0))
 
     def moved(self, columns: int) -> "Viewport":
-        """The cursor moved; the view follows it past either edge."""
-        cursor = self.cursor + columns
+        """The cursor moved, within the run; the view follows it past either edge."""
+        cursor = max(self.lo // self.w, min(self.cursor + columns, max(self.hi - 1, self.lo) // self.w))
         b0 = self.b0
         if cursor < b0:
             b0 = cursor
@@ -106,7 +108,7 @@ class Viewport:
         zoom = 0
         while zoom < MAX_ZOOM and (self.fit_w >> (zoom + 1)) * self.n >= span * 1.05 and self.fit_w >> (zoom + 1):
             zoom += 1
-        v = replace(self, zoom=zoom, mark=None)
+        v = replace(self, zoom=zoom)
         first, cols = start // v.w, -(-span // v.w)
         b0 = self.lo // v.w if zoom == 0 else v._clamped(first - (v.n - cols) // 2)
         return replace(v, b0=b0, cursor=first)
@@ -125,10 +127,12 @@ class Viewport:
         return replace(self, lane=lane, top=max(0, top))
 
     def selection(self) -> Optional[Tuple[int, int]]:
-        """The buckets being selected, [first, last] inclusive, while a mark is set."""
+        """The buckets being selected, [first, last] inclusive, while a mark is set (kept as a
+        time, so zooming keeps it)."""
         if self.mark is None:
             return None
-        return min(self.mark, self.cursor), max(self.mark, self.cursor)
+        mark = self.mark // self.w
+        return min(mark, self.cursor), max(mark, self.cursor)
 
 
 @dataclass(frozen=True)
@@ -142,10 +146,16 @@ class Frame:
     under_cursor: Optional[dict] = None
 
 
-def frame_for(timeline: Timeline, view: Viewport) -> Frame:
+def frame_for(timeline: Timeline, view: Viewport, cancelled: Callable[[], bool] = lambda: False
+              ) -> Optional[Frame]:
     """A redraw's data (run in a worker): the cells in view, one grouped query for the columns not
-    computed at this zoom level before, the stage windows in view and what lies under the cursor."""
+    computed at this zoom level before, the stage windows in view and the kernel under the cursor
+    (a lookup of its own). None when ``cancelled`` says a newer redraw replaced this one."""
+    if cancelled():
+        return None
     cells = timeline.cells(view.b0, view.n, view.w)
+    if cancelled():
+        return None
     shown = {key: tuple(got.get(b) for b in range(view.b0, view.b0 + view.n)) for key, got in list(cells.items())}
     t0, t1 = view.visible
     windows = {r: tuple(timeline.windows_in(r, t0, t1)) for r in timeline.ranks}

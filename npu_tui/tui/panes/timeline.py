@@ -19,10 +19,10 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ...analysis.timeline import FIRST_STREAM_LANE, Lane, Span, Timeline
+from ...analysis.timeline import FIRST_STREAM_LANE, STEP_ALIGNED, Lane, Span, Timeline
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
-from ..grid import PagedTable
+from ..grid import PagedTable, cursor_of
 from ..grids import range_operators
 from ..plots import color_for, legend
 from ..timeline_draw import LABEL, Frame, Viewport, draw, fmt_ms, frame_for
@@ -36,6 +36,7 @@ class TimelineReady(Message):
 
 @dataclass
 class Drawn(Message):
+    timeline: Timeline  # the one it was drawn from: a frame of a profile replaced since is dropped
     frame: Frame
 
 
@@ -96,6 +97,7 @@ class TimelineView(Widget, can_focus=True):
         self.frame: Optional[Frame] = None
         self.range: Optional[Tuple[int, int, int]] = None  # (rank, start, end) aligned ns
         self.pending: Optional[Tuple[int, Optional[str]]] = None  # show_at before the timeline was ready
+        self.kept: Optional[Viewport] = None  # the view before a rebuild on the same profile
         self.message = "building the timeline…"
         self.note = ""  # what the last jump found, for the header, until the next key
 
@@ -109,21 +111,29 @@ class TimelineView(Widget, can_focus=True):
 
     # -- the profile ------------------------------------------------------------------------
 
-    def load(self, con) -> None:
-        self.timeline, self.view, self.frame, self.range = None, None, None, None
-        self.message = "building the timeline…"
+    def clear(self, message: str) -> None:
+        self.timeline, self.view, self.frame, self.range, self.pending = None, None, None, None, None
+        self.message = message
         self.refresh()
-        self._build(con)
+
+    def load(self, con) -> None:
+        """Build the timeline over ``con`` (a cursor of its own, made here on the UI thread) once the
+        analysis views are in: on every report, as the trace's second phase changes the stages."""
+        pending, self.kept = self.pending, self.view
+        self.clear("building the timeline…")
+        self.pending = pending
+        self._build(cursor_of(con))
 
     @work(thread=True, exclusive=True, group="timeline-build")
-    def _build(self, con) -> None:
+    def _build(self, cur) -> None:
         try:
-            timeline = Timeline(con.cursor())
-        except Exception as exc:  # a profile without kernels, or a view that failed: said, not raised
-            self.post_message(TimelineReady(None, f"no timeline: {exc}"))
-            return
+            timeline = Timeline(cur)
+        except Exception as exc:  # a view that failed: said on screen, not raised
+            timeline, error = None, f"no timeline: {exc}"
+        else:
+            error = ""
         if not get_current_worker().is_cancelled:
-            self.post_message(TimelineReady(timeline))
+            self.post_message(TimelineReady(timeline, error))
 
     def on_timeline_ready(self, msg: TimelineReady) -> None:
         msg.stop()
@@ -132,16 +142,17 @@ class TimelineView(Widget, can_focus=True):
             self.message = msg.error or "no kernels to draw"
             self.refresh()
             return
-        self._fit()
+        lo, hi = self.timeline.extent
+        if self.kept is not None:  # rebuilt on a new report (the trace's phase): the view stays
+            self.view = replace(self.kept, lo=lo, hi=hi, mark=None).with_lane(self.kept.lane, len(self.lanes),
+                                                                              self.lane_rows)
+        else:
+            lane = next((i for i, lane in enumerate(self.lanes) if lane.kind == "stream"), 0)
+            self.view = Viewport.fit(lo, hi, self.columns, lane=lane).with_lane(lane, len(self.lanes), self.lane_rows)
+        self.kept = None
         if self.pending is not None:
             self.show_at(*self.pending)
         self.request()
-
-    def _fit(self) -> None:
-        lo, hi = self.timeline.extent
-        first_stream = next((i for i, lane in enumerate(self.lanes) if lane.kind == "stream"), 0)
-        lane = self.view.lane if self.view is not None else first_stream
-        self.view = Viewport.fit(lo, hi, self.columns, lane=lane).with_lane(lane, len(self.lanes), self.lane_rows)
 
     @property
     def columns(self) -> int:
@@ -165,12 +176,17 @@ class TimelineView(Widget, can_focus=True):
 
     @work(thread=True, exclusive=True, group="timeline-draw")
     def _draw(self, view: Viewport) -> None:
-        frame = frame_for(self.timeline, view)
-        if not get_current_worker().is_cancelled:
-            self.post_message(Drawn(frame))
+        # A held key queues a redraw a repeat: the replaced ones stop before their queries.
+        worker = get_current_worker()
+        timeline = self.timeline
+        frame = frame_for(timeline, view, lambda: worker.is_cancelled)
+        if frame is not None and not worker.is_cancelled:
+            self.post_message(Drawn(timeline, frame))
 
     def on_drawn(self, msg: Drawn) -> None:
         msg.stop()
+        if msg.timeline is not self.timeline:
+            return
         self.frame = msg.frame
         self.refresh()
         self.post_message(self.Changed(self))
@@ -269,6 +285,8 @@ class TimelineView(Widget, can_focus=True):
             self.pending = (rank, stage)
             return
         self.pending = None
+        if not self.timeline.ranks or self.view is None:
+            return
         rank = rank if rank in self.timeline.ranks else self.timeline.ranks[0]
         win = next((w for w in self.timeline.windows(rank) if stage and w.label.rsplit(" ", 1)[0] == stage), None)
         lo, hi = self.timeline.extent
@@ -281,7 +299,7 @@ class TimelineView(Widget, can_focus=True):
         if v.mark is None:
             self.range = None
             self.post_message(RangeSummed(self.lane.rank, 0, 0, []))  # the side panel closes
-            self._set(replace(v, mark=v.cursor))
+            self._set(replace(v, mark=v.cursor_t))
             return
         first, last = v.selection()
         self.range = (self.lane.rank, v.time(first), v.time(last + 1))
@@ -317,13 +335,14 @@ class TimelineView(Widget, can_focus=True):
         self.post_message(PagedTable.ShowSql(self.timeline.range_sql(*self.range)))
 
     def action_align(self) -> None:
+        """On a collective: align the ranks on it; aligned on one already: back to step starts."""
         if not self._ready():
             return
         under = self.frame.under_cursor if self.frame is not None else None
-        if under and under.get("is_comm"):
-            self._align_on(self.lane.rank, under["start_ns"], under["op"])
-        elif self.timeline.alignment != "aligned by step start":
+        if self.timeline.alignment != STEP_ALIGNED:
             self._align_on(None, 0, "")
+        elif under and under.get("is_comm"):
+            self._align_on(self.lane.rank, under["start_ns"], under["op"])
         else:
             self.notify("Put the cursor on a collective of a stream lane to align the ranks on it.")
 
@@ -345,6 +364,7 @@ class TimelineView(Widget, can_focus=True):
         self.range = None
         self.post_message(RangeSummed(0, 0, 0, []))
         self.view = replace(self.view, lo=lo, hi=hi, mark=None)
+        self.notify(self.timeline.alignment)
         self.request()  # the same view, but every cell moved
 
 
@@ -374,7 +394,7 @@ def header_text(view: TimelineView) -> Text:
                     f" · at {fmt_ms(under['start_ns'], v.w)} · ")
         text.append(literal(under["name"]), style="bold")
     else:
-        cell = frame.cells.get((lane.rank, lane.no), ())[v.cursor - v.b0] \
+        cell = frame.cells.get((lane.rank, lane.no), (None,) * v.n)[v.cursor - v.b0] \
             if frame is not None and frame.view == v and 0 <= v.cursor - v.b0 < v.n else None
         text.append(f"{fmt_us(cell.ns / 1e3)} of this column" if cell else "nothing here", style="dim")
     return text
@@ -386,7 +406,7 @@ def range_text(msg: RangeSummed) -> Text:
     length = msg.end_ns - msg.start_ns
     text = Text().append(f"rank {msg.rank} · {fmt_ms(length, length)}\n", style="bold")
     text.append(f"{fmt_ms(msg.start_ns, length)} – {fmt_ms(msg.end_ns, length)}\n", style="dim")
-    text.append(f"{'':<8}{'kernels':>8}{'time':>6}{'%':>3}\n", style="dim")
+    text.append(f"{'':<8}{'kernels':>5}{'time':>9}{'%':>3}\n", style="dim")
     for i, row in enumerate(r for r in msg.rows if r["kind"] == "category"):
         text.append("■ ", style=color_for(row["part"], i)).append(f"{literal(row['part'])[:6]:<6}")
         text.append(f"{row['kernels']:>5}{fmt_us(row['time_us']):>9}{(row['share'] or 0) * 100:3.0f}\n")
@@ -398,6 +418,7 @@ def range_text(msg: RangeSummed) -> Text:
 
 class TimelinePane(Vertical):
     summary: Optional[RangeSummed] = None  # the selected range's, while the side panel shows it
+    con = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="timeline-header")
@@ -410,8 +431,15 @@ class TimelinePane(Vertical):
         return self.query_one(TimelineView)
 
     def show_profile(self, con) -> None:
+        self.con = con
         self.query_one("#timeline-range").display = False
-        self.query_one(TimelineView).load(con)
+        self.query_one(TimelineView).clear("waiting for the analysis…")
+        self.query_one("#timeline-header", Static).update(Text("waiting for the analysis…", style="dim"))
+
+    def show_report(self, report: dict) -> None:
+        # The views are in (and after the trace's phase, rebuilt): the timeline is built on them.
+        self.query_one("#timeline-range").display = False
+        self.query_one(TimelineView).load(self.con)
         self.query_one("#timeline-header", Static).update(Text("building the timeline…", style="dim"))
 
     def show_at(self, rank: Optional[int], stage: Optional[str]) -> None:
@@ -426,6 +454,8 @@ class TimelinePane(Vertical):
         self.query_one("#timeline-legend", Static).update(legend(cats))
 
     def on_range_summed(self, msg: RangeSummed) -> None:
+        if msg.rows and self.query_one(TimelineView).range != (msg.rank, msg.start_ns, msg.end_ns):
+            return  # a sum that came after its range was dropped or replaced
         self.summary = msg if msg.rows else None
         panel = self.query_one("#timeline-range", Static)
         panel.display = bool(msg.rows)
