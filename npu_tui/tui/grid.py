@@ -33,6 +33,7 @@ CACHED_PAGES = 8
 SAMPLE_ROWS = 200  # rows read at load time to size the columns
 MAX_TEXT_WIDTH = 60
 MIN_TEXT_WIDTH = 8
+IDENTITY_WIDTH = 24  # the first text column of a grid keeps up to this many cells
 GAP = 1
 
 _names = itertools.count()
@@ -326,13 +327,19 @@ class PagedTable(ScrollView, can_focus=True):
         avail = max(1, self.size.width - 1) - GAP * (len(cols) - 1)
         over = sum(widths) - avail
         text_cols = [i for i, c in enumerate(cols) if not c.numeric]
-        # Shrink the widest text columns first; numbers keep their width so they stay readable.
-        while over > 0 and text_cols:
-            i = max(text_cols, key=lambda j: widths[j])
-            if widths[i] <= MIN_TEXT_WIDTH:
+        # Shrink text columns, the rightmost first, down to MIN_TEXT_WIDTH; numbers keep their width
+        # so they stay readable. The first text column names the row (an operator, a rank's
+        # format): it keeps up to IDENTITY_WIDTH, and what is still too wide runs off the right edge.
+        floor = {i: MIN_TEXT_WIDTH for i in text_cols}
+        if text_cols:
+            floor[text_cols[0]] = max(MIN_TEXT_WIDTH, min(widths[text_cols[0]], IDENTITY_WIDTH))
+        while over > 0:
+            i = next((j for j in reversed(text_cols) if widths[j] > floor[j]), None)
+            if i is None:
                 break
-            widths[i] -= 1
-            over -= 1
+            take = min(over, widths[i] - floor[i])
+            widths[i] -= take
+            over -= take
         self._widths = widths
 
     def on_resize(self) -> None:
