@@ -6,7 +6,8 @@ rejected and counted, never fatal. The profiler ends every line with a line brea
 not end with one was cut while being written or copied, or trimmed by hand. Its last line loads when
 it is a whole row (as many fields as the header, no quote left open); otherwise it is a partial row,
 counted as rejected, and the rest is read from a copy without it; so is one that ends on a delimiter
-(a cut just after it). (A cut inside the last cell's value cannot be told from a whole row, and loads.)
+(a cut just after it), or whose last cell is the start of the row before's (``NPU:`` under ``NPU:0``).
+(Other cuts inside the last cell's value cannot be told from a whole row, and load.)
 """
 
 from __future__ import annotations
@@ -71,34 +72,37 @@ def _complete_size(path: Path, fields: int) -> Optional[int]:
         f.seek(max(0, size - 1))
         if f.read(1) in (b"\n", b"\r"):
             return None
-        pos = size
-        while pos > 0:
+        # the last two lines: a cut row is told by its own shape and by the row before it
+        pos, tail = size, b""
+        while pos > 0 and tail.count(b"\n") + tail.count(b"\r") < 3:
             step = min(1 << 16, pos)
             f.seek(pos - step)
-            block = f.read(step)
-            i = max(block.rfind(b"\n"), block.rfind(b"\r"))
-            if i >= 0:
-                start = pos - step + i + 1
-                break
+            tail = f.read(step) + tail
             pos -= step
-        else:
-            return 0
-        f.seek(start)
-        tail = f.read()
-    return None if _whole_row(tail, fields) else start
+    lines = tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    last = lines[-1]
+    start = size - len(last)
+    if start == 0:
+        return 0
+    before = lines[-2] if len(lines) >= 2 and (len(lines) >= 3 or pos == 0) else b""
+    return None if _whole_row(last, fields, before) else start
 
 
-def _whole_row(line: bytes, fields: int) -> bool:
+def _whole_row(line: bytes, fields: int, before: bytes = b"") -> bool:
     # A quoted cell may hold line breaks, so a row can start before the last one: then the tail
     # has an odd number of quotes, and is not taken for a row of its own. A writer that leaves the
-    # last line break out still writes the last cell; ending on its delimiter is a cut right after it.
+    # last line break out still writes the last cell; ending on its delimiter is a cut right after
+    # it, and so is a last cell that is the start of the row before's (``NPU:`` under ``NPU:0``).
     if line.count(b'"') % 2 or line.endswith(b","):
         return False
     try:
-        return len(next(csv.reader([line.decode("utf-8")]))) == fields
+        cells = next(csv.reader([line.decode("utf-8")]))
+        prev = next(csv.reader([before.decode("utf-8")])) if before else []
     except (UnicodeDecodeError, csv.Error, StopIteration):
         return False
-
+    if len(cells) != fields:
+        return False
+    return not (len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1]))
 
 def _mixed_line_ends(path: Path, chunk: int = 1 << 24) -> bool:
     """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
@@ -144,7 +148,8 @@ def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stag
         if total == 0 and rejected == 0:
             raise SourceError(empty)
         sql = insert.format(table=stage, **{key: col(columns, name) for key, name in names.items()})
-        rows = con.execute(sql, {"rank": ctx.rank}).fetchone()[0]
+        # a job-wide table (ctx.rank None) has no rank column to fill
+        rows = con.execute(sql, {"rank": ctx.rank} if "$rank" in sql else {}).fetchone()[0]
         return LoadResult(rows=rows, skipped=rejected + (total - rows))
     finally:
         drop_staged(con, stage)
