@@ -8,7 +8,8 @@ import pytest
 from npu_tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = sorted(p for p in (ROOT / "fixtures").iterdir() if p.is_dir())
+# the generated profiles (each with its truth file beside it), not the cluster outputs kept there
+FIXTURES = sorted(p for p in (ROOT / "fixtures").iterdir() if p.is_dir() and p.with_name(p.name + ".truth.json").exists())
 REAL = ["msinsight-pt-2rank-levels/text/level1", "msinsight-pt-2rank-levels/text/level0",
         "msinsight-pt-2rank-levels/db/level1",
         "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv",

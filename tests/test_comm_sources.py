@@ -10,7 +10,6 @@ import pytest
 
 from npu_tui.profile import load_profile
 from npu_tui.profile.discover import discover
-from npu_tui.profile.errors import ProfileError
 from npu_tui.profile.sources import communication, communication_matrix, step_trace_time
 from npu_tui.profile.sources.base import read_head
 
@@ -115,24 +114,25 @@ def test_sniffers_tell_the_files_apart(real):
             assert module.sniff(head) == (f.name == name), (module.KIND, f)
 
 
-def test_cluster_outputs_are_not_claimed(real, tmp_path):
-    """The peer analyser's cluster outputs repeat every rank's own figures: left unloaded, quietly."""
+def test_cluster_outputs_are_not_taken_for_a_ranks_own(real, tmp_path):
+    """The peer analyser's cluster outputs sum every rank's figures: no rank loader claims them;
+    they load job-wide, into tables of their own (tests/test_cluster_comm.py)."""
     out = real / CLUSTER_OUT
     for f in ("cluster_communication.json", "cluster_step_trace_time.csv"):
         head = read_head(out / f)
         for module in (communication, communication_matrix, step_trace_time):
             assert not module.sniff(head), (module.KIND, f)
-    with pytest.raises(ProfileError, match="no profiler output found"):
-        discover(out)
-    # Beside a rank folder, as msprof-analyze writes it: the job loads, the summary is ignored.
+    disc = discover(out)
+    assert (disc.layout, disc.ranks) == ("cluster_output", [])
+    assert set(disc.cluster) == {"cluster_step_trace", "cluster_communication"}
+    # Beside a rank folder, as msprof-analyze writes it: the rank's own step_trace is its file's.
     job = tmp_path / "job"
     shutil.copytree(output_dir(real, "level1", 0).parent, job / "rank0_ascend_pt")
     shutil.copytree(out, job / "cluster_analysis_output")
     prof = load_profile(job)
     assert prof.ranks == [0]
     assert prof.con.execute("SELECT rank, step, stage_us FROM step_trace").fetchall() == [(0, 50, 136581.0)]
-    assert not prof.con.execute(
-        "SELECT file FROM load_log WHERE file LIKE '%cluster_analysis_output%'").fetchall()
+    assert prof.con.execute("SELECT count(*) FROM cluster_step_trace").fetchone()[0] == 9
 
 
 OP = ('{"Communication Time Info": {"Start Timestamp(us)": 1700000000000001.5, "Elapse Time(ms)": 2.5,'

@@ -185,10 +185,13 @@ def test_a_partial_rules_file_changes_only_what_it_names(tmp_path, capsys):
     assert "fa_hihg" in capsys.readouterr().err
 
 
-def test_the_rank_the_others_wait_for_is_named_and_the_direction_is_balance():
+@pytest.mark.parametrize("sync", [True, False], ids=["before-the-transfer", "during-it"])
+def test_the_rank_the_others_wait_for_is_named_and_the_direction_is_balance(sync):
     """Rank 0 computes 100 µs and waits 80 at the allReduce for rank 1, which computes 180: the
     exposed comm of rank 0 is waiting (not transfer), so the direction is balance, naming rank 1,
-    and the imbalance across ranks names rank 1 too (it has the least exposed comm: it comes last)."""
+    and the imbalance across ranks names rank 1 too (its peers wait for it). Waiting before any
+    data moves is synchronization (the peer's compute before the collective is late); waiting
+    after the first transfer is wait."""
     from analysis_support import make_profile
 
     us = 1000
@@ -200,16 +203,22 @@ def test_the_rank_the_others_wait_for_is_named_and_the_direction_is_balance():
             name = f"hcom_allReduce__586_{step}_1"
             wait = 180 - compute  # µs until the other rank arrives
             kernels.append((rank, step, name, "hcom_allReduce_", "HCCL", t0 + compute * us, (wait + 10) * us, None))
-            comm.append((rank, step, name, (t0 + compute * us) / 1e3, (wait + 10) / 1e3, 0.01, wait / 1e3, wait / 1e3, 0.0))
+            comm.append((rank, step, name, (t0 + compute * us) / 1e3, (wait + 10) / 1e3, 0.01, wait / 1e3,
+                         wait / 1e3 if sync else 0.0, 0.0))
     p = make_profile(kernels, comm=comm)
     from npu_tui.analysis import build_report
     report = build_report(p, load_rules())
+    cause = "synchronization" if sync else "wait"
     (exposed,) = [f for f in report["findings"] if f["rule"] == "comm_exposed_high"]
-    assert (exposed["ranks"], exposed["cause"], exposed["waited_for"]) == ([0], "wait", 1)
-    assert exposed["direction"] == _rule("comm_exposed_high")["causes"]["wait"]["direction"]
+    assert (exposed["ranks"], exposed["cause"], exposed["waited_for"]) == ([0], cause, 1)
+    assert exposed["direction"] == _rule("comm_exposed_high")["causes"][cause]["direction"]
     # rank 0's allReduce (80 µs waiting, 10 moving data) is all exposed: 90 of its 190 µs step.
     assert exposed["value"] == pytest.approx(90 / 190)
-    assert exposed["evidence"]["exposed_split"] == {"synchronization": pytest.approx(80), "transit": pytest.approx(10)}
+    assert exposed["evidence"]["exposed_split"] == {cause: pytest.approx(80), "transit": pytest.approx(10)}
     (spread,) = [f for f in report["findings"] if f["rule"] == "rank_comm_imbalance"]
     assert (spread["rank"], spread["waited_for"]) == (1, 1)
     assert "on the ranks that wait for it" in render(report, "text")
+    waits = {w["rank"]: w for w in report["cluster"]["waits"]}
+    assert waits[1]["waited_for"] and not waits[0]["waited_for"]
+    assert (waits[0]["wait_ms"], waits[0]["peers_wait_ms"]) == (pytest.approx(0.24), pytest.approx(0.0))
+    assert (waits[1]["wait_ms"], waits[1]["peers_wait_ms"], waits[1]["times_last"]) == (0.0, pytest.approx(0.24), 3)

@@ -96,7 +96,7 @@ def test_every_grid_reads_an_installed_view_the_schema_browser_describes(demo):
     specs = _levels(demo)
     assert {q.view for q in specs} == {"rank_times", "rank_operators", "comm_op_times", "comm_links", "kernel_names",
                                        "operator_types", "operator_shapes", "kernel_instances", "finding_ranks",
-                                       "finding_operators", "range_operators", "range_kernels"}
+                                       "finding_operators", "range_operators", "range_kernels", "rank_waits"}
     for q in specs:
         assert (q.view in VIEW_ORDER or q.view in TABLE_MACROS) and VIEW_DESCRIPTIONS[q.view], q.view
         sql, params = q.effective()

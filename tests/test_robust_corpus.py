@@ -73,8 +73,9 @@ def build(kind: str, real: Path, tmp: Path) -> Sample:
     rank = tmp / "run" / "node_1_20250101000000000_ascend_pt"
     out = rank / "ASCEND_PROFILER_OUTPUT"
     step = real / L1 / "step_trace_time.csv"
-    if kind in ("kernel_details", "communication", "communication_matrix", "op_statistic", "memory_record"):
-        ext = "csv" if kind.startswith(("kernel", "op_", "memory")) else "json"
+    if kind in ("kernel_details", "communication", "communication_matrix", "op_statistic", "memory_record",
+                "operator_memory", "npu_module_mem"):
+        ext = "csv" if kind.startswith(("kernel", "op_", "operator_", "memory", "npu_")) else "json"
         t = copy(real / L1 / f"{kind}.{ext}", out / f"{kind}.{ext}")
         c = copy(step, out / "step_trace_time.csv")
         return Sample(rank, t, c, "csv" if ext == "csv" else "comm")
@@ -130,6 +131,8 @@ TARGET_ROWS = {
     "op_statistic": ["SELECT * EXCLUDE (rank) FROM op_statistic"],
     "operator_details": ["SELECT * EXCLUDE (rank) FROM operators"],
     "memory_record": ["SELECT * EXCLUDE (rank) FROM memory_record"],
+    "operator_memory": ["SELECT * EXCLUDE (rank) FROM operator_memory"],
+    "npu_module_mem": ["SELECT * EXCLUDE (rank) FROM npu_module_mem"],
 }
 
 LOG = "SELECT rank, rows, skipped_rows, note FROM load_log WHERE file = ?"
@@ -332,7 +335,7 @@ DAMAGES = {"csv": COMMON + TEXT, "comm": COMMON + TEXT, "trace": COMMON + TEXT +
 FORMAT = {"kernel_details": "csv", "op_summary": "csv", "sqlite_export": "sqlite", "trace_view": "trace",
           "msprof_timeline": "trace", "kineto": "trace", "step_trace_time": "csv", "communication": "comm",
           "communication_matrix": "comm", "op_statistic": "csv", "operator_details": "csv",
-          "memory_record": "csv"}
+          "memory_record": "csv", "operator_memory": "csv", "npu_module_mem": "csv"}
 # Damages confined to a few rows or events (at most 5); the rest of the file must still load.
 # JSON that is not UTF-8 cannot be parsed past the bad bytes, so it costs the whole file.
 ROW_LEVEL = {"csv": TEXT, "comm": ["ragged", "overlong", "bad_numbers", "huge_cell"],

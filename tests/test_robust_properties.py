@@ -26,6 +26,7 @@ FILE_NAME = {
     "step_trace_time": "step_trace_time.csv", "communication": "communication.json",
     "communication_matrix": "communication_matrix.json", "op_statistic": "op_statistic.csv",
     "operator_details": "operator_details.csv", "memory_record": "memory_record.csv",
+    "operator_memory": "operator_memory.csv", "npu_module_mem": "npu_module_mem.csv",
 }
 HEADERS = {
     "kernel_details": ["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
@@ -38,6 +39,9 @@ HEADERS = {
                          "Device Self Duration(us)"],
     "memory_record": ["Component", "Timestamp(us)", "Total Allocated(MB)", "Total Reserved(MB)",
                       "Total Active(MB)", "Device Type"],
+    "operator_memory": ["Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)", "Duration(us)",
+                        "Allocation Total Allocated(MB)", "Device Type"],
+    "npu_module_mem": ["Component", "Timestamp(us)", "Total Reserved(MB)", "Device"],
 }
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

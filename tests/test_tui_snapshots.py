@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from npu_tui.tui.app import NpuTuiApp
-from npu_tui.tui.panes import PANES
+from npu_tui.tui.panes import PANES, pane_key
 from tui_support import settle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ async def loaded(pilot):
 
 
 # Every pane at the two sizes the README promises, by its number key.
-PANE_KEYS = {pid: str(i) for i, (pid, _) in enumerate(PANES, 1)}
+PANE_KEYS = {pid: pane_key(i) for i, (pid, _) in enumerate(PANES, 1)}
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 
 

@@ -83,7 +83,8 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
 def _findings(report: Dict[str, Any], md: bool) -> List[str]:
     out: List[str] = []
     if not report["findings"]:
-        return ["No rule fired.", ""]
+        # a folder of msprof-analyze's outputs alone has no rank of its own to test the rules on
+        return ["No rule fired." if report["ranks"] else "No findings: no rank's own data to test the rules on.", ""]
     for f in report["findings"]:
         title = _text(finding_title(f), md)
         body = [_text(line, md) for line in finding_detail(f)]
@@ -189,6 +190,14 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                                    ("exposed_us", "exposed, total (us)"), ("exposed_share", "exposed share"),
                                    ("source", "source")], md, pct=("exposed_share",))
 
+    peaks = report.get("memory", {}).get("peaks", [])
+    if peaks:
+        out += _heading("Memory peaks (MB)", md)
+        out += _table(peaks, [("rank", "rank"), ("stage", "stage"), ("peak_allocated_mb", "allocated"),
+                              ("peak_reserved_mb", "reserved"), ("peak_stage", "reserved peak in"),
+                              ("idle_reserved_share", "reserved idle at it"), ("growth", "DiT forwards' growth")],
+                      md, pct=("idle_reserved_share", "growth"))
+
     cluster = report.get("cluster", {})
     if len(report["ranks"]) > 1:
         out += _heading("Ranks", md)
@@ -206,6 +215,22 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                                             ("wait_ms", "wait"), ("sync_ms", "of it sync"), ("idle_ms", "idle"),
                                             ("wait_ratio", "wait share"), ("exposed_ms", "exposed")], md,
                       pct=("wait_ratio",))
+    if any(w.get("collectives") for w in cluster.get("waits", [])):
+        out += _heading("Waiting at the collectives (ms, total)", md)
+        out += _table([w for w in cluster["waits"] if w.get("collectives")],
+                      [("rank", "rank"), ("collectives", "collectives"), ("wait_ms", "own wait"),
+                       ("peers_wait_ms", "peers' wait"), ("times_last", "came last"),
+                       ("waited_for", "waited for")], md)
+    if cluster.get("links"):
+        out += _heading("Links (total)", md)
+        out += _table(cluster["links"], [("src_rank", "src"), ("dst_rank", "dst"), ("transport", "link"),
+                                         ("size_mb", "MB"), ("time_ms", "ms"), ("gbps", "GB/s"),
+                                         ("median_gbps", "median GB/s"), ("slow", "slow")], md)
+    if cluster.get("step_trace"):
+        out += _heading("Cluster step trace (msprof-analyze, us)", md)
+        out += _table(cluster["step_trace"], [("step", "step"), ("type", "type"), ("rank", "rank"), ("ranks", "ranks"),
+                                              ("computing_us", "computing"), ("comm_not_overlapped_us", "comm not overlapped"),
+                                              ("free_us", "free"), ("stage_us", "stage")], md)
     if cluster.get("bandwidth"):
         out += _heading("Bandwidth per link type (total)", md)
         out += _table(cluster["bandwidth"], [("rank", "rank"), ("transport", "link"),

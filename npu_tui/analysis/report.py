@@ -44,6 +44,14 @@ CLUSTER_RANKS_SQL = "SELECT rank, steps, outliers, step_time_us, exposed_comm_us
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
 BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"
+LINKS_SQL = "SELECT * FROM comm_links ORDER BY src_rank, dst_rank, transport"
+WAITS_SQL = "SELECT * FROM rank_waits ORDER BY rank"
+MEMORY_PEAKS_SQL = "SELECT * FROM memory_peaks ORDER BY rank, stage NULLS FIRST"
+MEMORY_FORWARDS_SQL = """SELECT rank, stage, forward, peak_allocated_mb, peak_reserved_mb FROM memory_windows
+ORDER BY rank, stage, forward"""
+MEMORY_OPERATORS_SQL = """SELECT * FROM memory_operators
+QUALIFY row_number() OVER (PARTITION BY rank ORDER BY total_mb DESC, name) <= 10 ORDER BY rank, total_mb DESC, name"""
+CLUSTER_STEPS_SQL = "SELECT * FROM cluster_step_trace ORDER BY type, step, rank, ranks"
 # The finding's top operators, as its drill-down lists them (finding_operators).
 TOP_SQL = """SELECT kernel_stage AS stage, category, type, op, input_shapes, count, total_us AS time_us, share
              FROM finding_operators
@@ -69,6 +77,9 @@ FROM step_account_mean WHERE {where}""",
        sum(us_per_step) FILTER (WHERE part <> 'between') AS step_us, vae_us / step_us AS vae_share
 FROM step_account_mean WHERE {where}""",
     "forwards": "SELECT start_us, end_us, wall_us, kernel_count FROM stage_windows WHERE {where}",
+    "memory_growth": "SELECT forward, peak_allocated_mb, peak_reserved_mb FROM memory_windows WHERE {where} ORDER BY forward",
+    "memory_idle_reserved": """SELECT peak_reserved_mb, allocated_at_peak_mb, idle_reserved_share, peak_stage
+FROM memory_peaks WHERE {where} AND stage IS NULL""",
 }
 # What an exposed comm finding's time is, per step, which its direction follows.
 SPLIT_SQL = """SELECT detail, sum(us_per_step) AS us FROM step_account_mean
@@ -177,10 +188,19 @@ def build_report(profile, rules: Rules, windows: bool = True) -> Dict[str, Any]:
         "comm": _rows(con, COMM_SQL),
         "findings": _findings(con),
         "stage_detection": _detection(con, windows),
+        "memory": {
+            "peaks": _rows(con, MEMORY_PEAKS_SQL),
+            "windows": _rows(con, MEMORY_FORWARDS_SQL),
+            "operators": _rows(con, MEMORY_OPERATORS_SQL),
+        },
         "cluster": {
             "ranks": _rows(con, CLUSTER_RANKS_SQL),
             "spread": _rows(con, SPREAD_SQL),
             "comm_ops": _rows(con, COMM_OPS_SQL),
             "bandwidth": _rows(con, BANDWIDTH_SQL),
+            "links": _rows(con, LINKS_SQL),
+            "waits": _rows(con, WAITS_SQL),
+            # msprof-analyze's cluster_step_trace_time.csv, as it wrote it
+            "step_trace": _rows(con, CLUSTER_STEPS_SQL),
         },
     }

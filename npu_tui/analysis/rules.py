@@ -27,7 +27,8 @@ import duckdb
 from ..profile.errors import ProfileError
 
 CATEGORY_FIELDS = ("type", "name", "core")
-METRICS = ("share", "exposed_share", "idle_share", "copy_share", "vae_share", "forwards", "spread")
+METRICS = ("share", "exposed_share", "idle_share", "copy_share", "vae_share", "forwards", "spread",
+           "memory_growth", "memory_idle_reserved")
 DOC = "STRUCT(repository VARCHAR, path VARCHAR, action VARCHAR)"
 
 
@@ -105,6 +106,7 @@ def _check(data: Dict[str, Any], source: str) -> None:
         need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
     need("compute" in data, "no [compute] table")
     need("warmup_factor" in data.get("steps", {}), "[steps] lacks warmup_factor")
+    need("slow_link_ratio" in data.get("comm", {}), "[comm] lacks slow_link_ratio")
     for key in ("comm_category", "default_category", "copies"):
         need(key in data["compute"], f"[compute] lacks {key}")
     stages = data.get("stages", {})
@@ -140,6 +142,7 @@ CREATE OR REPLACE TABLE rules_finding_causes (
     rule VARCHAR, cause VARCHAR, direction VARCHAR, docs {doc}[], speedup DOUBLE, estimate VARCHAR);
 CREATE OR REPLACE TABLE rules_order (kind VARCHAR, ord INTEGER, name VARCHAR);
 CREATE OR REPLACE TABLE rules_steps (warmup_factor DOUBLE);
+CREATE OR REPLACE TABLE rules_comm (slow_link_ratio DOUBLE);
 -- Stage windows set by hand (CLI / TUI); they win over detection for their rank.
 CREATE TABLE IF NOT EXISTS stage_overrides (rank INTEGER, stage VARCHAR, start_ns BIGINT, end_ns BIGINT);
 """
@@ -177,6 +180,7 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
             + [(None, c.lower()) + shared for c in comp.get("cores", [])])
 
     con.execute("INSERT INTO rules_steps VALUES (?)", [float(d["steps"]["warmup_factor"])])
+    con.execute("INSERT INTO rules_comm VALUES (?)", [float(d["comm"]["slow_link_ratio"])])
     st = d["stages"]
     _insert(con, "INSERT INTO rules_stage_markers VALUES (?, ?, ?)",
                     [(i, m["stage"], m["pattern"]) for i, m in enumerate(st["marker"])])

@@ -64,7 +64,7 @@ g AS (SELECT *, sum((before IS NULL OR start_ns > before)::INTEGER) OVER (ORDER 
 SELECT min(start_ns), max(end_ns) FROM g GROUP BY stretch ORDER BY 1 LIMIT 2"""
 RANGE_SQL = "SELECT * FROM timeline_range(?, ?, ?) ORDER BY kind, time_us DESC"
 
-STAGE_LANE, EXPOSED_LANE, FIRST_STREAM_LANE = 0, 3, 10
+STAGE_LANE, EXPOSED_LANE, MEMORY_LANE, FIRST_STREAM_LANE = 0, 3, 5, 10
 STEP_ALIGNED = "aligned by step start"
 # A zoom level holding more than this many screens of buckets starts afresh, so panning far at a
 # deep zoom does not keep every screen it passed.
@@ -74,13 +74,15 @@ CACHE_SCREENS = 16
 @dataclass(frozen=True)
 class Lane:
     rank: int
-    no: int  # 0 stage, 1-4 overlap lanes, 10 + n the streams (timeline_spans)
+    no: int  # 0 stage, 1-4 overlap lanes, 5 memory, 10 + n the streams (timeline_spans)
     label: str
     stream_id: Optional[int] = None
 
     @property
     def kind(self) -> str:
-        return "stage" if self.no == STAGE_LANE else "stream" if self.no >= FIRST_STREAM_LANE else "overlap"
+        if self.no == STAGE_LANE:
+            return "stage"
+        return "memory" if self.no == MEMORY_LANE else "stream" if self.no >= FIRST_STREAM_LANE else "overlap"
 
 
 @dataclass(frozen=True)

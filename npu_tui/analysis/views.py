@@ -21,6 +21,11 @@ VIEW_ORDER = (
     "kernel_stages",
     "stage_windows",
     "stage_summary",
+    "memory_series",
+    "memory_windows",
+    "memory_peaks",
+    "memory_operators",
+    "memory_allocations",
     "stage_categories",
     "top_operators",
     "operator_types",
@@ -41,7 +46,9 @@ VIEW_ORDER = (
     "step_account_check",
     "idle_gaps",
     "rank_summary",
+    "rank_waits",
     "rank_spread",
+    "comm_links",
     "rank_times",
     "rank_operators",
     "step_times",
@@ -50,7 +57,6 @@ VIEW_ORDER = (
     "findings",
     "finding_operators",
     "comm_op_times",
-    "comm_links",
     "link_bandwidth",
     "timeline_spans",
 )
@@ -74,8 +80,8 @@ BUILDING_BLOCKS = ("signature_scan", "stage_signature", "stage_windows_raw", "bu
 # cached profile reads them instead of aggregating every kernel again. refresh_stages() recomputes
 # them, in VIEW_ORDER, after stage overrides change.
 MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
-                "stage_summary", "stage_categories", "top_operators", "step_windows", "busy_segments", "lane_segments",
-                "comm_exposure", "step_breakdown", "step_flags", "step_account", "idle_gaps", "rank_summary", "rank_spread", "finding_ranks", "findings")
+                "stage_summary", "memory_peaks", "stage_categories", "top_operators", "step_windows", "busy_segments", "lane_segments",
+                "comm_exposure", "step_breakdown", "step_flags", "step_account", "idle_gaps", "rank_summary", "rank_waits", "rank_spread", "finding_ranks", "findings")
 
 
 def _read(name: str) -> str:

@@ -54,6 +54,7 @@ def _stat_lines(paths: Iterable[Path]) -> Iterable[str]:
 def cache_key(disc: Discovery) -> Optional[str]:
     """None when a file vanished while keying: such a profile is loaded but not cached."""
     files = [f for s in disc.ranks for fs in s.files.values() for f in fs]
+    files += [f for fs in disc.cluster.values() for f in fs]
     for s in disc.ranks:
         files += [f for f in s.root.iterdir() if INFO_RE.match(f.name)] if s.root.is_dir() else []
     h = hashlib.sha256(_code_digest())

@@ -11,11 +11,12 @@ from types import ModuleType
 from typing import Dict, List, Optional, Tuple
 
 from .errors import ProfileError
-from .sources import source_modules
+from .sources import cluster_modules, source_modules
 from .sources.base import read_head
 from .sources.kineto import rank_hint
 
 RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
+CLUSTER_DIR = "cluster_analysis_output"  # msprof-analyze writes its job-wide outputs here
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
 MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
@@ -49,6 +50,8 @@ class Discovery:
     ranks: List[RankSource]
     # Files that were recognised by name but not by content, and folders that could not be read.
     problems: List[Tuple[Path, str]] = field(default_factory=list)
+    # msprof-analyze's job-wide outputs (cluster_analysis_output/), by kind.
+    cluster: Dict[str, List[Path]] = field(default_factory=dict)
 
 
 def _head(path: Path) -> bytes:
@@ -296,8 +299,29 @@ def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List
     return [c for d in _dirs(folder) for c in _candidates(d, modules, depth + 1)]
 
 
+def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
+    """The cluster outputs in ``folder`` itself when it is a cluster_analysis_output folder, else in
+    its cluster_analysis_output child."""
+    where = folder if folder.name == CLUSTER_DIR else folder / CLUSTER_DIR
+    if not where.is_dir():
+        return {}
+    found: Dict[str, List[Path]] = {}
+    modules = cluster_modules()
+    for f in _files(where):
+        kind = classify(f, modules)
+        if kind:
+            found.setdefault(kind, []).append(f)
+    return found
+
+
 def discover(path: Path) -> Discovery:
-    path = Path(path)
+    disc = _discover(Path(path))
+    if Path(path).is_dir():
+        disc.cluster = _cluster_files(Path(path))
+    return disc
+
+
+def _discover(path: Path) -> Discovery:
     modules = source_modules()
     if not path.exists():
         raise ProfileError(f"{path}: no such file or folder")
@@ -328,6 +352,8 @@ def discover(path: Path) -> Discovery:
     if loose:
         return Discovery(path, "output", loose)
 
+    if _cluster_files(path):  # msprof-analyze's outputs alone: the job seen through them
+        return Discovery(path, "cluster_output", [])
     hint = _candidates(path, modules)
     if hint:
         names = ", ".join(str(h) for h in hint[:5])

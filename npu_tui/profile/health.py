@@ -72,10 +72,18 @@ PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whol
                "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
 
 
+CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder beside cluster_analysis_output"
+
+
 def health(profile) -> List[HealthItem]:
     """One item per load_log row that skipped something or carries a note, ranks in order, then
     the job's ranks the communication data names but the profile does not hold."""
     items = [_item(*row) for row in profile.con.execute(ROWS).fetchall()]
+    if not profile.ranks:
+        items.insert(0, HealthItem(
+            "warning", None, str(profile.path),
+            "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
+            "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     missing, loaded = profile.con.execute(PEERS).fetchone()
     if missing:
         items.append(HealthItem(

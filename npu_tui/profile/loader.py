@@ -17,7 +17,7 @@ from .cache import cache_key, open_cached, write_cache
 from .discover import Discovery, RankSource, discover
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
-from .sources import source_modules
+from .sources import cluster_modules, source_modules
 from .sources.base import LoadResult, RankContext
 
 # progress(done, total, label): called before each file and once at the end, from loader threads.
@@ -212,7 +212,7 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
 
 def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress: _Progress,
                  alone: bool) -> None:
-    progress.start(f"rank {ctx.rank}: {path.name}")
+    progress.start(f"rank {ctx.rank}: {path.name}" if ctx.rank is not None else path.name)
     t0 = time.perf_counter()
     result = _load_file(cur, module, path, ctx, alone)
     if result.rows:
@@ -374,8 +374,13 @@ def load_discovered(
         con.execute(INSERT_LOG, [None, str(path), "discovery", 0, 0, 0.0, note])
 
     jobs = _rank_jobs(disc)
-    total = sum(len(j.files) for j in jobs)
-    pending = _run_jobs(con, jobs, _Progress(total, progress), cancelled, defer=background)
+    cluster = [(m, p) for m in cluster_modules() for p in disc.cluster.get(m.KIND, [])]
+    total = sum(len(j.files) for j in jobs) + len(cluster)
+    steps = _Progress(total, progress)
+    pending = _run_jobs(con, jobs, steps, cancelled, defer=background)
+    job_ctx = RankContext(rank=None, root=disc.path)
+    for module, path in cluster:  # small, job-wide: after the ranks, one by one
+        _load_logged(con, module, path, job_ctx, steps, alone=True)
     for job in jobs:
         ctx = job.ctx
         con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, str(job.src.root), ctx.source_format,
@@ -418,7 +423,7 @@ def _memory_limit(disc: Discovery) -> int:
 
 def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
     ranks = [r for (r,) in con.execute("SELECT rank FROM ranks ORDER BY rank").fetchall()]
-    formats = sorted({s.source_format for s in disc.ranks})
+    formats = sorted({s.source_format for s in disc.ranks}) or (["msprof-analyze cluster"] if disc.cluster else [])
     return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats)
 
 

@@ -21,6 +21,11 @@ CANONICAL_TABLES = (
     "op_statistic",
     "operators",
     "memory_record",
+    "operator_memory",
+    "npu_module_mem",
+    "cluster_step_trace",
+    "cluster_comm_ops",
+    "cluster_comm_matrix",
     "load_log",
 )
 
@@ -39,6 +44,11 @@ TABLE_DESCRIPTIONS = {
     "op_statistic": "the profiler's own per-op-type totals (us)",
     "operators": "operator_details.csv: host operators with call stacks and device time (us)",
     "memory_record": "device memory over time per component (PTA, GE, APP): MB allocated, reserved, active",
+    "operator_memory": "operator_memory.csv: each allocation an operator made: bytes, allocated / released (ns), held for",
+    "npu_module_mem": "npu_module_mem.csv: memory reserved by each device software module over time (MB)",
+    "cluster_step_trace": "msprof-analyze's cluster_step_trace_time.csv: each rank's and stage group's step breakdown (us)",
+    "cluster_comm_ops": "msprof-analyze's cluster_communication.json: every rank's time in each comm op (ms)",
+    "cluster_comm_matrix": "msprof-analyze's cluster_communication_matrix.json: per op, each src->dst link",
     "load_log": "what each source file gave: rows, skipped rows, seconds, and why",
 }
 

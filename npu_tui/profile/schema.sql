@@ -138,6 +138,38 @@ CREATE TABLE IF NOT EXISTS memory_record (
     stream_ptr    VARCHAR
 );
 
+-- operator_memory.csv: each allocation an operator made (profile_memory=True): its size, when it
+-- was allocated and released (ns; NULL: still held when the profile ended), how long it was held,
+-- and the process's totals (MB) at allocation and at release.
+CREATE TABLE IF NOT EXISTS operator_memory (
+    rank                  INTEGER NOT NULL,
+    device                VARCHAR,
+    name                  VARCHAR,
+    size_bytes            BIGINT,
+    alloc_ns              BIGINT,
+    release_ns            BIGINT,
+    active_release_ns     BIGINT,
+    duration_ns           BIGINT,
+    active_duration_ns    BIGINT,
+    alloc_allocated_mb    DOUBLE,
+    alloc_reserved_mb     DOUBLE,
+    alloc_active_mb       DOUBLE,
+    release_allocated_mb  DOUBLE,
+    release_reserved_mb   DOUBLE,
+    release_active_mb     DOUBLE,
+    stream_ptr            VARCHAR
+);
+
+-- npu_module_mem.csv: memory reserved by each of the device's software modules (SLOG, APP,
+-- AICPU, ...) over time, MB.
+CREATE TABLE IF NOT EXISTS npu_module_mem (
+    rank         INTEGER NOT NULL,
+    device       VARCHAR,
+    component    VARCHAR,
+    ts_ns        BIGINT,
+    reserved_mb  DOUBLE
+);
+
 -- operator_details.csv: host-side operators with their device time (not in design.md §4, which
 -- lists no home for this file; kept so shapes and call stacks can be joined to kernels).
 CREATE TABLE IF NOT EXISTS operators (
@@ -160,3 +192,52 @@ CREATE TABLE IF NOT EXISTS load_log (
     seconds       DOUBLE,
     note          VARCHAR
 );
+
+-- msprof-analyze's cluster outputs (cluster_analysis_output/): job-wide, rank NULL in load_log.
+-- cluster_step_trace_time.csv: a row per rank (type 'rank', rank set) and per stage group (type
+-- 'stage', ranks: the group as written, e.g. "(0, 1, 2, 3)"), in us as written.
+CREATE TABLE IF NOT EXISTS cluster_step_trace (
+    step                               INTEGER,
+    type                               VARCHAR,
+    rank                               INTEGER,
+    ranks                              VARCHAR,
+    computing_us                       DOUBLE,
+    comm_not_overlapped_us             DOUBLE,
+    overlapped_us                      DOUBLE,
+    comm_us                            DOUBLE,
+    free_us                            DOUBLE,
+    stage_us                           DOUBLE,
+    bubble_us                          DOUBLE,
+    comm_not_overlapped_excl_recv_us   DOUBLE,
+    preparing_us                       DOUBLE
+);
+
+-- cluster_communication.json: per rank group, step and op, every rank's time info (ms).
+CREATE TABLE IF NOT EXISTS cluster_comm_ops (
+    group_ranks VARCHAR,
+    step        INTEGER,
+    op_name     VARCHAR,
+    group_name  VARCHAR,
+    rank        INTEGER,
+    start_us    DECIMAL(20, 3),
+    elapse_ms   DOUBLE,
+    transit_ms  DOUBLE,
+    wait_ms     DOUBLE,
+    sync_ms     DOUBLE,
+    idle_ms     DOUBLE
+);
+
+-- cluster_communication_matrix.json: per rank group, step and op key, each src -> dst link.
+CREATE TABLE IF NOT EXISTS cluster_comm_matrix (
+    group_ranks      VARCHAR,
+    step             INTEGER,
+    op_key           VARCHAR,
+    op_name          VARCHAR,
+    src_rank         INTEGER,
+    dst_rank         INTEGER,
+    transport        VARCHAR,
+    transit_size_mb  DOUBLE,
+    transit_time_ms  DOUBLE,
+    bandwidth_gbps   DOUBLE
+);
+

@@ -122,6 +122,49 @@ class KernelDetails:
         self.f.close()
 
 
+class MemoryRecord:
+    """memory_record.csv (``profile_memory=True``): after every 4th task, the framework allocator's
+    (PTA) allocated, reserved and active MB, and the whole process's (APP) reserved. Allocated is
+    the weights plus the task's stage activations, rising through eight samples and falling back
+    (a sawtooth); the VAE decode's activations are the largest, so the peak is in the VAE.
+    Reserved is what a caching allocator keeps: the largest allocation so far, rounded up to 512 MB.
+    ``memory_leak_mb`` adds that much per DiT forward already run (``Kernel.call``)."""
+
+    HEAD = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type"
+    WEIGHTS_MB = 2400.0
+    ACTIVATIONS_MB = {"DiT": 600.0, "VAE": 1800.0, "Other": 120.0}
+    EVERY = 4
+
+    def __init__(self, path: Path, spec: Spec, device: int) -> None:
+        self.f = open(path, "w", encoding="utf-8", newline="")
+        self.f.write(self.HEAD + "\r\n")
+        self.device, self.samples, self.leak_mb = device, 0, spec.memory_leak_mb
+        self.reserved = 0.0
+        self.peak = {"allocated_mb": 0.0, "reserved_mb": 0.0, "stage": None, "ts_ns": None}
+
+    def write(self, rs: RankStep) -> None:
+        out = []
+        for i, k in enumerate(rs.kernels):
+            if i % self.EVERY:
+                continue
+            rise = (self.samples % 8) / 7  # 0, 1/7, ... 1, then back to 0
+            self.samples += 1
+            allocated = self.WEIGHTS_MB + self.ACTIVATIONS_MB[k.stage] * rise
+            if k.stage == "DiT":
+                allocated += self.leak_mb * k.call  # a leak: kept from every forward before
+            self.reserved = max(self.reserved, -(-allocated // 512) * 512)
+            if allocated > self.peak["allocated_mb"]:
+                self.peak.update(allocated_mb=allocated, stage=k.stage, ts_ns=k.start)
+            self.peak["reserved_mb"] = self.reserved
+            ts = us(k.start)
+            out.append(f"PTA,{ts}\t,{allocated:.4f},{self.reserved:.1f},{allocated:.4f},0,NPU:{self.device}\r\n")
+            out.append(f"APP,{ts}\t,,{self.reserved + 300:.1f},,,NPU:{self.device}\r\n")
+        self.f.write("".join(out))
+
+    def close(self) -> None:
+        self.f.close()
+
+
 class TraceView:
     """trace_view.json: host (Python, CANN), device (Ascend Hardware, HCCL) and Overlap Analysis."""
 
@@ -339,7 +382,7 @@ class Summaries:
             links = {}
             for dst in range(n):
                 local = dst == me
-                t = time_ms / 50 if local else time_ms
+                t = time_ms / 50 if local else time_ms * (4 if self.spec.slow_link == (me, dst) else 1)
                 links[f"{me}-{dst}"] = {
                     "Transport Type": "LOCAL" if local else "HCCS",
                     "Transit Size(MB)": size, "Transit Time(ms)": t,

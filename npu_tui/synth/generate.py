@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .files import KernelDetails, Summaries, TraceView
+from .files import KernelDetails, MemoryRecord, Summaries, TraceView
 from .spec import Spec
 from .timeline import EPOCH_NS, Timeline
 from .truth import Overlap, TruthBuilder
@@ -91,7 +91,7 @@ def _generate(out: Path, spec: Spec, preset: Optional[str]) -> Dict:
     timeline = Timeline(spec)
     truth = TruthBuilder(spec, preset, timeline.denoise_steps)
     roots: List[Path] = []
-    traces, details, sums = [], [], []
+    traces, details, sums, memory = [], [], [], []
     for r in range(spec.ranks):
         root = out / _rank_dir_name(r) if spec.layout == "cluster" else out
         device = spec.first_device + r
@@ -102,6 +102,7 @@ def _generate(out: Path, spec: Spec, preset: Optional[str]) -> Dict:
         if spec.layout != "bare":
             details.append(KernelDetails(data / "kernel_details.csv", spec, device))
             sums.append(Summaries(spec, device))
+            memory.append(MemoryRecord(data / "memory_record.csv", spec, device))
     end_ns = 0
     for rank_steps in timeline.steps():
         for r, rs in enumerate(rank_steps):
@@ -111,8 +112,9 @@ def _generate(out: Path, spec: Spec, preset: Optional[str]) -> Dict:
             if details:
                 details[r].write(rs)
                 sums[r].add(rs, overlap)
+                memory[r].write(rs)
             end_ns = max(end_ns, rs.profiler_step.start + rs.profiler_step.dur)
-    for w in traces + details:
+    for w in traces + details + memory:
         w.close()
     if spec.layout != "bare":
         for r, root in enumerate(roots):
@@ -122,5 +124,7 @@ def _generate(out: Path, spec: Spec, preset: Optional[str]) -> Dict:
             (root / "profiler_metadata.json").write_text(json.dumps(METADATA, indent=4) + "\n",
                                                           encoding="utf-8")
     result = truth.result()
+    for r, m in enumerate(memory):  # the peak the memory file holds: where and how high
+        result["ranks"][r]["memory"] = m.peak
     truth_path(out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

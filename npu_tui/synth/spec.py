@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 LAYOUTS = ("cluster", "rank", "bare")
 LEVELS = ("Level1", "Level0")
@@ -33,6 +33,10 @@ class Spec:
                                    # bare: trace_view.json alone
     level: str = "Level1"          # Level0: Type and Accelerator Core are N/A, fewer files
     comm_gbps: float = 40.0        # effective collective bandwidth between ranks
+    slow_rank: Optional[int] = None  # this rank's compute takes slow_factor times as long: the
+    slow_factor: float = 1.5         # others wait for it at every collective
+    slow_link: Optional[Tuple[int, int]] = None  # this src -> dst link moves its bytes 4x slower
+    memory_leak_mb: float = 0.0    # memory_record.csv: each DiT forward keeps this much more allocated
     kernels: Optional[int] = None
     seed: int = 0
 
@@ -45,6 +49,8 @@ class Spec:
             raise ValueError(f"vae must be one of {VAES}")
         if self.ranks < 1 or self.profiler_steps < 1 or self.denoise_steps < 1 or self.blocks < 1:
             raise ValueError("ranks, profiler_steps, denoise_steps and blocks must be >= 1")
+        if self.slow_rank is not None and not 0 <= self.slow_rank < self.ranks:
+            raise ValueError("slow_rank must be one of the ranks")
         if self.layout != "cluster" and self.ranks != 1:
             raise ValueError("the rank and bare layouts hold one rank")
 

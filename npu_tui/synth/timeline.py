@@ -84,6 +84,8 @@ class Timeline:
         self.states = [RankState(host=EPOCH_NS - 20_000_000 + 37_000 * r) for r in range(spec.ranks)]
         # Later ranks run a little slower, so the fast rank waits in collectives.
         self.speed = [1.0 + 0.03 * r for r in range(spec.ranks)]
+        if spec.slow_rank is not None:
+            self.speed[spec.slow_rank] *= spec.slow_factor
 
     def _jitter(self, ns: int, spread: float = 0.04) -> int:
         return max(1, int(ns * (1.0 + spread * (2.0 * self.rng.random() - 1.0))))

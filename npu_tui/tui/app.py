@@ -19,7 +19,7 @@ from .commands import app_commands, console_commands
 from .drill import DrillRequested, DrillScreen
 from .grid import PagedTable, cursor_of
 from .loading import Analysed, LoadPanel, LoadStopped, ProfilePicked, SessionLoaded, TraceBar, TraceDone
-from .panes import PANES, Panes
+from .panes import PANES, Panes, pane_key
 
 
 class MainScreen(Screen):
@@ -34,7 +34,7 @@ class NpuTuiApp(App):
     COMMANDS = App.COMMANDS | {console_commands}
 
     BINDINGS = [
-        *(Binding(str(i), f"pane('{pid}')", label, show=False) for i, (pid, label) in enumerate(PANES, 1)),
+        *(Binding(pane_key(i), f"pane('{pid}')", label, show=False) for i, (pid, label) in enumerate(PANES, 1)),
         Binding("question_mark", "help", "Help"),
         Binding("c", "collect", "Collect"),
         Binding("h", "health", "Data health", show=False),

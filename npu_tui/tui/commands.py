@@ -6,7 +6,7 @@ from typing import Iterable
 
 from textual.app import App, SystemCommand
 
-from .panes import PANES
+from .panes import PANES, pane_key
 
 TABLE_ACTIONS = (
     ("filter", "Table: filter", "Filter the current table (/)"),
@@ -41,7 +41,7 @@ def console_commands():
 def app_commands(app: App) -> Iterable[SystemCommand]:
     """The entries of npu-tui's app (``NpuTuiApp``): panes, tables, collection, data health, app."""
     for i, (pid, label) in enumerate(PANES, 1):
-        yield SystemCommand(f"{label}: show", f"Switch to the {label} pane (key {i})",
+        yield SystemCommand(f"{label}: show", f"Switch to the {label} pane (key {pane_key(i)})",
                             lambda pid=pid: app.action_pane(pid))
     for key, label in OPERATOR_SORTS:
         yield SystemCommand(f"Operators: sort by {label}", f"Order operator types by {label}",

@@ -43,17 +43,20 @@ COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Colum
                    Column("elapse_ms", "elapse ms", "ms"), Column("exposed_ms", "exposed ms", "ms"),
                    Column("transit_ms", "transit ms", "ms"), Column("wait_ms", "wait ms", "ms"),
                    Column("sync_ms", "sync ms", "ms"), Column("idle_ms", "idle ms", "ms"),
-                   Column("wait_ratio", "wait", "share"))
+                   Column("wait_ratio", "wait", "share"), Column("sync_ratio", "sync", "share"),
+                   Column("groups", "group"))
 COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst", "int"),
                      Column("transport", "transport"), Column("ops", "ops", "int"),
                      Column("size_mb", "MB", "float"), Column("time_ms", "time ms", "ms"),
-                     Column("gbps", "GB/s", "float"))
+                     Column("gbps", "GB/s", "float"), Column("median_gbps", "median GB/s", "float"),
+                     Column("slow", "slow", "flag"))
 FINDING_COLUMNS = (Column("type", "type"),) + OP_COLUMNS
 
 RANKS = GridQuery("Ranks (kernel time and span: totals; step, exposed comm, free: mean per step)", "rank_times",
                   RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
 COMM_OPS = GridQuery("Comm operators (totals over the profile)", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms")
-COMM_LINKS = GridQuery("Bandwidth per link", "comm_links", COMM_LINK_COLUMNS, sort="size_mb")
+COMM_LINKS = GridQuery("Bandwidth per link (slow links highlighted)", "comm_links", COMM_LINK_COLUMNS,
+                       sort="size_mb", highlight="slow")
 
 
 # -- the operator hierarchy: type → operators by input shapes → kernel instances ----------------
@@ -95,6 +98,28 @@ def range_operators(args: Tuple[int, int, int], label: str) -> Drill:
                  lambda op: instances(op, view="range_kernels", args=args))
 
 
+MEMORY_OP_COLUMNS = (Column("rank", "rank", "int"), Column("name", "operator"),
+                     Column("allocations", "allocs", "int"), Column("total_mb", "total MB", "float"),
+                     Column("max_mb", "largest MB", "float"), Column("mean_held_ms", "held ms", "ms"),
+                     Column("held_mb_s", "MB·s held", "float"), Column("never_released", "kept", "int"),
+                     Column("stage", "stage"))
+ALLOCATION_COLUMNS = (Column("rank", "rank", "int"), Column("stage", "stage"), Column("size_mb", "MB", "float"),
+                      Column("at_us", "at", "us"), Column("held_ms", "held ms", "ms"),
+                      Column("allocated_mb", "allocated MB", "float"), Column("reserved_mb", "reserved MB", "float"),
+                      Column("name", "operator"))
+
+
+def memory_operators() -> Drill:
+    """The operators that allocate most (operator_memory.csv), then one's allocations on its rank."""
+    def allocations(row: Row) -> Drill:
+        return Drill(GridQuery(f"{literal(row['name'])} · rank {row['rank']} · allocations", "memory_allocations",
+                               ALLOCATION_COLUMNS, where=(("rank", row["rank"]), ("name", row["name"])),
+                               sort="size_mb"))
+
+    return Drill(GridQuery("Operators by memory allocated (operator_memory.csv)", "memory_operators",
+                           MEMORY_OP_COLUMNS, sort="total_mb"), allocations)
+
+
 def ranks() -> Drill:
     return Drill(RANKS, rank_operators)
 
@@ -120,6 +145,14 @@ GAP_COLUMNS = (Column("step", "step", "int"), Column("between_steps", "between s
                Column("gap_us", "idle", "us"), Column("host_range", "the host meanwhile"))
 
 
+WAIT_COLUMNS = (Column("rank", "rank", "int"), Column("collectives", "collectives", "int"),
+                Column("wait_ms", "own wait ms", "ms"), Column("peers_wait_ms", "peers' wait ms", "ms"),
+                Column("caused_wait_ms", "caused ms", "ms"), Column("times_last", "came last", "int"),
+                Column("step_time_us", "step", "us"), Column("exposed_comm_us", "exposed/step", "us"))
+RANK_WAITS = GridQuery("ranks side by side at the collectives (the rank waited for highlighted)", "rank_waits",
+                       WAIT_COLUMNS, sort="caused_wait_ms", highlight="waited_for")
+
+
 def _rank_columns(metric: str) -> Tuple[Column, ...]:
     kind = "float" if metric in COUNT_METRICS else "share"
     return (Column("rank", "rank", "int"), Column("value", metric, kind), Column("cause", "cause"),
@@ -131,6 +164,8 @@ def findings_drill(f: Row) -> Drill:
 
     def behind(row: Row) -> Drill:
         where = f"rank {row['rank']}"
+        if f["metric"] == "spread" and f.get("category") == "exposed_comm":
+            return Drill(RANK_WAITS)  # who waits for whom: every rank, not the slow one's operators
         if f["metric"] == "idle_share":
             return Drill(GridQuery(f"idle gaps · {where}", "idle_gaps", GAP_COLUMNS, where=(("rank", row["rank"]),),
                                    sort="gap_us"))

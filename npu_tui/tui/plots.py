@@ -32,6 +32,7 @@ CATEGORY_COLORS: Dict[str, str] = {
     "VAE": "color(130)",
     "computing": "color(67)",
     "comm": "color(108)",
+    **{f"memory {i}": "color(172)" for i in range(1, 9)},
 }
 FALLBACK = ("color(141)", "color(108)", "color(180)", "color(67)")
 SPARK = "▁▂▃▄▅▆▇█"
@@ -99,10 +100,11 @@ def heat_cell(value: Optional[float]) -> Style:
 
 
 def heat_grid(rows: Sequence[str], cols: Sequence[str], values: Dict[Tuple[str, str], float],
-              marked: Sequence[str] = ()) -> Text:
-    """Rows × columns of shares (0..1), each cell coloured by its value and labelled in percent."""
+              marked: Sequence[str] = (), labels: Optional[Dict[Tuple[str, str], str]] = None) -> Text:
+    """Rows × columns of shares (0..1), each cell coloured by its value and labelled in percent,
+    or with ``labels`` where given (the figure the share was scaled from)."""
     label_w = max([len(literal(r)) for r in rows] + [4]) + 2
-    cell_w = max([len(c) for c in cols] + [5]) + 1
+    cell_w = max([len(c) for c in cols] + [len(v) for v in (labels or {}).values()] + [5]) + 1
     text = Text(" " * label_w)
     for c in cols:
         text.append(literal(c).center(cell_w))
@@ -111,5 +113,6 @@ def heat_grid(rows: Sequence[str], cols: Sequence[str], values: Dict[Tuple[str, 
         text.append(literal(r).ljust(label_w), style="bold" if r in marked else "")
         for c in cols:
             v = values.get((r, c))
-            text.append(("-" if v is None else f"{v * 100:.0f}%").center(cell_w), style=heat_cell(v))
+            shown = "-" if v is None else (labels or {}).get((r, c), f"{v * 100:.0f}%")
+            text.append(shown.center(cell_w), style=heat_cell(v))
     return text

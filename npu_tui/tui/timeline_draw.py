@@ -195,6 +195,8 @@ def ruler(view: Viewport) -> Text:
 def _glyph(cell: Optional[Cell], w: int) -> str:
     if cell is None or cell.spans == 0:
         return " "
+    if cell.cat.startswith("memory "):  # the memory lane: its level, eighths of the rank's peak
+        return EIGHTHS[int(cell.cat.split()[1])]
     return EIGHTHS[max(1, min(8, math.ceil(8 * cell.ns / w)))]
 
 

@@ -1,15 +1,23 @@
--- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait ratio, and exposed (ms: the time of its kernels no compute covers); from communication.json, else the kernels the rules file calls Comm (elapse = their time)
+-- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json, else the kernels the rules file calls Comm (elapse = their time)
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
 from_json AS (
     SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
            sum(elapse_ms) AS elapse_ms, sum(transit_ms) AS transit_ms, sum(wait_ms) AS wait_ms,
-           sum(sync_ms) AS sync_ms, sum(idle_ms) AS idle_ms
+           sum(sync_ms) AS sync_ms, sum(idle_ms) AS idle_ms,
+           string_agg(DISTINCT group_name, ' ' ORDER BY group_name) AS groups
     FROM comm_ops GROUP BY ALL
 ),
+-- msprof-analyze's cluster_communication.json when no rank has its own communication.json
+from_cluster AS (
+    SELECT rank, op_name(op_name) AS op_type, NULL AS kind, 'cluster_communication.json' AS source, count(*) AS ops,
+           sum(elapse_ms), sum(transit_ms), sum(wait_ms), sum(sync_ms), sum(idle_ms),
+           string_agg(DISTINCT group_name, ' ' ORDER BY group_name)
+    FROM cluster_comm_ops WHERE NOT EXISTS (SELECT 1 FROM comm_ops) GROUP BY ALL
+),
 from_kernels AS (
-    SELECT rank, op, NULL, 'kernels', count(*), sum(dur_ns) / 1e6, NULL, NULL, NULL, NULL
+    SELECT rank, op, NULL, 'kernels', count(*), sum(dur_ns) / 1e6, NULL, NULL, NULL, NULL, NULL
     FROM kernel_stages
-    WHERE is_comm AND rank NOT IN (SELECT rank FROM json_ranks)
+    WHERE is_comm AND rank NOT IN (SELECT rank FROM json_ranks) AND NOT EXISTS (SELECT 1 FROM from_cluster)
     GROUP BY rank, op
 ),
 -- Every comm kernel's start and end is a cut of busy_segments, so its exposed time is the running
@@ -24,7 +32,8 @@ exposed AS (
     FROM at_end e ASOF LEFT JOIN busy_segments s ON e.rank = s.rank AND e.start_ns >= s.end_ns
     GROUP BY ALL
 )
-SELECT o.*, o.wait_ms / nullif(o.wait_ms + o.transit_ms, 0) AS wait_ratio, coalesce(x.exposed_ms, 0) AS exposed_ms
-FROM (SELECT * FROM from_json UNION ALL SELECT * FROM from_kernels) o
+SELECT o.*, o.wait_ms / nullif(o.wait_ms + o.transit_ms, 0) AS wait_ratio,
+       o.sync_ms / nullif(o.sync_ms + o.transit_ms, 0) AS sync_ratio, coalesce(x.exposed_ms, 0) AS exposed_ms
+FROM (SELECT * FROM from_json UNION ALL SELECT * FROM from_cluster UNION ALL SELECT * FROM from_kernels) o
 LEFT JOIN exposed x USING (rank, op_type)
 ORDER BY o.rank, o.elapse_ms DESC, o.op_type

@@ -1,4 +1,4 @@
--- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, wait, idle, unsplit), device idle (cause: inside the steps or between them), copies, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
+-- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, slow_link, wait, synchronization, idle, unsplit), device idle (cause: inside the steps or between them), copies, memory growth across DiT forwards and reserved memory held idle, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
 WITH cfg AS (SELECT * FROM rules_stages),
 part_us AS (SELECT * FROM step_account_mean),
 rank_us AS (
@@ -10,19 +10,18 @@ rank_us AS (
     FROM part_us GROUP BY rank
 ),
 stage_us AS (SELECT rank, stage, sum(us_per_step) AS us FROM part_us WHERE stage IS NOT NULL GROUP BY ALL),
--- exposed comm by cause: transit, wait (synchronization is waiting too), idle; unsplit without communication.json
+-- exposed comm by cause: transit, wait, synchronization (waiting for the peers to reach the
+-- collective), idle; unsplit without communication.json
 exposed AS (
-    SELECT rank, stage, CASE detail WHEN 'synchronization' THEN 'wait' ELSE detail END AS cause,
-           sum(us_per_step) AS us
+    SELECT rank, stage, detail AS cause, sum(us_per_step) AS us
     FROM part_us WHERE part = 'comm_exposed' GROUP BY ALL
 ),
 main_cause AS (
     SELECT rank, stage, arg_max(cause, us) AS cause, arg_max(us, us) AS cause_us, sum(us) AS exposed_us
     FROM exposed GROUP BY ALL
 ),
--- the rank the others wait for at the collectives: the one that waits least (two ranks or more)
-waits AS (SELECT rank, sum(wait_ms) AS wait_ms FROM comm_ops GROUP BY rank),
-waited_for AS (SELECT arg_min(rank, wait_ms) AS rank FROM waits HAVING count(*) >= 2),
+-- the rank the others wait for at the collectives (rank_waits)
+waited_for AS (SELECT rank FROM rank_waits WHERE waited_for),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
 forwards AS (
     SELECT w.rank, count(*) AS windows
@@ -39,8 +38,12 @@ FROM stage_categories c
 LEFT JOIN rank_us r USING (rank)
 LEFT JOIN part_us p ON p.rank = c.rank AND p.stage = c.stage AND p.part = 'compute' AND p.detail = c.category
 UNION ALL
-SELECT m.rank, m.stage, 'exposed_share', NULL, m.cause, m.exposed_us / nullif(s.us, 0), m.cause_us,
-       CASE WHEN m.cause = 'wait' THEN (SELECT rank FROM waited_for) END
+-- transit over a link of this rank far slower than its peers' (comm_links) is the slow link's
+SELECT m.rank, m.stage, 'exposed_share', NULL,
+       CASE WHEN m.cause = 'transit' AND m.rank IN (SELECT src_rank FROM comm_links WHERE slow) THEN 'slow_link'
+            ELSE m.cause END,
+       m.exposed_us / nullif(s.us, 0), m.cause_us,
+       CASE WHEN m.cause IN ('wait', 'synchronization') THEN (SELECT rank FROM waited_for) END
 FROM main_cause m JOIN stage_us s USING (rank, stage)
 UNION ALL
 -- device idle, inside the steps (free) or between them, whichever is more; not on a CPU-only trace
@@ -56,6 +59,14 @@ UNION ALL
 SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows / greatest(r.steps, 1), s.us, NULL
 FROM forwards f JOIN rank_us r USING (rank) CROSS JOIN cfg
 LEFT JOIN stage_us s ON s.rank = f.rank AND s.stage = cfg.dit_stage
+UNION ALL
+-- memory: the DiT forwards' peaks growing from the first to the last; reserved memory the
+-- allocator holds idle at the reserved peak
+SELECT rank, cfg.dit_stage, 'memory_growth', NULL, NULL, growth, NULL, NULL
+FROM memory_peaks, cfg WHERE stage IS NULL AND growth IS NOT NULL
+UNION ALL
+SELECT rank, NULL, 'memory_idle_reserved', NULL, NULL, idle_reserved_share, NULL, NULL
+FROM memory_peaks WHERE stage IS NULL AND idle_reserved_share IS NOT NULL
 UNION ALL
 SELECT slow_rank, NULL, 'spread', measure, NULL, spread, max_us - mean_us,
        CASE measure WHEN 'exposed_comm' THEN slow_rank END

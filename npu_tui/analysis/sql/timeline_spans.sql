@@ -1,4 +1,4 @@
--- what the Timeline draws, per rank: lane 0 the stage windows, lanes 1-4 the overlap lanes (computing, comm, exposed: comm not overlapped, free: the profiler's where it wrote them, else from the kernels), lane 10 + n the kernels of the n-th device stream; spans [start_ns, end_ns) and what colours them (cat: stage, lane or category)
+-- what the Timeline draws, per rank: lane 0 the stage windows, lanes 1-4 the overlap lanes (computing, comm, exposed: comm not overlapped, free: the profiler's where it wrote them, else from the kernels), lane 5 device memory (cat 'memory N': N eighths of the rank's peak, from memory_series), lane 10 + n the kernels of the n-th device stream; spans [start_ns, end_ns) and what colours them (cat: stage, lane or category)
 -- From the kernels, as the step account counts them (busy_segments): computing is compute running,
 -- comm is comm running, exposed is comm with no compute, free is nothing running
 -- between the rank's first and last busy moment.
@@ -30,6 +30,14 @@ UNION ALL
 SELECT rank, 3, 'exposed', NULL, 'exposed', start_ns, end_ns FROM busy WHERE comm AND NOT compute
 UNION ALL
 SELECT rank, 4, 'free', NULL, 'free', end_ns, next_ns FROM busy WHERE next_ns > end_ns
+UNION ALL
+-- each memory sample holds until the next one
+SELECT rank, 5, 'memory', NULL, 'memory ' || greatest(1, least(8, ceil(8 * mb / nullif(peak, 0))))::INTEGER, ts_ns, next_ns
+FROM (SELECT rank, ts_ns, coalesce(allocated_mb, reserved_mb) AS mb,
+             lead(ts_ns) OVER (PARTITION BY rank ORDER BY ts_ns) AS next_ns,
+             max(coalesce(allocated_mb, reserved_mb)) OVER (PARTITION BY rank) AS peak
+      FROM memory_series)
+WHERE next_ns > ts_ns AND mb IS NOT NULL
 UNION ALL
 SELECT k.rank, s.lane_no, coalesce('stream ' || k.stream_id, 'no stream'), k.stream_id, k.category, k.start_ns, k.end_ns
 FROM kernel_stages k JOIN streams s ON s.rank = k.rank AND s.stream_id IS NOT DISTINCT FROM k.stream_id

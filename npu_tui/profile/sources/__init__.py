@@ -11,6 +11,9 @@
 ``SOURCE_ORDER`` is the order loaders run within a rank: better sources of kernels first, and the
 db export last: torch_npu's export_type=[text, db] writes one run twice, so the db only fills the
 tables the text files left empty for the rank.
+
+``CLUSTER_ORDER``: loaders of a whole job's files (msprof-analyze's ``cluster_analysis_output/``),
+the same interface with ``ctx.rank`` None; their rows carry the ranks they are about.
 """
 
 from __future__ import annotations
@@ -32,7 +35,16 @@ SOURCE_ORDER = (
     "op_statistic",
     "operator_details",
     "memory_record",
+    "operator_memory",
+    "npu_module_mem",
     "sqlite_export",
+)
+
+
+CLUSTER_ORDER = (
+    "cluster_step_trace",
+    "cluster_communication",
+    "cluster_communication_matrix",
 )
 
 
@@ -41,6 +53,11 @@ def source_modules() -> List[ModuleType]:
     return [importlib.import_module(f"{__name__}.{n}") for n in SOURCE_ORDER if n not in absent]
 
 
+def cluster_modules() -> List[ModuleType]:
+    absent = set(missing_sources())
+    return [importlib.import_module(f"{__name__}.{n}") for n in CLUSTER_ORDER if n not in absent]
+
+
 def missing_sources() -> List[str]:
-    """Names in SOURCE_ORDER with no module (a packaging slip); a test keeps this empty."""
-    return [n for n in SOURCE_ORDER if importlib.util.find_spec(f"{__name__}.{n}") is None]
+    """Names in SOURCE_ORDER or CLUSTER_ORDER with no module (a packaging slip); a test keeps this empty."""
+    return [n for n in SOURCE_ORDER + CLUSTER_ORDER if importlib.util.find_spec(f"{__name__}.{n}") is None]

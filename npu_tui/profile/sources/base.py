@@ -13,9 +13,10 @@ HEAD_BYTES = 64 * 1024
 
 @dataclass
 class RankContext:
-    """One rank being loaded. Loaders may fill in device_id and the version fields they find."""
+    """One rank being loaded (``rank`` None: a job's cluster outputs). Loaders may fill in
+    device_id and the version fields they find."""
 
-    rank: int
+    rank: Optional[int]
     root: Path
     files: Dict[str, List[Path]] = field(default_factory=dict)
     device_id: Optional[int] = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Tuple
 
 import duckdb
 
@@ -47,33 +48,36 @@ SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
 FROM (SELECT TRY(decode(content)) AS text FROM read_blob($path))
 """
 
-# One row per op: step number from "step50" (NULL when the key has none), kind, key and typed value
-# (NULL when the op is not an object of the expected shape).
-FLATTEN = """
-CREATE OR REPLACE TEMP TABLE {table}_ops AS
--- Each level is split with one json_transform to MAP(VARCHAR, JSON): json_each here made DuckDB
--- grow past 18 GB on a 20 MB file (9,294 ops a step).
-WITH steps AS (SELECT e.key AS step_key, e.value AS v
-               FROM (SELECT unnest(map_entries(json_transform(doc, '"MAP(VARCHAR, JSON)"'))) AS e
-                     FROM {table} WHERE json_type(doc) = 'OBJECT')
-               WHERE json_type(e.value) = 'OBJECT'),
-     kinds AS (SELECT step_key, e.key AS kind, e.value AS v
-               FROM (SELECT step_key, unnest(map_entries(json_transform(v, '"MAP(VARCHAR, JSON)"'))) AS e
-                     FROM steps)
-               WHERE json_type(e.value) = 'OBJECT'),
-     ops AS (SELECT step_key, kind, e.key AS op_key, e.value AS v
-             FROM (SELECT step_key, kind, unnest(map_entries(json_transform(v, '"MAP(VARCHAR, JSON)"'))) AS e
-                   FROM kinds))
-SELECT TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER) AS step,
-       kind, op_key, CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op
-FROM ops
-"""
+def flatten_sql(table: str, levels: Tuple[str, ...]) -> str:
+    """``{table}_ops``: one row per entry of the document's nested objects, a column per level
+    (its key) and ``op``, the innermost value typed by ``$spec`` (NULL when it is not an object of
+    that shape). Each level is split with one json_transform to MAP(VARCHAR, JSON): json_each here
+    made DuckDB grow past 18 GB on a 20 MB file (9,294 ops a step). A level's entry that is not an
+    object is dropped there; the innermost may be anything (it is counted, then skipped)."""
+    ctes, source, keys = [], f"(SELECT doc AS v FROM {table} WHERE json_type(doc) = 'OBJECT')", []
+    for i, level in enumerate(levels):
+        inner = i == len(levels) - 1
+        ctes.append(f"l{i} AS (SELECT {''.join(k + ', ' for k in keys)}e.key AS {level}, e.value AS v "
+                    f"FROM (SELECT {''.join(k + ', ' for k in keys)}"
+                    f"unnest(map_entries(json_transform(v, '\"MAP(VARCHAR, JSON)\"'))) AS e FROM {source})"
+                    + ("" if inner else " WHERE json_type(e.value) = 'OBJECT'") + ")")
+        keys.append(level)
+        source = f"l{i}"
+    return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS\nWITH {', '.join(ctes)}\n"
+            f"SELECT {', '.join(keys)}, CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
+            f"FROM {source}")
+
+
+# A rank's own file: steps, then the op kinds, then the ops; step number from "step50" (NULL when
+# the key has none).
+LEVELS = ("step_key", "kind", "op_key")
+STEP = "TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER)"
 
 TOTAL_KEY = "Total Op Info"
 
 INSERT_OPS = """
 INSERT INTO comm_ops
-SELECT $rank, step, kind, regexp_replace(op_key, '@[^@]*$', ''),
+SELECT $rank, {step}, kind, regexp_replace(op_key, '@[^@]*$', ''),
        NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
        us_decimal(t."Start Timestamp(us)"), finite(t."Elapse Time(ms)"), finite(t."Transit Time(ms)"),
        finite(t."Wait Time(ms)"), finite(t."Synchronization Time(ms)"), finite(t."Idle Time(ms)")
@@ -83,9 +87,9 @@ WHERE finite(t."Elapse Time(ms)") IS NOT NULL
 
 INSERT_BANDWIDTH = """
 INSERT INTO comm_bandwidth
-SELECT $rank, step, kind, regexp_replace(op_key, '@[^@]*$', ''), b.key,
+SELECT $rank, {step}, kind, regexp_replace(op_key, '@[^@]*$', ''), b.key,
        finite(b.value."Transit Size(MB)"), finite(b.value."Transit Time(ms)"), finite(b.value."Bandwidth(GB/s)")
-FROM (SELECT step, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
       FROM {table}_ops WHERE op_key <> $total AND finite(op."Communication Time Info"."Elapse Time(ms)") IS NOT NULL)
 """
 
@@ -96,9 +100,11 @@ def sniff(head: bytes) -> bool:
     return bool(STEP_LAYOUT.match(head)) and TIME_INFO in head
 
 
-def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str) -> None:
-    """Parse ``path`` into ``{table}_ops``: one row per op of every step and kind, ``op`` typed
-    ``op_type``. Raises SourceError for empty, non-UTF-8, truncated or non-object files."""
+def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
+               levels: Tuple[str, ...] = LEVELS) -> None:
+    """Parse ``path`` into ``{table}_ops`` (``flatten_sql``): one row per op of every step and
+    kind (or of ``levels``), ``op`` typed ``op_type``. Raises SourceError for empty, non-UTF-8,
+    truncated or non-object files."""
     if not read_head(path).strip():
         raise SourceError("empty file")
     con.execute(STAGE_JSON.format(table=table), {"path": str(path)})
@@ -109,7 +115,7 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
         raise SourceError("truncated or malformed JSON")
     if kind != "OBJECT":
         raise SourceError("not a JSON object of steps")
-    con.execute(FLATTEN.format(table=table), {"spec": json.dumps(op_type)})
+    con.execute(flatten_sql(table, levels), {"spec": json.dumps(op_type)})
 
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -122,8 +128,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         stage_json(con, path, STAGE, OP_TYPE)
         params = {"rank": ctx.rank, "total": TOTAL_KEY}
         total = con.execute(COUNT_OPS.format(table=STAGE), {"total": TOTAL_KEY}).fetchone()[0]
-        rows = con.execute(INSERT_OPS.format(table=STAGE), params).fetchone()[0]
-        con.execute(INSERT_BANDWIDTH.format(table=STAGE), params)
+        rows = con.execute(INSERT_OPS.format(table=STAGE, step=STEP), params).fetchone()[0]
+        con.execute(INSERT_BANDWIDTH.format(table=STAGE, step=STEP), params)
         note = "" if total else "no communication ops"
         return LoadResult(rows=rows, skipped=total - rows, note=note)
     finally:

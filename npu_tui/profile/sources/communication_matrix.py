@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext
-from .communication import STEP_LAYOUT, TIME_INFO, drop_json, stage_json
+from .communication import STEP, STEP_LAYOUT, TIME_INFO, drop_json, stage_json
 
 KIND = "communication_matrix"
 FILE_NAMES = ("communication_matrix.json",)
@@ -25,8 +25,8 @@ OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DO
 
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
-SELECT step, kind, op_key, l.key AS link, l.value AS v
-FROM (SELECT step, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
+SELECT {step} AS step, kind, op_key, l.key AS link, l.value AS v
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
 """
 
 INSERT = """
@@ -49,7 +49,7 @@ def sniff(head: bytes) -> bool:
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     try:
         stage_json(con, path, STAGE, OP_TYPE)
-        con.execute(LINKS.format(table=STAGE))
+        con.execute(LINKS.format(table=STAGE, step=STEP))
         # Links, plus the ops that were not a map of links at all (each lost whole).
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]

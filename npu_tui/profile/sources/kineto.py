@@ -13,6 +13,8 @@
   runtime/driver calls.
 - A CPU-only trace (torch.profiler on the CPU) has no device events: its outermost cpu ops per
   thread become the kernels, with core ``CPU``.
+- memory_record: ``[memory]`` events (``profile_memory=True``), the allocator's totals after each
+  allocation or free: device memory as component PTA, the CPU's as CPU.
 - device id from the device events' ``args.device``; the rank is read by discovery (``rank_hint``).
 """
 
@@ -128,6 +130,19 @@ WHERE lcat IN ('cpu_op', 'operator', 'user_annotation', 'python_function', 'cuda
                'runtime', 'cuda_driver', 'cpu_instant_event')
 """
 
+# ``[memory]`` instant events (a trace recorded with profile_memory): after each allocation or
+# free, the allocator's totals in bytes. Device Type is c10's: 0 the CPU, others a device (1 CUDA,
+# PrivateUse1 20 an NPU); device memory is the framework allocator's (PTA), the CPU's its own.
+INSERT_MEMORY = """
+INSERT INTO memory_record
+SELECT $rank, CASE WHEN dtype = 0 THEN 'CPU' ELSE 'device:' || coalesce(int_or_null(args->>'Device Id'), 0) END,
+       CASE WHEN dtype = 0 THEN 'CPU' ELSE 'PTA' END, ts_ns,
+       TRY_CAST(args->>'Total Allocated' AS DOUBLE) / 1048576, TRY_CAST(args->>'Total Reserved' AS DOUBLE) / 1048576,
+       NULL, NULL
+FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
+WHERE TRY_CAST(args->>'Total Allocated' AS DOUBLE) IS NOT NULL
+"""
+
 RUNTIME = """
 SELECT CASE WHEN bool_or(name LIKE 'hip%') THEN 'ROCm' ELSE 'CUDA' END
 FROM kn_event WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver')
@@ -169,7 +184,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         # nor are they where another cycle of the same worker ran on the device.
         if rows == 0 and not staged.lost and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]:
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
-        for sql in (INSERT_FLOWS, INSERT_HOST):
+        for sql in (INSERT_FLOWS, INSERT_HOST, INSERT_MEMORY):
             rows += con.execute(sql, rank).fetchone()[0]
         skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)

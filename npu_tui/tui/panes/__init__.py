@@ -14,7 +14,7 @@ from textual.widgets import TabbedContent, TabPane
 
 from .overview import OverviewPane
 
-# (id, tab label); the number key is the position.
+# (id, tab label); the number key is the position, the tenth's 0 (pane_key).
 PANES = (
     ("overview", "Overview"),
     ("findings", "Findings"),
@@ -25,7 +25,13 @@ PANES = (
     ("sql", "SQL"),
     ("collect", "Collect"),
     ("diff", "Diff"),
+    ("memory", "Memory"),
 )
+
+
+def pane_key(position: int) -> str:
+    """The digit of the pane at ``position`` (1-based): 1–9, then 0."""
+    return str(position % 10)
 
 
 def _new_pane(pid: str) -> Widget:
@@ -33,6 +39,7 @@ def _new_pane(pid: str) -> Widget:
     from .collect import CollectLog
     from .comm import CommPane
     from .diff import DiffView
+    from .memory import MemoryPane
     from .findings import FindingsPane
     from .operators import OperatorsPane
     from .ranks import RanksPane
@@ -40,7 +47,8 @@ def _new_pane(pid: str) -> Widget:
     from .timeline import TimelinePane
 
     kinds = {"findings": FindingsPane, "operators": OperatorsPane, "comm": CommPane, "ranks": RanksPane,
-             "timeline": TimelinePane, "sql": SqlPane, "collect": CollectLog, "diff": DiffView}
+             "timeline": TimelinePane, "sql": SqlPane, "collect": CollectLog, "diff": DiffView,
+             "memory": MemoryPane}
     return kinds[pid](id=f"pane-{pid}")
 
 
@@ -58,7 +66,7 @@ class Panes(TabbedContent):
         self.built: Dict[str, Widget] = {"overview": OverviewPane(id="pane-overview")}
         for i, (pid, label) in enumerate(PANES, 1):
             # As `with TabPane(...)` inside a compose would add it.
-            self.compose_add_child(TabPane(f"{i} {label}", *([self.built[pid]] if pid in self.built else []),
+            self.compose_add_child(TabPane(f"{pane_key(i)} {label}", *([self.built[pid]] if pid in self.built else []),
                                            id=pid))
         self.con = None  # the panes' connection (a cursor of the profile's database)
         self.report: Optional[dict] = None

@@ -1,16 +1,21 @@
-"""Comm: exposed communication per stage, comm operators (wait vs transit), bandwidth per link."""
+"""Comm: exposed communication per stage or the ranks × ranks link matrix (`m` switches), comm
+operators (wait vs transit), bandwidth per link."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Dict, Optional, Tuple
+
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
 from ..cells import fmt_us, literal
 from ..drill import DrillGrid
 from ..grids import COMM_LINKS, COMM_OPS, Drill
-from ..plots import legend, stacked_bar
+from ..plots import heat_grid, legend, stacked_bar
 
 BAR_WIDTH = 16
 
@@ -37,7 +42,54 @@ def exposure_text(report: dict) -> Text:
     return text.append("\n").append_text(legend(["exposed", "overlapped", "rest of the stage"]))
 
 
+PLOTS = ("exposure", "gbps", "time")
+
+
+def matrix_text(report: dict, measure: str) -> Text:
+    """Ranks × ranks from the links of communication_matrix.json (src rows, dst columns), each
+    cell the link's GB/s or transit ms over every transport but LOCAL, shaded against the largest;
+    a slow link (comm_links) is marked `!`."""
+    links = [x for x in report.get("cluster", {}).get("links", [])
+             if x.get("dst_rank") is not None and str(x.get("transport") or "").upper() != "LOCAL"]
+    what = "bandwidth, GB/s" if measure == "gbps" else "transit time, ms"
+    text = Text().append(f"Links: {what}, src rank (rows) → dst rank (columns)", style="bold")
+    if not links:
+        return text.append("\n  no communication_matrix.json in this profile", style="dim")
+    size: Dict[Tuple[int, int], float] = defaultdict(float)
+    time_ms: Dict[Tuple[int, int], float] = defaultdict(float)
+    slow = set()
+    for x in links:
+        key = (x["src_rank"], x["dst_rank"])
+        size[key] += x.get("size_mb") or 0.0
+        time_ms[key] += x.get("time_ms") or 0.0
+        if x.get("slow"):
+            slow.add(key)
+    figure: Dict[Tuple[int, int], Optional[float]] = {
+        k: (size[k] / time_ms[k] if time_ms[k] else None) if measure == "gbps" else time_ms[k] for k in size}
+    top = max((v for v in figure.values() if v), default=0.0)
+    ranks = sorted({r for k in figure for r in k})
+    rows = [f"rank {r}" for r in ranks]
+    values, labels = {}, {}
+    for (src, dst), v in figure.items():
+        if v is not None:
+            cell = (f"rank {src}", str(dst))
+            values[cell] = v / top if top else 0.0
+            labels[cell] = f"{v:.1f}" + ("!" if (src, dst) in slow else "")
+    text.append("\n").append_text(heat_grid(rows, [str(r) for r in ranks], values, labels=labels))
+    if slow:
+        text.append("\n! slow link: below the median of its transport's links by the rules' ratio", style="dim")
+    return text
+
+
 class CommPane(Vertical):
+    HELP_TITLE = "Comm"
+    BINDINGS = [Binding("m", "next_plot", "Plot: exposure, link GB/s, link ms")]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.plot = PLOTS[0]
+        self.report: Optional[dict] = None
+
     def compose(self) -> ComposeResult:
         yield Static(id="comm-exposure", classes="plots")
         yield DrillGrid(Drill(COMM_OPS), ("Comm",), id="comm-ops")
@@ -49,4 +101,15 @@ class CommPane(Vertical):
             grid.set_source(con)
 
     def show_report(self, report: dict) -> None:
-        self.query_one("#comm-exposure", Static).update(exposure_text(report))
+        self.report = report
+        self._draw()
+
+    def action_next_plot(self) -> None:
+        self.plot = PLOTS[(PLOTS.index(self.plot) + 1) % len(PLOTS)]
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.report is None:
+            return
+        text = exposure_text(self.report) if self.plot == "exposure" else matrix_text(self.report, self.plot)
+        self.query_one("#comm-exposure", Static).update(text)

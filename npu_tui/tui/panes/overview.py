@@ -167,6 +167,21 @@ def findings_text(report: dict) -> Text:
     return text
 
 
+def memory_text(report: dict) -> Text:
+    """One line a rank: the reserved and allocated peaks and the stage of the reserved one, and
+    how the DiT forwards' peaks grew (memory_peaks)."""
+    peaks = [p for p in report.get("memory", {}).get("peaks", []) if p.get("stage") is None]
+    text = Text().append("Memory, peak", style="bold")
+    if not peaks:
+        return text.append("\n  no memory records (profile with profile_memory=True)", style="dim")
+    for p in sorted(peaks, key=lambda p: p["rank"]):
+        text.append(f"\nrank {p['rank']:<3} reserved {(p.get('peak_reserved_mb') or 0) / 1024:6.2f} GB")
+        text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {(p.get('peak_allocated_mb') or 0) / 1024:6.2f} GB")
+        if p.get("growth") is not None:
+            text.append(f" · DiT forwards' peak {p['growth'] * 100:+.1f}% over {p['forwards']}")
+    return text
+
+
 def stages_text(report: dict) -> Text:
     text = Text().append("How stages were detected\n", style="bold")
     stages = report.get("stages", [])
@@ -187,7 +202,7 @@ def stages_text(report: dict) -> Text:
 class OverviewPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         # The findings right under the step account: at 80×24 they are on the first screen.
-        for name in ("health", "steps", "findings", "categories", "stages"):
+        for name in ("health", "steps", "findings", "memory", "categories", "stages"):
             yield Static(id=f"overview-{name}", classes="section")
 
     report: Optional[dict] = None
@@ -212,7 +227,7 @@ class OverviewPane(VerticalScroll):
     def show_profile(self, con) -> None:
         self.report = None
         self.query_one("#overview-steps", Static).update(Text("analysing…", style="dim"))
-        for name in ("categories", "findings", "stages"):
+        for name in ("categories", "findings", "memory", "stages"):
             self.query_one(f"#overview-{name}", Static).update("")
 
     def show_report(self, report: dict) -> None:
@@ -220,4 +235,5 @@ class OverviewPane(VerticalScroll):
         self._show_account()
         self.query_one("#overview-categories", Static).update(categories_text(report))
         self.query_one("#overview-findings", Static).update(findings_text(report))
+        self.query_one("#overview-memory", Static).update(memory_text(report))
         self.query_one("#overview-stages", Static).update(stages_text(report))

@@ -139,8 +139,10 @@ class TimelineView(Widget, can_focus=True):
         msg.stop()
         self.timeline = msg.timeline
         if msg.timeline is None or not msg.timeline.lanes:
+            self.timeline = None
             self.message = msg.error or "no kernels to draw"
             self.refresh()
+            self.post_message(self.Changed(self))
             return
         lo, hi = self.timeline.extent
         if self.kept is not None:  # rebuilt on a new report (the trace's phase): the view stays
@@ -396,7 +398,11 @@ def header_text(view: TimelineView) -> Text:
     else:
         cell = frame.cells.get((lane.rank, lane.no), (None,) * v.n)[v.cursor - v.b0] \
             if frame is not None and frame.view == v and 0 <= v.cursor - v.b0 < v.n else None
-        text.append(f"{fmt_us(cell.ns / 1e3)} of this column" if cell else "nothing here", style="dim")
+        if cell and lane.kind == "memory":
+            text.append(f"up to {cell.cat.split()[1]}/8 of the rank's peak (the Memory pane, 0, has the figures)",
+                        style="dim")
+        else:
+            text.append(f"{fmt_us(cell.ns / 1e3)} of this column" if cell else "nothing here", style="dim")
     return text
 
 
@@ -448,6 +454,9 @@ class TimelinePane(Vertical):
     def on_timeline_view_changed(self, msg: TimelineView.Changed) -> None:
         view = msg.timeline_view
         self.query_one("#timeline-header", Static).update(header_text(view))
+        if view.frame is None:
+            self.query_one("#timeline-legend", Static).update("")
+            return
         # the categories the stream lanes show (the stage band and overlap lanes are labelled)
         cats = sorted({c.cat for (rank, lane_no), cells in view.frame.cells.items()
                        if lane_no >= FIRST_STREAM_LANE for c in cells if c is not None})

@@ -1,0 +1,59 @@
+"""Memory: what profile_memory=True recorded: each rank's peaks per stage and the DiT forwards'
+peaks one after another (does memory grow?), then the operators that allocate most; enter opens
+an operator's allocations."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from ..cells import literal
+from ..drill import DrillGrid
+from ..grids import memory_operators
+from ..plots import sparkline
+
+
+def memory_plots(report: dict) -> Text:
+    """Per rank: the peak of each stage (allocated / reserved, GB), then the DiT forwards' peaks
+    as a sparkline from zero, with the first and last."""
+    memory = report.get("memory", {})
+    peaks = memory.get("peaks", [])
+    text = Text().append("Memory peaks per stage, GB allocated / reserved", style="bold")
+    if not peaks:
+        return text.append("\n  no memory records in this profile (collect with profile_memory=True)", style="dim")
+    forwards = defaultdict(list)
+    for w in memory.get("windows", []):
+        if w["stage"] == "DiT" and w.get("peak_allocated_mb") is not None:
+            forwards[w["rank"]].append(w["peak_allocated_mb"])
+    for rank in sorted({p["rank"] for p in peaks}):
+        rows = [p for p in peaks if p["rank"] == rank]
+        whole = next((p for p in rows if p["stage"] is None), {})
+        text.append(f"\nrank {rank:<3}", style="bold")
+        for p in (p for p in rows if p["stage"] is not None):
+            mark = "bold" if p["stage"] == whole.get("peak_stage") else ""
+            text.append(f" {literal(p['stage'])} ", style=mark)
+            text.append(f"{(p['peak_allocated_mb'] or 0) / 1024:.2f}/{(p['peak_reserved_mb'] or 0) / 1024:.2f}",
+                        style=mark)
+        series = forwards.get(rank, [])
+        if len(series) >= 2:
+            text.append("\n         DiT forwards ")
+            text.append_text(sparkline(series, 40))
+            text.append(f" {series[0] / 1024:.2f} → {series[-1] / 1024:.2f} GB")
+    return text
+
+
+class MemoryPane(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Static(id="memory-plots", classes="plots")
+        yield DrillGrid(memory_operators(), ("Memory",), id="memory-operators")
+
+    def show_profile(self, con) -> None:
+        self.query_one("#memory-plots", Static).update(Text("analysing…", style="dim"))
+        self.query_one(DrillGrid).set_source(con)
+
+    def show_report(self, report: dict) -> None:
+        self.query_one("#memory-plots", Static).update(memory_plots(report))

@@ -1,0 +1,240 @@
+"""Communication across ranks: per op type and rank as communication.json has it, the rank the
+others wait for (not the one with the most comm time), slow links, and the ranks × ranks matrix,
+on the real 2-rank Level1 sample and on generated 4-rank profiles with a deliberately slow rank or
+link."""
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from npu_tui.session import open_session
+from npu_tui.synth import Spec, generate
+from npu_tui.tui.app import NpuTuiApp
+from tui_support import async_test, screen_text, settle
+
+TEXT = Path("msinsight-pt-2rank-levels") / "text"
+SMALL = dict(ranks=4, profiler_steps=2, denoise_steps=2, blocks=1, seq_len=4096, comm_gbps=10.0)
+
+
+@pytest.fixture(scope="module")
+def slow_rank(tmp_path_factory):
+    """Rank 1 computes 1.5× as long before every collective; the link 2 → 3 moves 4× slower."""
+    out = tmp_path_factory.mktemp("slow_rank") / "prof"
+    generate(out, Spec(**SMALL, slow_rank=1, slow_link=(2, 3), seed=11))
+    return out
+
+
+@pytest.fixture(scope="module")
+def slow_link(tmp_path_factory):
+    out = tmp_path_factory.mktemp("slow_link") / "prof"
+    generate(out, Spec(**SMALL, slow_link=(0, 1), seed=12))
+    return out
+
+
+def test_per_op_type_and_rank_as_communication_json_has_it(real):
+    level1 = real / TEXT / "level1"
+    s = open_session(level1)
+    for rank in (0, 1):
+        doc = json.loads((level1 / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication.json").read_text())
+        want = defaultdict(lambda: defaultdict(float))
+        for kinds in doc.values():
+            for ops in kinds.values():
+                for key, op in ops.items():
+                    if key == "Total Op Info":
+                        continue
+                    t = op["Communication Time Info"]
+                    # the operation: its name without the run id and call index
+                    op_type = re.sub(r"(_+[0-9]+)+$", "", key.rsplit("@", 1)[0])
+                    w = want[op_type]
+                    w["ops"] += 1
+                    for field, col in (("Elapse", "elapse_ms"), ("Transit", "transit_ms"), ("Wait", "wait_ms"),
+                                       ("Synchronization", "sync_ms"), ("Idle", "idle_ms")):
+                        w[col] += t[f"{field} Time(ms)"]
+                    w["group"] = key.rsplit("@", 1)[1]
+        rows = s.con.execute("SELECT op_type, ops, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms, wait_ratio, "
+                             "sync_ratio, groups FROM comm_op_times WHERE rank = ?", [rank]).fetchall()
+        assert {r[0] for r in rows} == set(want)
+        for op_type, ops, elapse, transit, wait, sync, idle, wait_ratio, sync_ratio, groups in rows:
+            w = want[op_type]
+            assert ops == w["ops"] and groups == w["group"]
+            assert (elapse, transit, wait, sync, idle) == tuple(pytest.approx(w[c]) for c in (
+                "elapse_ms", "transit_ms", "wait_ms", "sync_ms", "idle_ms"))
+            assert elapse == pytest.approx(transit + wait + idle, abs=1e-6)  # as the profiler splits it
+            assert wait_ratio == pytest.approx(wait / (wait + transit))
+            assert sync_ratio == pytest.approx(sync / (sync + transit))
+
+
+def test_the_slow_rank_is_the_one_waited_for_not_the_one_with_most_comm(slow_rank):
+    s = open_session(slow_rank, cache=False)
+    waits = {r["rank"]: r for r in s.report["cluster"]["waits"]}
+    assert [r for r, w in waits.items() if w["waited_for"]] == [1]
+    assert waits[1]["times_last"] == waits[1]["collectives"] > 0  # it comes last to every collective
+    assert all(waits[r]["wait_ms"] > waits[1]["wait_ms"] for r in (0, 2, 3))
+    # The naive pick, the rank with the most comm time, is a waiting rank.
+    most = s.con.execute("SELECT rank FROM comm_op_times GROUP BY rank ORDER BY sum(elapse_ms) DESC LIMIT 1").fetchone()[0]
+    assert most != 1
+    spread = {x["measure"]: x["slow_rank"] for x in s.report["cluster"]["spread"]}
+    assert spread == {"step_time": 1, "exposed_comm": 1}
+    (imbalance,) = [f for f in s.findings if f["rule"] == "rank_comm_imbalance"]
+    assert (imbalance["rank"], imbalance["waited_for"]) == (1, 1)
+    # Its drill compares the ranks side by side, the rank waited for highlighted.
+    from npu_tui.tui.grids import findings_drill
+
+    level = findings_drill(imbalance)
+    behind = level.child({"rank": 1})
+    assert behind.query.view == "rank_waits" and behind.query.highlight == "waited_for"
+
+
+def test_a_slow_link_is_flagged_and_named_as_the_cause(slow_rank, slow_link):
+    s = open_session(slow_rank, cache=False)
+    slow = [(x["src_rank"], x["dst_rank"]) for x in s.report["cluster"]["links"] if x["slow"]]
+    assert slow == [(2, 3)]
+    link = next(x for x in s.report["cluster"]["links"] if (x["src_rank"], x["dst_rank"]) == (2, 3))
+    assert link["gbps"] == pytest.approx(link["median_gbps"] / 4, rel=0.01)
+    s = open_session(slow_link, cache=False)
+    assert [(x["src_rank"], x["dst_rank"]) for x in s.report["cluster"]["links"] if x["slow"]] == [(0, 1)]
+    (exposed,) = [f for f in s.findings if f["rule"] == "comm_exposed_high"]
+    assert (exposed["rank"], exposed["cause"]) == (0, "slow_link") and "slow link" in exposed["direction"]
+    # only the rank whose own link is slow has it as the cause; the others' is the transfer
+    causes = dict(s.con.execute("SELECT rank, cause FROM finding_ranks WHERE rule = 'comm_exposed_high'").fetchall())
+    assert causes == {0: "slow_link", 1: "transit", 2: "transit", 3: "transit"}
+
+
+@async_test
+async def test_the_matrix_renders_at_80x24(slow_rank):
+    app = NpuTuiApp(slow_rank)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot, rounds=4)
+        await pilot.press("4", "m")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "Links: bandwidth, GB/s" in text
+        rows = [line for line in text.splitlines() if line.strip().startswith("rank ") and "!" in line or
+                re.match(r"^\s*rank [0-3]\s+[-\d]", line)]
+        assert len(rows) == 4
+        assert "0.6!" in rows[2]  # 2 -> 3, the slow one, in its row
+        await pilot.press("m")
+        await settle(app, pilot)
+        assert "Links: transit time, ms" in screen_text(app)
+        await pilot.press("m")
+        await settle(app, pilot)
+        assert "Exposed communication per stage" in screen_text(app)
+
+
+# ---- msprof-analyze's cluster outputs ---------------------------------------------------------
+
+ADVISOR = Path("mstt-advisor-fixtures") / "resource" / "advisor" / "cluster_analysis_output"
+LEVEL1_CLUSTER = Path(__file__).resolve().parents[1] / "fixtures" / "level1_cluster" / "cluster_analysis_output"
+
+
+def _cluster_ops(doc):
+    """(group, step, op, group name, rank) -> time info, as the file has them."""
+    out = {}
+    for group, steps in doc.items():
+        for step, ops in steps.items():
+            for key, ranks in ops.items():
+                if key.startswith("Total Op Info"):
+                    continue
+                name, gname = key.rsplit("@", 1)
+                for rank, op in ranks.items():
+                    number = int(step[len("step"):]) if step[len("step"):] else None  # "step": no number
+                    out[(group, number, name, gname, int(rank))] = op["Communication Time Info"]
+    return out
+
+
+def test_a_folder_of_cluster_outputs_alone_loads_them_and_says_what_it_lacks(real, capsys):
+    import csv
+
+    from npu_tui.cli import main
+
+    folder = real / ADVISOR
+    s = open_session(folder, cache=False)
+    assert s.ranks == []
+    rows = list(csv.DictReader((folder / "cluster_step_trace_time.csv").open()))
+    got = s.con.execute("SELECT type, rank, ranks, computing_us, free_us, stage_us FROM cluster_step_trace "
+                        "ORDER BY type, rank").fetchall()
+    assert got == sorted([(r["Type"], int(r["Index"]) if r["Type"] == "rank" else None,
+                           r["Index"] if r["Type"] != "rank" else None, float(r["Computing"]),
+                           float(r["Free"]), float(r["Stage"])) for r in rows], key=lambda t: (t[0], t[1] or 0))
+    want = _cluster_ops(json.loads((folder / "cluster_communication.json").read_text()))
+    got = {r[:5]: r[5:] for r in s.con.execute(
+        "SELECT group_ranks, step, op_name, group_name, rank, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms "
+        "FROM cluster_comm_ops").fetchall()}
+    assert got == {k: (t["Elapse Time(ms)"], t["Transit Time(ms)"], t["Wait Time(ms)"],
+                       t["Synchronization Time(ms)"], t["Idle Time(ms)"]) for k, t in want.items()}
+    # Shown: the comm ops and who waits for whom come from them; the report says first what is missing.
+    assert {r["source"] for r in s.report["cluster"]["comm_ops"]} == {"cluster_communication.json"}
+    assert [w["rank"] for w in s.report["cluster"]["waits"] if w["waited_for"]] == [1]
+    assert s.report["health"][0]["what"].startswith("only msprof-analyze's cluster outputs here")
+    assert main(["report", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert text.index("only msprof-analyze's cluster outputs") < text.index("Findings")
+    assert "No findings: no rank's own data" in text and "Cluster step trace (msprof-analyze, us)" in text
+
+
+@pytest.fixture(scope="module")
+def level1_job(real, tmp_path_factory):
+    """The real Level1 ranks with the cluster outputs msprof-analyze wrote for them beside."""
+    import shutil
+
+    job = tmp_path_factory.mktemp("job") / "level1"
+    shutil.copytree(real / TEXT / "level1", job)
+    shutil.copytree(LEVEL1_CLUSTER, job / "cluster_analysis_output")
+    return job
+
+
+def test_cluster_outputs_agree_with_the_ranks_own_files(level1_job):
+    s = open_session(level1_job, cache=False)
+    assert s.ranks == [0, 1]
+    con = s.con
+    logged = {k for (k,) in con.execute("SELECT kind FROM load_log WHERE rank IS NULL").fetchall()}
+    assert logged == {"cluster_step_trace", "cluster_communication", "cluster_communication_matrix"}
+    # every rank's op in the cluster file is the same op in the rank's communication.json
+    ops = con.execute("""SELECT count(*), count(o.rank) FROM cluster_comm_ops x LEFT JOIN comm_ops o
+                         ON o.rank = x.rank AND o.step = x.step AND o.op_name = x.op_name AND o.start_us = x.start_us
+                         AND o.elapse_ms = x.elapse_ms AND o.transit_ms = x.transit_ms AND o.wait_ms = x.wait_ms
+                         AND o.sync_ms = x.sync_ms AND o.idle_ms = x.idle_ms""").fetchone()
+    assert ops == (8, 8) and con.execute("SELECT count(*) FROM comm_ops").fetchone()[0] == 8
+    steps = con.execute("""SELECT count(*), count(s.rank) FROM cluster_step_trace x LEFT JOIN step_trace s
+                           ON s.rank = x.rank AND s.step = x.step AND s.computing_us = x.computing_us
+                           AND s.comm_not_overlapped_us = x.comm_not_overlapped_us AND s.free_us = x.free_us
+                           AND s.stage_us = x.stage_us AND s.preparing_us = x.preparing_us""").fetchone()
+    assert steps == (2, 2)
+    # each link of each op key, as the ranks' matrices have it (msprof-analyze's own total aside)
+    links = con.execute("""SELECT count(*), count(m.rank) FROM cluster_comm_matrix x LEFT JOIN comm_matrix m
+                           ON m.op_key = x.op_key AND m.src_rank = x.src_rank AND m.dst_rank = x.dst_rank
+                           AND m.transit_size_mb = x.transit_size_mb AND m.transit_time_ms = x.transit_time_ms
+                           WHERE x.op_key NOT LIKE 'Total Op Info@%'""").fetchone()
+    assert links[0] > 0 and links == (links[0], links[0])
+    # with the ranks' own files there, the views read them, not the summary
+    assert {r["source"] for r in s.report["cluster"]["comm_ops"]} == {"communication.json"}
+
+
+def test_links_count_each_kinds_total_once(real):
+    """communication_matrix.json keeps sample ops of a kind (top1, middle, bottom1..3) and their
+    -total: a link's traffic is the total's, not the sum of all of them."""
+    level1 = real / TEXT / "level1"
+    s = open_session(level1)
+    want = defaultdict(lambda: [0.0, 0.0])
+    for rank in (0, 1):
+        doc = json.loads((level1 / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" /
+                          "communication_matrix.json").read_text())
+        for kinds in doc.values():
+            for ops in kinds.values():
+                for key, links in ops.items():
+                    if "-total@" in key:
+                        for link, v in links.items():
+                            src, dst = map(int, link.split("-"))
+                            w = want[(src, dst, v["Transport Type"])]
+                            w[0] += v["Transit Size(MB)"]
+                            w[1] += v["Transit Time(ms)"]
+    got = {(r["src_rank"], r["dst_rank"], r["transport"]): r for r in s.report["cluster"]["links"]}
+    assert set(got) == set(want)
+    for key, (size, time_ms) in want.items():
+        # to a byte and a nanosecond (the view rounds its sums so they sort the same every run)
+        assert got[key]["size_mb"] == pytest.approx(size, abs=1e-6)
+        assert got[key]["time_ms"] == pytest.approx(time_ms, abs=1e-6)
+        assert got[key]["gbps"] == pytest.approx(size / time_ms, rel=1e-4)

@@ -1,0 +1,131 @@
+"""Memory as the analysis reads it: operator_memory.csv and npu_module_mem.csv whole, the peaks
+per stage and per DiT forward (does memory grow?), the reserved memory held idle, Kineto's
+[memory] events, and the Memory pane; checked against the files read here and the generator's
+own record of what it wrote."""
+
+import csv
+import json
+import shutil
+from decimal import Decimal
+
+import pytest
+
+from npu_tui.demo import PATH as DEMO
+from npu_tui.session import open_session
+from npu_tui.synth import Spec, generate
+from npu_tui.tui.app import NpuTuiApp
+from npu_tui.tui.drill import DrillScreen
+from tui_support import async_test, screen_text, settle
+
+LEVEL1 = ("msinsight-pt-2rank-levels", "text", "level1")
+
+
+def _rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("level", ["level0", "level1", "level2"])
+def test_operator_and_module_memory_hold_every_row_of_their_files(real, level):
+    folder = real.joinpath(*LEVEL1[:2], level)
+    s = open_session(folder)
+    for rank in (0, 1):
+        out = folder / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        ops = _rows(out / "operator_memory.csv")
+        got = s.con.execute("SELECT count(*), sum(size_bytes), max(alloc_ns) FROM operator_memory WHERE rank = ?",
+                            [rank]).fetchone()
+        assert got[0] == len(ops)
+        assert got[1] == round(sum(float(r["Size(KB)"]) * 1024 for r in ops))
+        assert got[2] == max(int(Decimal(r["Allocation Time(us)"].strip()) * 1000) for r in ops)
+        modules = _rows(out / "npu_module_mem.csv")
+        got = s.con.execute("SELECT count(*), max(reserved_mb) FROM npu_module_mem WHERE rank = ?", [rank]).fetchone()
+        assert got == (len(modules), max(float(r["Total Reserved(MB)"]) for r in modules))
+        # the peak the analysis reports is the file's maximum (the framework allocator's, PTA)
+        pta = [r for r in _rows(out / "memory_record.csv") if r["Component"] == "PTA"]
+        peak = next(p for p in s.report["memory"]["peaks"] if p["rank"] == rank and p["stage"] is None)
+        assert peak["peak_allocated_mb"] == max(float(r["Total Allocated(MB)"]) for r in pta)
+        assert peak["peak_reserved_mb"] == max(float(r["Total Reserved(MB)"]) for r in pta)
+
+
+def test_the_generated_peak_is_found_in_the_vae():
+    truth = json.loads(DEMO.with_name(DEMO.name + ".truth.json").read_text())
+    s = open_session(DEMO)
+    for r in truth["ranks"]:
+        want = r["memory"]
+        assert want["stage"] == "VAE"
+        whole = next(p for p in s.report["memory"]["peaks"] if p["rank"] == r["rank"] and p["stage"] is None)
+        assert (whole["peak_allocated_mb"], whole["peak_reserved_mb"], whole["peak_stage"]) == \
+            (pytest.approx(want["allocated_mb"]), want["reserved_mb"], "VAE")
+        vae = next(p for p in s.report["memory"]["peaks"] if p["rank"] == r["rank"] and p["stage"] == "VAE")
+        dit = next(p for p in s.report["memory"]["peaks"] if p["rank"] == r["rank"] and p["stage"] == "DiT")
+        assert vae["peak_allocated_mb"] == pytest.approx(want["allocated_mb"])
+        assert vae["peak_allocated_mb"] > dit["peak_allocated_mb"]
+        assert whole["growth"] == 0.0  # every forward peaks alike
+    assert not [f for f in s.findings if f["rule"].startswith("memory_")]
+
+
+def test_memory_that_grows_forward_after_forward_is_found(tmp_path):
+    out = tmp_path / "leak"
+    truth = generate(out, Spec(ranks=1, profiler_steps=2, denoise_steps=4, blocks=1, memory_leak_mb=80.0, seed=5))
+    s = open_session(out, cache=False)
+    # Each DiT forward's peak from the file, inside the generator's own windows of it.
+    rows = _rows(next(out.glob("*/ASCEND_PROFILER_OUTPUT/memory_record.csv")))
+    samples = [(int(Decimal(r["Timestamp(us)"].strip()) * 1000), float(r["Total Allocated(MB)"]))
+               for r in rows if r["Component"] == "PTA"]
+    peaks = [max(mb for ts, mb in samples if a <= ts < b) for a, b in truth["ranks"][0]["stages"]["DiT"]["windows"]]
+    assert len(peaks) == 8 and peaks[-1] > peaks[0]
+    (f,) = [f for f in s.findings if f["rule"] == "memory_growth"]
+    assert (f["stage"], f["rank"]) == ("DiT", 0)
+    assert f["value"] == pytest.approx((peaks[-1] - peaks[0]) / peaks[0])
+    forwards = [w["peak_allocated_mb"] for w in s.report["memory"]["windows"] if w["stage"] == "DiT"]
+    assert forwards == pytest.approx(peaks)
+
+
+def test_reserved_far_above_allocated_is_fragmentation(tmp_path):
+    src = next(DEMO.glob("*/ASCEND_PROFILER_OUTPUT"))
+    shutil.copy(src / "kernel_details.csv", tmp_path / "kernel_details.csv")
+    t0 = open_session(tmp_path, cache=False).con.execute("SELECT min(start_ns) FROM kernels").fetchone()[0] // 1000
+    lines = ["Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type"]
+    for i, (allocated, reserved) in enumerate([(1000, 1500), (2000, 4000), (1200, 4000)]):
+        lines.append(f"PTA,{t0 + 1000 * i}.000\t,{allocated},{reserved},{allocated},0,NPU:0")
+    (tmp_path / "memory_record.csv").write_text("\n".join(lines) + "\n")
+    s = open_session(tmp_path, cache=False)
+    (f,) = [f for f in s.findings if f["rule"] == "memory_idle_reserved"]
+    assert f["value"] == pytest.approx(0.5)  # at the 4000 MB reserved peak, 2000 allocated
+    assert "expandable_segments" in f["direction"] and f["docs"][0]["path"].endswith("cpu_offload.md")
+
+
+def test_a_kineto_trace_with_memory_events_loads_them(tmp_path):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    model = torch.nn.Sequential(torch.nn.Linear(128, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64))
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for _ in range(3):
+            model(torch.randn(32, 128)).sum()
+    trace = tmp_path / "worker.1700000000000.pt.trace.json"
+    prof.export_chrome_trace(str(trace))
+    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("name") == "[memory]"]
+    assert events
+    s = open_session(tmp_path, cache=False)
+    got = s.con.execute("SELECT count(*), max(allocated_mb), min(component) FROM memory_record").fetchone()
+    assert got == (len(events), pytest.approx(max(e["args"]["Total Allocated"] for e in events) / 2**20), "CPU")
+    whole = next(p for p in s.report["memory"]["peaks"] if p["stage"] is None)
+    assert whole["peak_allocated_mb"] == pytest.approx(got[1])
+
+
+@async_test
+async def test_the_memory_pane_and_overview_line_at_80x24(real):
+    app = NpuTuiApp(real.joinpath(*LEVEL1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot, rounds=4)
+        overview = app.query_one("#overview-memory")
+        assert "rank 0   reserved   1.42 GB in All, allocated   1.16 GB" in str(overview.render())
+        await pilot.press("0")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "Memory peaks per stage" in text and "aten::mm" in text
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrillScreen)
+        assert "aten::mm · rank 0 · allocations" in screen_text(app)
