@@ -30,6 +30,8 @@ SHOTS = (
     ("find", ("ctrl+f", *"MatMul")),
     ("collect-confirm", ("c",)),
     ("timeline", TIMELINE_RANGE),
+    ("memory", ("0",)),
+    ("comm-matrix", ("4", "m")),
     ("timeline-80x24", ("6", "n"), (80, 24)),
 )
 # Textual's SVGs name Fira Code, which rasterisers without web fonts replace by a proportional face.

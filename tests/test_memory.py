@@ -61,6 +61,10 @@ def test_the_generated_peak_is_found_in_the_vae():
         assert vae["peak_allocated_mb"] == pytest.approx(want["allocated_mb"])
         assert vae["peak_allocated_mb"] > dit["peak_allocated_mb"]
         assert whole["growth"] == 0.0  # every forward peaks alike
+        rows = _rows(sorted(DEMO.glob("*/ASCEND_PROFILER_OUTPUT/operator_memory.csv"))[r["rank"]])  # rank order
+        got = s.con.execute("SELECT sum(allocations), sum(total_mb) FROM memory_operators WHERE rank = ?",
+                            [r["rank"]]).fetchone()
+        assert got == (len(rows), pytest.approx(sum(float(x["Size(KB)"]) for x in rows) / 1024))
     assert not [f for f in s.findings if f["rule"].startswith("memory_")]
 
 

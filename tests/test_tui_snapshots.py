@@ -48,3 +48,19 @@ def test_operators_drilled_80x24(app, snap_compare):
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=drill)
 
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_timeline_on_the_demo(monkeypatch, snap_compare, size):
+    """The Timeline of the bundled demo (stage band, overlap and memory lanes, streams), as the
+    issue asks it shown; the panes above use the real level1 sample."""
+    from npu_tui.demo import PATH as DEMO
+
+    monkeypatch.chdir(ROOT)
+
+    async def show(pilot):
+        await loaded(pilot)
+        await pilot.press(PANE_KEYS["timeline"])
+        await loaded(pilot)
+
+    assert snap_compare(NpuTuiApp(DEMO.relative_to(ROOT)), terminal_size=SIZES[size], run_before=show)

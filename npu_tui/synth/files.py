@@ -123,46 +123,72 @@ class KernelDetails:
 
 
 class MemoryRecord:
-    """memory_record.csv (``profile_memory=True``): after every 4th task, the framework allocator's
-    (PTA) allocated, reserved and active MB, and the whole process's (APP) reserved. Allocated is
-    the weights plus the task's stage activations, rising through eight samples and falling back
-    (a sawtooth); the VAE decode's activations are the largest, so the peak is in the VAE.
-    Reserved is what a caching allocator keeps: the largest allocation so far, rounded up to 512 MB.
-    ``memory_leak_mb`` adds that much per DiT forward already run (``Kernel.call``)."""
+    """memory_record.csv and operator_memory.csv (``profile_memory=True``). After every 4th task,
+    the framework allocator's (PTA) allocated, reserved and active MB and the whole process's (APP)
+    reserved. Allocated is the weights plus the task's stage activations, rising through eight
+    samples and falling back (a sawtooth): each rise is one allocation by the task's operator, all
+    released together at the fall. The VAE decode's activations are the largest, so the peak is in
+    the VAE. Reserved is what a caching allocator keeps: the largest allocation so far, rounded up
+    to 512 MB. ``memory_leak_mb`` adds that much per DiT forward already run (``Kernel.call``)."""
 
     HEAD = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type"
+    OP_HEAD = ("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+               "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+               "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+               "Release Total Active(MB),Stream Ptr,Device Type")
     WEIGHTS_MB = 2400.0
     ACTIVATIONS_MB = {"DiT": 600.0, "VAE": 1800.0, "Other": 120.0}
+    # the aten operator that allocates a category's output
+    ALLOCATOR = {"MatMul": "aten::mm", "FA": "aten::_npu_flash_attention", "Conv": "aten::convolution",
+                 "Vector": "aten::add", "Comm": "aten::empty_strided"}
     EVERY = 4
 
-    def __init__(self, path: Path, spec: Spec, device: int) -> None:
-        self.f = open(path, "w", encoding="utf-8", newline="")
+    def __init__(self, out_dir: Path, spec: Spec, device: int) -> None:
+        self.f = open(out_dir / "memory_record.csv", "w", encoding="utf-8", newline="")
         self.f.write(self.HEAD + "\r\n")
+        self.ops = open(out_dir / "operator_memory.csv", "w", encoding="utf-8", newline="")
+        self.ops.write(self.OP_HEAD + "\r\n")
         self.device, self.samples, self.leak_mb = device, 0, spec.memory_leak_mb
-        self.reserved = 0.0
+        self.reserved, self.allocated = 0.0, None
+        self.held: List[Tuple[str, float, int, float]] = []  # (op, MB, allocated at, total then)
         self.peak = {"allocated_mb": 0.0, "reserved_mb": 0.0, "stage": None, "ts_ns": None}
 
     def write(self, rs: RankStep) -> None:
-        out = []
+        out, ops = [], []
         for i, k in enumerate(rs.kernels):
             if i % self.EVERY:
                 continue
-            rise = (self.samples % 8) / 7  # 0, 1/7, ... 1, then back to 0
+            step = self.samples % 8
             self.samples += 1
-            allocated = self.WEIGHTS_MB + self.ACTIVATIONS_MB[k.stage] * rise
+            allocated = self.WEIGHTS_MB + self.ACTIVATIONS_MB[k.stage] * step / 7
             if k.stage == "DiT":
                 allocated += self.leak_mb * k.call  # a leak: kept from every forward before
             self.reserved = max(self.reserved, -(-allocated // 512) * 512)
             if allocated > self.peak["allocated_mb"]:
                 self.peak.update(allocated_mb=allocated, stage=k.stage, ts_ns=k.start)
             self.peak["reserved_mb"] = self.reserved
+            if step == 0:  # the fall: what the rise allocated is released
+                for name, mb, at, total in self.held:
+                    ops.append(f"{name},{mb * 1024:.1f},{us(at)}\t,{us(k.start)}\t,{us(k.start)}\t,"
+                               f"{us(k.start - at)}\t,{us(k.start - at)}\t,{total:.4f},{self.reserved:.1f},"
+                               f"{total:.4f},{allocated:.4f},{self.reserved:.1f},{allocated:.4f},0,NPU:{self.device}\r\n")
+                self.held = []
+            elif self.allocated is not None and allocated > self.allocated:
+                name = self.ALLOCATOR.get(k.op.category, "aten::empty_strided")
+                self.held.append((name, allocated - self.allocated, k.start, allocated))
+            self.allocated = allocated
             ts = us(k.start)
             out.append(f"PTA,{ts}\t,{allocated:.4f},{self.reserved:.1f},{allocated:.4f},0,NPU:{self.device}\r\n")
             out.append(f"APP,{ts}\t,,{self.reserved + 300:.1f},,,NPU:{self.device}\r\n")
         self.f.write("".join(out))
+        self.ops.write("".join(ops))
 
     def close(self) -> None:
+        # still held when the profile ended: no release
+        self.ops.write("".join(f"{name},{mb * 1024:.1f},{us(at)}\t,,,,,{total:.4f},{self.reserved:.1f},{total:.4f},"
+                               f",,,0,NPU:{self.device}\r\n" for name, mb, at, total in self.held))
         self.f.close()
+        self.ops.close()
 
 
 class TraceView:

@@ -102,7 +102,7 @@ def _generate(out: Path, spec: Spec, preset: Optional[str]) -> Dict:
         if spec.layout != "bare":
             details.append(KernelDetails(data / "kernel_details.csv", spec, device))
             sums.append(Summaries(spec, device))
-            memory.append(MemoryRecord(data / "memory_record.csv", spec, device))
+            memory.append(MemoryRecord(data, spec, device))
     end_ns = 0
     for rank_steps in timeline.steps():
         for r, rs in enumerate(rank_steps):
