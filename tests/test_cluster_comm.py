@@ -238,3 +238,26 @@ def test_links_count_each_kinds_total_once(real):
         assert got[key]["size_mb"] == pytest.approx(size, abs=1e-6)
         assert got[key]["time_ms"] == pytest.approx(time_ms, abs=1e-6)
         assert got[key]["gbps"] == pytest.approx(size / time_ms, rel=1e-4)
+
+
+def test_each_group_has_the_rank_its_others_wait_for():
+    """Two groups, {0, 1} and {2, 3}: rank 1 is late to every call of the first, rank 3 to the
+    second. Each waiting rank is told the rank it waits for, not one rank for the whole job."""
+    from analysis_support import make_profile
+
+    kernels, comm = [], []
+    for rank, group, late in ((0, "g01", False), (1, "g01", True), (2, "g23", False), (3, "g23", True)):
+        for step in (1, 2, 3):
+            t0 = step * 1_000_000
+            kernels.append((rank, step, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "AI_CORE", t0, 500_000, None))
+            wait = 0.0 if late else 0.3  # ms
+            comm.append((rank, step, f"hcom_allReduce__9_{step}_1", (t0 + 500_000) / 1e3, wait + 0.05, 0.05, wait,
+                         wait, 0.0, group))
+    p = make_profile(kernels)
+    p.con.executemany("INSERT INTO comm_ops (rank, step, kind, op_name, start_us, elapse_ms, transit_ms, wait_ms, "
+                      "sync_ms, idle_ms, group_name) VALUES (?, ?, 'collective', ?, ?, ?, ?, ?, ?, ?, ?)", comm)
+    from npu_tui.analysis import install_views, load_rules
+
+    install_views(p.con, load_rules())
+    rows = {r: (w, f) for r, w, f in p.con.execute("SELECT rank, waited_for, waits_for FROM rank_waits").fetchall()}
+    assert rows == {0: (False, 1), 1: (True, None), 2: (False, 3), 3: (True, None)}

@@ -40,11 +40,14 @@ def test_operator_and_module_memory_hold_every_row_of_their_files(real, level):
         modules = _rows(out / "npu_module_mem.csv")
         got = s.con.execute("SELECT count(*), max(reserved_mb) FROM npu_module_mem WHERE rank = ?", [rank]).fetchone()
         assert got == (len(modules), max(float(r["Total Reserved(MB)"]) for r in modules))
-        # the peak the analysis reports is the file's maximum (the framework allocator's, PTA)
-        pta = [r for r in _rows(out / "memory_record.csv") if r["Component"] == "PTA"]
+        # the peak the analysis reports is the file's maximum for the framework's allocators:
+        # PTA+GE (PyTorch and the graph engine) where the file has it, else PTA
+        records = _rows(out / "memory_record.csv")
+        component = next(c for c in ("PTA+GE", "PTA") if any(r["Component"] == c for r in records))
+        framework = [r for r in records if r["Component"] == component]
         peak = next(p for p in s.report["memory"]["peaks"] if p["rank"] == rank and p["stage"] is None)
-        assert peak["peak_allocated_mb"] == max(float(r["Total Allocated(MB)"]) for r in pta)
-        assert peak["peak_reserved_mb"] == max(float(r["Total Reserved(MB)"]) for r in pta)
+        assert peak["peak_allocated_mb"] == max(float(r["Total Allocated(MB)"]) for r in framework)
+        assert peak["peak_reserved_mb"] == max(float(r["Total Reserved(MB)"]) for r in framework)
 
 
 def test_the_generated_peak_is_found_in_the_vae():
@@ -60,7 +63,7 @@ def test_the_generated_peak_is_found_in_the_vae():
         dit = next(p for p in s.report["memory"]["peaks"] if p["rank"] == r["rank"] and p["stage"] == "DiT")
         assert vae["peak_allocated_mb"] == pytest.approx(want["allocated_mb"])
         assert vae["peak_allocated_mb"] > dit["peak_allocated_mb"]
-        assert whole["growth"] == 0.0  # every forward peaks alike
+        assert abs(whole["growth"]) < 0.05  # no leak: the forwards peak alike
         rows = _rows(sorted(DEMO.glob("*/ASCEND_PROFILER_OUTPUT/operator_memory.csv"))[r["rank"]])  # rank order
         got = s.con.execute("SELECT sum(allocations), sum(total_mb) FROM memory_operators WHERE rank = ?",
                             [r["rank"]]).fetchone()
@@ -68,21 +71,24 @@ def test_the_generated_peak_is_found_in_the_vae():
     assert not [f for f in s.findings if f["rule"].startswith("memory_")]
 
 
+def _halves(peaks):
+    half = len(peaks) // 2
+    return (sum(peaks[len(peaks) - half:]) / half) / (sum(peaks[:half]) / half) - 1
+
+
 def test_memory_that_grows_forward_after_forward_is_found(tmp_path):
+    """The generator stamps each sample at the host's launch of its task, ahead of the device: the
+    analysis places it by the flows, so each forward's peak is the generator's own for it."""
     out = tmp_path / "leak"
     truth = generate(out, Spec(ranks=1, profiler_steps=2, denoise_steps=4, blocks=1, memory_leak_mb=80.0, seed=5))
     s = open_session(out, cache=False)
-    # Each DiT forward's peak from the file, inside the generator's own windows of it.
-    rows = _rows(next(out.glob("*/ASCEND_PROFILER_OUTPUT/memory_record.csv")))
-    samples = [(int(Decimal(r["Timestamp(us)"].strip()) * 1000), float(r["Total Allocated(MB)"]))
-               for r in rows if r["Component"] == "PTA"]
-    peaks = [max(mb for ts, mb in samples if a <= ts < b) for a, b in truth["ranks"][0]["stages"]["DiT"]["windows"]]
+    peaks = truth["ranks"][0]["memory"]["dit_forward_peaks"]
     assert len(peaks) == 8 and peaks[-1] > peaks[0]
-    (f,) = [f for f in s.findings if f["rule"] == "memory_growth"]
-    assert (f["stage"], f["rank"]) == ("DiT", 0)
-    assert f["value"] == pytest.approx((peaks[-1] - peaks[0]) / peaks[0])
     forwards = [w["peak_allocated_mb"] for w in s.report["memory"]["windows"] if w["stage"] == "DiT"]
     assert forwards == pytest.approx(peaks)
+    (f,) = [f for f in s.findings if f["rule"] == "memory_growth"]
+    assert (f["stage"], f["rank"]) == ("DiT", 0)
+    assert f["value"] == pytest.approx(_halves(peaks))
 
 
 def test_reserved_far_above_allocated_is_fragmentation(tmp_path):
@@ -124,7 +130,7 @@ async def test_the_memory_pane_and_overview_line_at_80x24(real):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot, rounds=4)
         overview = app.query_one("#overview-memory")
-        assert "rank 0   reserved   1.42 GB in All, allocated   1.16 GB" in str(overview.render())
+        assert "rank 0   reserved   1.49 GB in All, allocated   1.23 GB" in str(overview.render())  # PTA+GE
         await pilot.press("0")
         await settle(app, pilot)
         text = screen_text(app)

@@ -254,3 +254,26 @@ def test_fit_shows_the_whole_run():
         t0, t1 = v.visible
         assert t0 <= lo and hi <= t1, (lo, hi, n)
         assert v.zoomed(3).zoomed(-3).visible[0] <= lo  # back out to the fit: all of it again
+
+
+def test_the_memory_lane_shows_each_buckets_highest_level(demo):
+    """Lane 5: eighths of the rank's peak, each sample held until the next (on the device's clock,
+    as memory_series places it); a bucket shows the highest level held in it."""
+    import math
+
+    tl = Timeline(demo.con.cursor())
+    rank = demo.ranks[0]
+    off = tl.offsets[rank]
+    samples = demo.con.execute("SELECT at_ns, coalesce(allocated_mb, reserved_mb) FROM memory_series WHERE rank = ? "
+                               "ORDER BY at_ns, ts_ns", [rank]).fetchall()
+    peak = max(mb for _, mb in samples)
+    spans = [(a - off, b - off, max(1, min(8, math.ceil(8 * mb / peak))))
+             for (a, mb), (b, _) in zip(samples, samples[1:]) if b > a]
+    lo, hi = tl.extent
+    n = 120
+    w = -(-(hi - lo) // n)
+    cells = tl.cells(lo // w, n, w).get((rank, 5), {})
+    for bucket in range(lo // w, lo // w + n):
+        levels = [lv for a, b, lv in spans if a < (bucket + 1) * w and b > bucket * w]
+        got = cells.get(bucket)
+        assert (int(got.cat.split()[1]) if got else None) == (max(levels) if levels else None), bucket

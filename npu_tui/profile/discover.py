@@ -315,13 +315,14 @@ def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
 
 
 def discover(path: Path) -> Discovery:
-    disc = _discover(Path(path))
-    if Path(path).is_dir():
-        disc.cluster = _cluster_files(Path(path))
+    path = Path(path)
+    cluster = _cluster_files(path) if path.is_dir() else {}
+    disc = _discover(path, bool(cluster))
+    disc.cluster = cluster
     return disc
 
 
-def _discover(path: Path) -> Discovery:
+def _discover(path: Path, cluster: bool) -> Discovery:
     modules = source_modules()
     if not path.exists():
         raise ProfileError(f"{path}: no such file or folder")
@@ -352,7 +353,7 @@ def _discover(path: Path) -> Discovery:
     if loose:
         return Discovery(path, "output", loose)
 
-    if _cluster_files(path):  # msprof-analyze's outputs alone: the job seen through them
+    if cluster:  # msprof-analyze's outputs alone: the job seen through them
         return Discovery(path, "cluster_output", [])
     hint = _candidates(path, modules)
     if hint:

@@ -129,7 +129,8 @@ class MemoryRecord:
     samples and falling back (a sawtooth): each rise is one allocation by the task's operator, all
     released together at the fall. The VAE decode's activations are the largest, so the peak is in
     the VAE. Reserved is what a caching allocator keeps: the largest allocation so far, rounded up
-    to 512 MB. ``memory_leak_mb`` adds that much per DiT forward already run (``Kernel.call``)."""
+    to 512 MB. ``memory_leak_mb`` adds that much per DiT forward already run (``Kernel.call``).
+    Times are the host's (the launch of the task), as the profiler stamps an allocation."""
 
     HEAD = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type"
     OP_HEAD = ("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
@@ -151,7 +152,8 @@ class MemoryRecord:
         self.device, self.samples, self.leak_mb = device, 0, spec.memory_leak_mb
         self.reserved, self.allocated = 0.0, None
         self.held: List[Tuple[str, float, int, float]] = []  # (op, MB, allocated at, total then)
-        self.peak = {"allocated_mb": 0.0, "reserved_mb": 0.0, "stage": None, "ts_ns": None}
+        self.peak = {"allocated_mb": 0.0, "reserved_mb": 0.0, "stage": None, "ts_ns": None,
+                     "dit_forward_peaks": []}
 
     def write(self, rs: RankStep) -> None:
         out, ops = [], []
@@ -165,19 +167,23 @@ class MemoryRecord:
                 allocated += self.leak_mb * k.call  # a leak: kept from every forward before
             self.reserved = max(self.reserved, -(-allocated // 512) * 512)
             if allocated > self.peak["allocated_mb"]:
-                self.peak.update(allocated_mb=allocated, stage=k.stage, ts_ns=k.start)
+                self.peak.update(allocated_mb=allocated, stage=k.stage, ts_ns=k.host_ts)
             self.peak["reserved_mb"] = self.reserved
+            if k.stage == "DiT":  # each DiT forward's own peak (Kernel.call numbers them)
+                peaks = self.peak["dit_forward_peaks"]
+                peaks.extend([None] * (k.call + 1 - len(peaks)))
+                peaks[k.call] = max(peaks[k.call] or 0.0, allocated)
             if step == 0:  # the fall: what the rise allocated is released
                 for name, mb, at, total in self.held:
-                    ops.append(f"{name},{mb * 1024:.1f},{us(at)}\t,{us(k.start)}\t,{us(k.start)}\t,"
-                               f"{us(k.start - at)}\t,{us(k.start - at)}\t,{total:.4f},{self.reserved:.1f},"
+                    ops.append(f"{name},{mb * 1024:.1f},{us(at)}\t,{us(k.host_ts)}\t,{us(k.host_ts)}\t,"
+                               f"{us(k.host_ts - at)}\t,{us(k.host_ts - at)}\t,{total:.4f},{self.reserved:.1f},"
                                f"{total:.4f},{allocated:.4f},{self.reserved:.1f},{allocated:.4f},0,NPU:{self.device}\r\n")
                 self.held = []
             elif self.allocated is not None and allocated > self.allocated:
                 name = self.ALLOCATOR.get(k.op.category, "aten::empty_strided")
-                self.held.append((name, allocated - self.allocated, k.start, allocated))
+                self.held.append((name, allocated - self.allocated, k.host_ts, allocated))
             self.allocated = allocated
-            ts = us(k.start)
+            ts = us(k.host_ts)  # the host allocates as it launches: host time, ahead of the device
             out.append(f"PTA,{ts}\t,{allocated:.4f},{self.reserved:.1f},{allocated:.4f},0,NPU:{self.device}\r\n")
             out.append(f"APP,{ts}\t,,{self.reserved + 300:.1f},,,NPU:{self.device}\r\n")
         self.f.write("".join(out))

@@ -1,24 +1,30 @@
--- the Comm pane's links: per src -> dst link and transport (communication_matrix.json, else msprof-analyze's cluster matrix), else per rank and transport (communication.json): ops, MB moved, transit time (ms), GB/s, and slow: far below the median of its transport's links (rules [comm] slow_link_ratio)
+-- the Comm pane's links: per src -> dst link and transport (communication_matrix.json, else msprof-analyze's cluster matrix), else per rank and transport (communication.json): the rank whose file reported it, ops, MB moved, transit time (ms), GB/s, and slow: far below the median of its transport's links (rules [comm] slow_link_ratio)
 -- The profiler's <op>-total entry sums every op of its kind; the others (top1, middle, bottom1..3)
--- are samples of the same ops: a kind with a total counts by it alone. Without the ranks'
--- communication_matrix.json, msprof-analyze's cluster matrix (its own "Total Op Info" left out).
+-- are samples of the same ops: a kind with a total counts by it alone (per group: the key ends in
+-- @group). Without the ranks' communication_matrix.json, msprof-analyze's cluster matrix (its own
+-- "Total Op Info", with or without @group, left out). A rank's own file numbers the ranks of its
+-- group; links stay apart per reporting rank, so one group's 0-1 is not added to another's.
 WITH entries AS (
     SELECT rank, step, op_key, src_rank, dst_rank, transport, transit_size_mb, transit_time_ms FROM comm_matrix
     UNION ALL
     SELECT NULL, step, op_key, src_rank, dst_rank, transport, transit_size_mb, transit_time_ms FROM cluster_comm_matrix
-    WHERE NOT EXISTS (SELECT 1 FROM comm_matrix) AND op_key NOT LIKE 'Total Op Info@%'
+    WHERE NOT EXISTS (SELECT 1 FROM comm_matrix) AND op_key NOT LIKE 'Total Op Info%'
 ),
-kinds AS (SELECT *, regexp_extract(op_key, '^(.*)-[^-@]*@', 1) AS op_kind, op_key LIKE '%-total@%' AS total FROM entries),
-kept AS (SELECT * FROM kinds QUALIFY total OR NOT bool_or(total) OVER (PARTITION BY rank, step, op_kind)),
+kinds AS (
+    SELECT *, regexp_extract(op_key, '^(.*)-[^-@]*@', 1) AS op_kind, regexp_extract(op_key, '@([^@]*)$', 1) AS grp,
+           op_key LIKE '%-total@%' AS total
+    FROM entries
+),
+kept AS (SELECT * FROM kinds QUALIFY total OR NOT bool_or(total) OVER (PARTITION BY rank, step, grp, op_kind)),
 -- Sums rounded to a byte and a nanosecond: parallel sums differ in the last bits from run to
 -- run, and the grid sorts by them.
 matrix AS (
-    SELECT src_rank, dst_rank, transport, count(*) AS ops, round(sum(transit_size_mb), 6) AS size_mb,
+    SELECT rank AS reported_by, src_rank, dst_rank, transport, count(*) AS ops, round(sum(transit_size_mb), 6) AS size_mb,
            round(sum(transit_time_ms), 6) AS time_ms
-    FROM kept GROUP BY src_rank, dst_rank, transport
+    FROM kept GROUP BY rank, src_rank, dst_rank, transport
 ),
 per_rank AS (
-    SELECT rank, NULL::INTEGER, transport, count(*), round(sum(transit_size_mb), 6), round(sum(transit_time_ms), 6)
+    SELECT rank, rank, NULL::INTEGER, transport, count(*), round(sum(transit_size_mb), 6), round(sum(transit_time_ms), 6)
     FROM comm_bandwidth
     WHERE NOT EXISTS (SELECT 1 FROM entries)
     GROUP BY rank, transport
@@ -27,10 +33,13 @@ links AS (
     SELECT *, size_mb / nullif(time_ms, 0) AS gbps
     FROM (SELECT * FROM matrix UNION ALL SELECT * FROM per_rank)
 ),
+-- Three links of a transport at least: of two, a slow one cannot be told from a fast one. A link
+-- that moved nothing has no bandwidth to compare.
 medians AS (
     SELECT transport, median(gbps) AS median_gbps, count(*) AS links FROM links
-    WHERE upper(transport) <> 'LOCAL' AND gbps > 0 GROUP BY transport
+    WHERE upper(transport) <> 'LOCAL' AND size_mb > 0 AND gbps > 0 GROUP BY transport
 )
 SELECT l.*, m.median_gbps,
-       coalesce(m.links >= 2 AND l.gbps < (SELECT slow_link_ratio FROM rules_comm) * m.median_gbps, false) AS slow
+       coalesce(m.links >= 3 AND l.size_mb > 0 AND l.gbps < (SELECT slow_link_ratio FROM rules_comm) * m.median_gbps,
+                false) AS slow
 FROM links l LEFT JOIN medians m USING (transport)

@@ -1,7 +1,16 @@
--- every allocation of operator_memory.csv as the Memory drill lists it: rank, stage, operator, size (MB), allocated at (us from the rank's first kernel), held for (ms; NULL: to the end), the process's allocated and reserved memory then (MB)
-SELECT o.rank, CASE WHEN o.alloc_ns < w.end_ns THEN w.stage END AS stage, o.name, o.size_bytes / 1048576.0 AS size_mb,
-       (o.alloc_ns - f.t0) / 1e3 AS at_us, o.duration_ns / 1e6 AS held_ms,
-       o.alloc_allocated_mb AS allocated_mb, o.alloc_reserved_mb AS reserved_mb
-FROM operator_memory o
-LEFT JOIN (SELECT rank, min(start_ns) AS t0 FROM kernels GROUP BY rank) f USING (rank)
-ASOF LEFT JOIN stage_windows w ON w.rank = o.rank AND o.alloc_ns >= w.start_ns
+-- every allocation of operator_memory.csv as the Memory drill lists it: rank, stage (placed on the device's clock as memory_series places samples), operator, size (MB), allocated at (us from the rank's first kernel), held for (ms; NULL: still held when the profile ended), the process's allocated and reserved memory then (MB)
+WITH launched AS (
+    SELECT o.*, coalesce(f.device_ts_ns, o.alloc_ns) AS at_ns
+    FROM operator_memory o
+    ASOF LEFT JOIN (SELECT rank, host_ts_ns, device_ts_ns FROM flows WHERE device_ts_ns IS NOT NULL) f
+      ON f.rank = o.rank AND o.alloc_ns >= f.host_ts_ns
+)
+SELECT l.rank, CASE WHEN l.at_ns < w.end_ns THEN w.stage END AS stage, l.name, l.size_bytes / 1048576.0 AS size_mb,
+       (l.alloc_ns - k.t0) / 1e3 AS at_us, l.duration_ns / 1e6 AS held_ms,
+       -- held to the end of the profile when never released
+       coalesce(l.duration_ns, e.last_ns - l.alloc_ns) / 1e6 AS held_to_end_ms, l.release_ns IS NULL AS kept,
+       l.alloc_allocated_mb AS allocated_mb, l.alloc_reserved_mb AS reserved_mb
+FROM launched l
+LEFT JOIN (SELECT rank, min(start_ns) AS t0 FROM kernels GROUP BY rank) k USING (rank)
+JOIN (SELECT rank, max(coalesce(release_ns, alloc_ns)) AS last_ns FROM operator_memory GROUP BY rank) e USING (rank)
+ASOF LEFT JOIN stage_windows w ON w.rank = l.rank AND l.at_ns >= w.start_ns

@@ -1,4 +1,4 @@
--- per rank and stage (stage NULL: the whole profile): the peak allocated and reserved memory (MB), where the reserved peak is (its stage), the allocated memory at that moment, and how far the DiT forwards' peaks grew from the first to the last (growth: a share of the first)
+-- per rank and stage (stage NULL: the whole profile): the peak allocated and reserved memory (MB), where the reserved peak is (its stage), the allocated memory at that moment, and how far the DiT forwards' peaks grew (growth: the later half's mean over the earlier half's, less one)
 WITH cfg AS (SELECT dit_stage FROM rules_stages),
 whole AS (
     SELECT rank, NULL::VARCHAR AS stage, max(allocated_mb) AS peak_allocated_mb, max(reserved_mb) AS peak_reserved_mb,
@@ -12,13 +12,18 @@ staged AS (
            arg_max(allocated_mb, [coalesce(reserved_mb, 0), coalesce(allocated_mb, 0)])
     FROM memory_series WHERE stage IS NOT NULL GROUP BY rank, stage
 ),
+-- Halves, not the first forward against the last: one forward that allocates a workspace once
+-- (or a warm-up step) is not growth; memory kept forward after forward lifts the whole later half.
+dit AS (
+    SELECT w.rank, coalesce(w.peak_allocated_mb, w.peak_reserved_mb) AS mb, w.forward,
+           count(*) OVER (PARTITION BY w.rank) AS forwards
+    FROM memory_windows w, cfg WHERE w.stage = cfg.dit_stage AND coalesce(w.peak_allocated_mb, w.peak_reserved_mb) IS NOT NULL
+),
 growth AS (
-    SELECT w.rank,
-           (arg_max(w.peak_allocated_mb, w.forward) - arg_min(w.peak_allocated_mb, w.forward))
-             / nullif(arg_min(w.peak_allocated_mb, w.forward), 0) AS growth,
-           count(*) AS forwards
-    FROM memory_windows w, cfg WHERE w.stage = cfg.dit_stage AND w.peak_allocated_mb IS NOT NULL
-    GROUP BY w.rank HAVING count(*) >= 2
+    SELECT rank, avg(mb) FILTER (WHERE forward > forwards - forwards // 2)
+                 / nullif(avg(mb) FILTER (WHERE forward <= forwards // 2), 0) - 1 AS growth,
+           any_value(forwards) AS forwards
+    FROM dit GROUP BY rank HAVING any_value(forwards) >= 2
 )
 SELECT p.*, CASE WHEN p.stage IS NULL THEN g.growth END AS growth, CASE WHEN p.stage IS NULL THEN g.forwards END AS forwards,
        -- reserved but not allocated at the reserved peak: what the caching allocator holds idle

@@ -1,14 +1,24 @@
--- device memory over time per rank (MB): allocated, reserved and active as the framework's allocator (memory_record's PTA component) tracks them, else the reserved memory of the whole process (APP), else (a CPU-only Kineto trace) the CPU allocator's; with the stage window each sample falls in (window_no, stage; outside every window NULL)
+-- device memory over time per rank (MB): allocated, reserved and active of the framework's allocators (memory_record's PTA+GE component, else PTA), else the reserved memory of the whole process (APP), else (a CPU-only Kineto trace) the CPU allocator's; at_ns: the sample on the device's clock, and the stage window it falls in (window_no, stage; outside every window NULL)
+-- The host writes a sample when it allocates, ahead of the device: it is placed at the device start
+-- of the last kernel launched by then (the flows), so it lands in the stage the device was in
+-- when that work ran. Without flows, at its own time.
 WITH best AS (
-    SELECT rank, arg_min(component, CASE component WHEN 'PTA' THEN 0 WHEN 'APP' THEN 1 ELSE 2 END) AS component
-    FROM memory_record WHERE component IN ('PTA', 'APP', 'CPU') GROUP BY rank
+    SELECT rank, arg_min(component, CASE component WHEN 'PTA+GE' THEN 0 WHEN 'PTA' THEN 1 WHEN 'APP' THEN 2 ELSE 3 END)
+               AS component
+    FROM memory_record WHERE component IN ('PTA+GE', 'PTA', 'APP', 'CPU') GROUP BY rank
 ),
 samples AS (
     SELECT m.rank, m.ts_ns, m.allocated_mb, m.reserved_mb, m.active_mb, m.component
     FROM memory_record m JOIN best b USING (rank, component)
+),
+launched AS (
+    SELECT s.*, coalesce(f.device_ts_ns, s.ts_ns) AS at_ns
+    FROM samples s
+    ASOF LEFT JOIN (SELECT rank, host_ts_ns, device_ts_ns FROM flows WHERE device_ts_ns IS NOT NULL) f
+      ON f.rank = s.rank AND s.ts_ns >= f.host_ts_ns
 )
-SELECT s.rank, s.ts_ns, s.allocated_mb, s.reserved_mb, s.active_mb, s.component,
-       CASE WHEN s.ts_ns < w.end_ns THEN w.window_no END AS window_no,
-       CASE WHEN s.ts_ns < w.end_ns THEN w.stage END AS stage
-FROM samples s
-ASOF LEFT JOIN stage_windows w ON w.rank = s.rank AND s.ts_ns >= w.start_ns
+SELECT l.rank, l.ts_ns, l.at_ns, l.allocated_mb, l.reserved_mb, l.active_mb, l.component,
+       CASE WHEN l.at_ns < w.end_ns THEN w.window_no END AS window_no,
+       CASE WHEN l.at_ns < w.end_ns THEN w.stage END AS stage
+FROM launched l
+ASOF LEFT JOIN stage_windows w ON w.rank = l.rank AND l.at_ns >= w.start_ns

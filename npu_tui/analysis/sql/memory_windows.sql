@@ -2,7 +2,7 @@
 SELECT rank, stage, window_no,
        dense_rank() OVER (PARTITION BY rank, stage ORDER BY window_no) AS forward,
        max(allocated_mb) AS peak_allocated_mb, max(reserved_mb) AS peak_reserved_mb,
-       arg_max(ts_ns, coalesce(allocated_mb, reserved_mb)) AS peak_at_ns, count(*) AS samples
+       arg_max(at_ns, coalesce(allocated_mb, reserved_mb)) AS peak_at_ns, count(*) AS samples
 FROM memory_series
 WHERE window_no IS NOT NULL
 GROUP BY rank, stage, window_no

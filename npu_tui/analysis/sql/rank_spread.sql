@@ -7,7 +7,8 @@ WITH m AS (
 SELECT measure, count(*) AS ranks, min(v) AS min_us, max(v) AS max_us, avg(v) AS mean_us,
        CASE WHEN avg(v) > 0 THEN (max(v) - min(v)) / avg(v) ELSE 0.0 END AS spread,
        CASE measure WHEN 'exposed_comm'
-            THEN coalesce((SELECT rank FROM rank_waits WHERE waited_for), arg_min(rank, v))
+            THEN coalesce((SELECT rank FROM rank_waits WHERE waited_for ORDER BY caused_wait_ms DESC, rank LIMIT 1),
+                          arg_min(rank, v))
             ELSE arg_max(rank, v) END AS slow_rank
 FROM m WHERE v IS NOT NULL
 GROUP BY measure

@@ -16,12 +16,18 @@ exposed AS (
     SELECT rank, stage, detail AS cause, sum(us_per_step) AS us
     FROM part_us WHERE part = 'comm_exposed' GROUP BY ALL
 ),
-main_cause AS (
-    SELECT rank, stage, arg_max(cause, us) AS cause, arg_max(us, us) AS cause_us, sum(us) AS exposed_us
+-- The cause is the largest of transfer, waiting (wait and synchronization together) and idle;
+-- waiting is then named by its larger part.
+grouped AS (
+    SELECT rank, stage, CASE WHEN cause IN ('wait', 'synchronization') THEN 'waiting' ELSE cause END AS kind,
+           sum(us) AS us, arg_max(cause, us) AS part
     FROM exposed GROUP BY ALL
 ),
--- the rank the others wait for at the collectives (rank_waits)
-waited_for AS (SELECT rank FROM rank_waits WHERE waited_for),
+main_cause AS (
+    SELECT rank, stage, arg_max(CASE kind WHEN 'waiting' THEN part ELSE kind END, us) AS cause,
+           arg_max(us, us) AS cause_us, sum(us) AS exposed_us
+    FROM grouped GROUP BY ALL
+),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
 forwards AS (
     SELECT w.rank, count(*) AS windows
@@ -40,10 +46,11 @@ LEFT JOIN part_us p ON p.rank = c.rank AND p.stage = c.stage AND p.part = 'compu
 UNION ALL
 -- transit over a link of this rank far slower than its peers' (comm_links) is the slow link's
 SELECT m.rank, m.stage, 'exposed_share', NULL,
-       CASE WHEN m.cause = 'transit' AND m.rank IN (SELECT src_rank FROM comm_links WHERE slow) THEN 'slow_link'
+       CASE WHEN m.cause = 'transit' AND m.rank IN (SELECT reported_by FROM comm_links WHERE slow) THEN 'slow_link'
             ELSE m.cause END,
        m.exposed_us / nullif(s.us, 0), m.cause_us,
-       CASE WHEN m.cause IN ('wait', 'synchronization') THEN (SELECT rank FROM waited_for) END
+       -- the rank it waits for at the collectives (rank_waits)
+       CASE WHEN m.cause IN ('wait', 'synchronization') THEN (SELECT w.waits_for FROM rank_waits w WHERE w.rank = m.rank) END
 FROM main_cause m JOIN stage_us s USING (rank, stage)
 UNION ALL
 -- device idle, inside the steps (free) or between them, whichever is more; not on a CPU-only trace

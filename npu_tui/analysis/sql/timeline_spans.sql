@@ -31,13 +31,13 @@ SELECT rank, 3, 'exposed', NULL, 'exposed', start_ns, end_ns FROM busy WHERE com
 UNION ALL
 SELECT rank, 4, 'free', NULL, 'free', end_ns, next_ns FROM busy WHERE next_ns > end_ns
 UNION ALL
--- each memory sample holds until the next one
-SELECT rank, 5, 'memory', NULL, 'memory ' || greatest(1, least(8, ceil(8 * mb / nullif(peak, 0))))::INTEGER, ts_ns, next_ns
-FROM (SELECT rank, ts_ns, coalesce(allocated_mb, reserved_mb) AS mb,
-             lead(ts_ns) OVER (PARTITION BY rank ORDER BY ts_ns) AS next_ns,
+-- each memory sample holds until the next one, on the device's clock as memory_series places it
+SELECT rank, 5, 'memory', NULL, 'memory ' || greatest(1, least(8, ceil(8 * mb / nullif(peak, 0))))::INTEGER, at_ns, next_ns
+FROM (SELECT rank, at_ns, coalesce(allocated_mb, reserved_mb) AS mb,
+             lead(at_ns) OVER (PARTITION BY rank ORDER BY at_ns, ts_ns) AS next_ns,
              max(coalesce(allocated_mb, reserved_mb)) OVER (PARTITION BY rank) AS peak
       FROM memory_series)
-WHERE next_ns > ts_ns AND mb IS NOT NULL
+WHERE next_ns > at_ns AND mb IS NOT NULL
 UNION ALL
 SELECT k.rank, s.lane_no, coalesce('stream ' || k.stream_id, 'no stream'), k.stream_id, k.category, k.start_ns, k.end_ns
 FROM kernel_stages k JOIN streams s ON s.rank = k.rank AND s.stream_id IS NOT DISTINCT FROM k.stream_id
