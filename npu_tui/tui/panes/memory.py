@@ -18,17 +18,19 @@ from ..plots import sparkline
 
 
 def memory_plots(report: dict) -> Text:
-    """Per rank: the peak of each stage (allocated / reserved, GB), then the DiT forwards' peaks
-    as a sparkline from zero, with the first and last."""
+    """Per rank: the peak of each stage (allocated / reserved, GB), then the peaks of the stage
+    run most often (the denoising loop's forwards) as a sparkline from zero, first and last."""
     memory = report.get("memory", {})
     peaks = memory.get("peaks", [])
     text = Text().append("Memory peaks per stage, GB allocated / reserved", style="bold")
     if not peaks:
         return text.append("\n  no memory records in this profile (collect with profile_memory=True)", style="dim")
-    forwards = defaultdict(list)
+    by_stage = defaultdict(lambda: defaultdict(list))
     for w in memory.get("windows", []):
-        if w["stage"] == "DiT" and w.get("peak_allocated_mb") is not None:
-            forwards[w["rank"]].append(w["peak_allocated_mb"])
+        mb = w.get("peak_allocated_mb") if w.get("peak_allocated_mb") is not None else w.get("peak_reserved_mb")
+        if mb is not None:
+            by_stage[w["rank"]][w["stage"]].append(mb)
+    loop = {rank: max(stages.items(), key=lambda kv: len(kv[1])) for rank, stages in by_stage.items()}
     for rank in sorted({p["rank"] for p in peaks}):
         rows = [p for p in peaks if p["rank"] == rank]
         whole = next((p for p in rows if p["stage"] is None), {})
@@ -38,9 +40,9 @@ def memory_plots(report: dict) -> Text:
             text.append(f" {literal(p['stage'])} ", style=mark)
             text.append(f"{(p['peak_allocated_mb'] or 0) / 1024:.2f}/{(p['peak_reserved_mb'] or 0) / 1024:.2f}",
                         style=mark)
-        series = forwards.get(rank, [])
+        stage, series = loop.get(rank, ("", []))
         if len(series) >= 2:
-            text.append("\n         DiT forwards ")
+            text.append(f"\n         {literal(stage)} forwards ")
             text.append_text(sparkline(series, 40))
             text.append(f" {series[0] / 1024:.2f} → {series[-1] / 1024:.2f} GB")
     return text
