@@ -139,3 +139,39 @@ async def test_the_memory_pane_and_overview_line_at_80x24(real):
         await settle(app, pilot)
         assert isinstance(app.screen, DrillScreen)
         assert "aten::mm · rank 0 · allocations" in screen_text(app)
+
+
+def _gpu_trace(path, reserved_bytes):
+    """A small CUDA Kineto trace: one 1 GiB device in deviceProperties, a few kernels, and the
+    allocator's [memory] events climbing to ``reserved_bytes``."""
+    events = []
+    for i in range(4):
+        events.append({"ph": "X", "cat": "kernel", "name": f"gemm_{i}", "pid": 0, "tid": 7, "ts": 1000 + 200 * i,
+                       "dur": 150, "args": {"device": 0, "stream": 7, "correlation": i + 1}})
+        events.append({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "s": "t", "pid": 1, "tid": 1,
+                       "ts": 990 + 200 * i, "args": {"Total Reserved": reserved_bytes * (i + 1) // 4,
+                                                     "Total Allocated": reserved_bytes * (i + 1) // 5, "Bytes": 1,
+                                                     "Device Id": 0, "Device Type": 1, "Addr": i}})
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Test GPU", "totalGlobalMem": 2**30}],
+           "traceEvents": events}
+    path.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("reserved_gib, fires", [(0.95, True), (0.5, False)])
+def test_a_peak_near_the_devices_capacity_is_found(tmp_path, reserved_gib, fires):
+    _gpu_trace(tmp_path / "worker.1700000000000.pt.trace.json", int(reserved_gib * 2**30))
+    s = open_session(tmp_path, cache=False)
+    assert s.con.execute("SELECT device_id, name, capacity_mb FROM device_memory").fetchall() == [(0, "Test GPU", 1024.0)]
+    whole = next(p for p in s.report["memory"]["peaks"] if p["stage"] is None)
+    assert whole["capacity_mb"] == 1024.0
+    assert whole["capacity_share"] == pytest.approx(int(reserved_gib * 2**30) / 2**30)
+    near = [f for f in s.findings if f["rule"] == "memory_near_capacity"]
+    assert bool(near) == fires
+    if fires:
+        assert near[0]["value"] == pytest.approx(reserved_gib, abs=1e-6)
+        assert near[0]["docs"][0]["path"].endswith("cpu_offload.md")
+
+
+def test_the_capacity_of_a_real_traces_device_is_read(real):
+    s = open_session(real / "kineto" / "hta-alexnet-1gpu")
+    assert s.con.execute("SELECT device_id, capacity_mb FROM device_memory").fetchall() == [(0, 42297524224 / 2**20)]

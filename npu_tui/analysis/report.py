@@ -80,6 +80,8 @@ FROM step_account_mean WHERE {where}""",
     "memory_growth": "SELECT forward, peak_allocated_mb, peak_reserved_mb FROM memory_windows WHERE {where} ORDER BY forward",
     "memory_idle_reserved": """SELECT peak_reserved_mb, allocated_at_peak_mb, idle_reserved_share, peak_stage
 FROM memory_peaks WHERE {where} AND stage IS NULL""",
+    "memory_capacity_share": """SELECT peak_reserved_mb, peak_allocated_mb, capacity_mb, capacity_share, peak_stage
+FROM memory_peaks WHERE {where} AND stage IS NULL""",
 }
 # What an exposed comm finding's time is, per step, which its direction follows.
 SPLIT_SQL = """SELECT detail, sum(us_per_step) AS us FROM step_account_mean

@@ -28,7 +28,7 @@ from ..profile.errors import ProfileError
 
 CATEGORY_FIELDS = ("type", "name", "core")
 METRICS = ("share", "exposed_share", "idle_share", "copy_share", "vae_share", "forwards", "spread",
-           "memory_growth", "memory_idle_reserved")
+           "memory_growth", "memory_idle_reserved", "memory_capacity_share")
 DOC = "STRUCT(repository VARCHAR, path VARCHAR, action VARCHAR)"
 
 

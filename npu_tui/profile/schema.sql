@@ -160,6 +160,15 @@ CREATE TABLE IF NOT EXISTS operator_memory (
     stream_ptr            VARCHAR
 );
 
+-- The device's memory capacity where the profile states it (a Kineto trace's deviceProperties).
+CREATE TABLE IF NOT EXISTS device_memory (
+    rank         INTEGER NOT NULL,
+    device_id    INTEGER,
+    name         VARCHAR,
+    capacity_mb  DOUBLE,
+    source       VARCHAR
+);
+
 -- npu_module_mem.csv: memory reserved by each of the device's software modules (SLOG, APP,
 -- AICPU, ...) over time, MB.
 CREATE TABLE IF NOT EXISTS npu_module_mem (

@@ -1,4 +1,4 @@
--- per rank and stage (stage NULL: the whole profile): the peak allocated and reserved memory (MB), where the reserved peak is (its stage), the allocated memory at that moment, and how far the DiT forwards' peaks grew (growth: the later half's mean over the earlier half's, less one)
+-- per rank and stage (stage NULL: the whole profile): the peak allocated and reserved memory (MB), where the reserved peak is (its stage), the allocated memory at that moment, how far the DiT forwards' peaks grew (growth: the later half's mean over the earlier half's, less one), and the device's capacity where the profile states it with the peak's share of it
 WITH cfg AS (SELECT dit_stage FROM rules_stages),
 whole AS (
     SELECT rank, NULL::VARCHAR AS stage, max(allocated_mb) AS peak_allocated_mb, max(reserved_mb) AS peak_reserved_mb,
@@ -27,6 +27,9 @@ growth AS (
 )
 SELECT p.*, CASE WHEN p.stage IS NULL THEN g.growth END AS growth, CASE WHEN p.stage IS NULL THEN g.forwards END AS forwards,
        -- reserved but not allocated at the reserved peak: what the caching allocator holds idle
-       (p.peak_reserved_mb - p.allocated_at_peak_mb) / nullif(p.peak_reserved_mb, 0) AS idle_reserved_share
+       (p.peak_reserved_mb - p.allocated_at_peak_mb) / nullif(p.peak_reserved_mb, 0) AS idle_reserved_share,
+       c.capacity_mb,
+       greatest(coalesce(p.peak_reserved_mb, 0), coalesce(p.peak_allocated_mb, 0)) / nullif(c.capacity_mb, 0) AS capacity_share
 FROM (SELECT * FROM whole UNION ALL SELECT * FROM staged) p
 LEFT JOIN growth g USING (rank)
+LEFT JOIN (SELECT rank, max(capacity_mb) AS capacity_mb FROM device_memory GROUP BY rank) c USING (rank)

@@ -1,4 +1,4 @@
--- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, slow_link, wait, synchronization, idle, unsplit), device idle (cause: inside the steps or between them), copies, memory growth across DiT forwards and reserved memory held idle, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
+-- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, slow_link, wait, synchronization, idle, unsplit), device idle (cause: inside the steps or between them), copies, memory growth across DiT forwards, reserved memory held idle and the peak against the device's capacity, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
 WITH cfg AS (SELECT * FROM rules_stages),
 part_us AS (SELECT * FROM step_account_mean),
 rank_us AS (
@@ -74,6 +74,11 @@ FROM memory_peaks, cfg WHERE stage IS NULL AND growth IS NOT NULL
 UNION ALL
 SELECT rank, NULL, 'memory_idle_reserved', NULL, NULL, idle_reserved_share, NULL, NULL
 FROM memory_peaks WHERE stage IS NULL AND idle_reserved_share IS NOT NULL
+UNION ALL
+-- the peak against the device's capacity, where the profile states it; cause: the stage it is in
+SELECT rank, NULL, 'memory_capacity_share', NULL, CASE WHEN peak_stage = cfg.vae_stage THEN 'vae' ELSE 'other' END,
+       capacity_share, NULL, NULL
+FROM memory_peaks, cfg WHERE stage IS NULL AND capacity_share IS NOT NULL
 UNION ALL
 SELECT slow_rank, NULL, 'spread', measure, NULL, spread, max_us - mean_us,
        CASE measure WHEN 'exposed_comm' THEN slow_rank END

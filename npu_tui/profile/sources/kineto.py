@@ -15,6 +15,7 @@
   thread become the kernels, with core ``CPU``.
 - memory_record: ``[memory]`` events (``profile_memory=True``), the allocator's totals after each
   allocation or free: device memory as component PTA, the CPU's as CPU.
+- device_memory: the capacity of the rank's device from ``deviceProperties`` (``totalGlobalMem``).
 - device id from the device events' ``args.device``; the rank is read by discovery (``rank_hint``).
 """
 
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import duckdb
 
-from .base import LoadResult, RankContext
+from .base import LoadResult, RankContext, read_head
 from .chrome_trace import drop_staged_trace, stage_trace
 
 KIND = "kineto"
@@ -38,6 +39,9 @@ STAGE = "stg_kineto"
 _OBJECT = re.compile(rb"^\s*\{")
 _KINETO_KEY = re.compile(rb'"(traceEvents|schemaVersion)"\s*:')
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
+# deviceProperties, written before the events: each device's id, name and totalGlobalMem (bytes).
+_DEVICES = re.compile(rb'"deviceProperties"\s*:\s*\[(.*?)\]', re.S)
+_DEVICE = re.compile(rb'\{[^{}]*?"id"\s*:\s*(\d+)[^{}]*?"name"\s*:\s*"([^"]*)"[^{}]*?"totalGlobalMem"\s*:\s*(\d+)', re.S)
 
 EVENTS = """
 -- a view, not a copy: the staged events are the trace's size in memory once already
@@ -164,6 +168,12 @@ def rank_hint(head: bytes) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
+def devices(head: bytes) -> List[Tuple[int, str, int]]:
+    """(id, name, bytes) of each device the trace's deviceProperties lists."""
+    block = _DEVICES.search(head)
+    return [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))] if block else []
+
+
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     try:
@@ -186,6 +196,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST, INSERT_MEMORY):
             rows += con.execute(sql, rank).fetchone()[0]
+        # the capacity of the device this rank ran on (all listed when it is not known)
+        listed = [d for d in devices(read_head(path)) if ctx.device_id is None or d[0] == ctx.device_id]
+        if listed:
+            con.executemany("INSERT INTO device_memory VALUES (?, ?, ?, ?, 'kineto deviceProperties')",
+                            [(ctx.rank, i, name, size / 2**20) for i, name, size in listed])
         skipped = staged.lost + staged.untimed
         return LoadResult(rows=rows, skipped=skipped, note=staged.note)
     finally:
