@@ -175,3 +175,20 @@ def test_a_peak_near_the_devices_capacity_is_found(tmp_path, reserved_gib, fires
 def test_the_capacity_of_a_real_traces_device_is_read(real):
     s = open_session(real / "kineto" / "hta-alexnet-1gpu")
     assert s.con.execute("SELECT device_id, capacity_mb FROM device_memory").fetchall() == [(0, 42297524224 / 2**20)]
+
+
+def test_static_op_mem_loads_each_operator_and_leaves_the_total_out(tmp_path):
+    """Graph mode's static_op_mem.csv in its documented layout (no sample of it is at hand): every
+    operator row, sizes as bytes, the end index that means "until the graph ends" as NULL, and
+    the closing TOTAL row (the file's own sum) neither loaded nor counted as skipped."""
+    shutil.copy(next(DEMO.glob("*/ASCEND_PROFILER_OUTPUT/kernel_details.csv")), tmp_path / "kernel_details.csv")
+    rows = [("MatMul_1", 3, 9, 1024.0), ("Add_2", 4, 4294967295, 512.5), ("Conv2D_3", 5, 11, 2048.0)]
+    lines = ["Device_id,Op Name,Model Name,Graph ID,Node Index Start,Node Index End,Size(KB)"]
+    lines += [f"0,{n},0,1,{a},{b},{kb}" for n, a, b, kb in rows]
+    lines.append(f"0,TOTAL,0,1,,,{sum(kb for *_, kb in rows)}")
+    (tmp_path / "static_op_mem_20250101.csv").write_text("\n".join(lines) + "\n")
+    s = open_session(tmp_path, cache=False)
+    got = s.con.execute("SELECT op_name, node_start, node_end, size_bytes FROM static_op_mem ORDER BY node_start").fetchall()
+    assert got == [(n, a, None if b == 4294967295 else b, round(kb * 1024)) for n, a, b, kb in rows]
+    assert s.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'static_op_mem'").fetchall() == \
+        [(3, 0, "")]

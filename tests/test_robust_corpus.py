@@ -79,6 +79,14 @@ def build(kind: str, real: Path, tmp: Path) -> Sample:
         t = copy(real / L1 / f"{kind}.{ext}", out / f"{kind}.{ext}")
         c = copy(step, out / "step_trace_time.csv")
         return Sample(rank, t, c, "csv" if ext == "csv" else "comm")
+    if kind == "static_op_mem":  # no real sample: the documented layout, a static graph's operators
+        rows = [f"0,{op}_{i},0,1,{i},{4294967295 if i % 7 == 0 else i + 5},{1024.0 + 16 * i}"
+                for i, op in enumerate(["MatMul", "Add", "Conv2D", "Cast", "Mul"] * 8)]
+        total = sum(1024.0 + 16 * i for i in range(len(rows)))
+        text = "\n".join(["Device_id,Op Name,Model Name,Graph ID,Node Index Start,Node Index End,Size(KB)",
+                          *rows, f"0,TOTAL,0,1,,,{total}"]) + "\n"
+        t = copy(step, out / "static_op_mem.csv", text.encode())
+        return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "csv")
     if kind == "operator_details":
         t = copy(real / L0 / "operator_details.csv", out / "operator_details.csv")
         return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "csv")
@@ -133,6 +141,7 @@ TARGET_ROWS = {
     "memory_record": ["SELECT * EXCLUDE (rank) FROM memory_record"],
     "operator_memory": ["SELECT * EXCLUDE (rank) FROM operator_memory"],
     "npu_module_mem": ["SELECT * EXCLUDE (rank) FROM npu_module_mem"],
+    "static_op_mem": ["SELECT * EXCLUDE (rank) FROM static_op_mem"],
 }
 
 LOG = "SELECT rank, rows, skipped_rows, note FROM load_log WHERE file = ?"
@@ -335,7 +344,8 @@ DAMAGES = {"csv": COMMON + TEXT, "comm": COMMON + TEXT, "trace": COMMON + TEXT +
 FORMAT = {"kernel_details": "csv", "op_summary": "csv", "sqlite_export": "sqlite", "trace_view": "trace",
           "msprof_timeline": "trace", "kineto": "trace", "step_trace_time": "csv", "communication": "comm",
           "communication_matrix": "comm", "op_statistic": "csv", "operator_details": "csv",
-          "memory_record": "csv", "operator_memory": "csv", "npu_module_mem": "csv"}
+          "memory_record": "csv", "operator_memory": "csv", "npu_module_mem": "csv",
+          "static_op_mem": "csv"}
 # Damages confined to a few rows or events (at most 5); the rest of the file must still load.
 # JSON that is not UTF-8 cannot be parsed past the bad bytes, so it costs the whole file.
 ROW_LEVEL = {"csv": TEXT, "comm": ["ragged", "overlong", "bad_numbers", "huge_cell"],

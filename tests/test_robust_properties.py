@@ -27,6 +27,7 @@ FILE_NAME = {
     "communication_matrix": "communication_matrix.json", "op_statistic": "op_statistic.csv",
     "operator_details": "operator_details.csv", "memory_record": "memory_record.csv",
     "operator_memory": "operator_memory.csv", "npu_module_mem": "npu_module_mem.csv",
+    "static_op_mem": "static_op_mem.csv",
 }
 HEADERS = {
     "kernel_details": ["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
@@ -42,6 +43,8 @@ HEADERS = {
     "operator_memory": ["Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)", "Duration(us)",
                         "Allocation Total Allocated(MB)", "Device Type"],
     "npu_module_mem": ["Component", "Timestamp(us)", "Total Reserved(MB)", "Device"],
+    "static_op_mem": ["Device_id", "Op Name", "Model Name", "Graph ID", "Node Index Start", "Node Index End",
+                      "Size(KB)"],
 }
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -160,6 +160,19 @@ CREATE TABLE IF NOT EXISTS operator_memory (
     stream_ptr            VARCHAR
 );
 
+-- static_op_mem.csv (graph mode): memory each operator of a static graph is given at compile time,
+-- between two node indexes (the graph's logical time; NULL end: until the graph's end).
+CREATE TABLE IF NOT EXISTS static_op_mem (
+    rank         INTEGER NOT NULL,
+    device_id    INTEGER,
+    op_name      VARCHAR,
+    model_name   VARCHAR,
+    graph_id     VARCHAR,
+    node_start   BIGINT,
+    node_end     BIGINT,
+    size_bytes   BIGINT
+);
+
 -- The device's memory capacity where the profile states it (a Kineto trace's deviceProperties).
 CREATE TABLE IF NOT EXISTS device_memory (
     rank         INTEGER NOT NULL,

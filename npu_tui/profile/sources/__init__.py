@@ -37,6 +37,7 @@ SOURCE_ORDER = (
     "memory_record",
     "operator_memory",
     "npu_module_mem",
+    "static_op_mem",
     "sqlite_export",
 )
 
