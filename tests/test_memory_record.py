@@ -28,10 +28,11 @@ def test_memory_record_holds_every_row_and_the_files_peaks(real, level):
         for r in rows:
             if r["Total Reserved(MB)"]:
                 peak[r["Component"]] = max(peak[r["Component"]], float(r["Total Reserved(MB)"]))
-        got = dict(p.con.execute("SELECT component, max(reserved_mb) FROM memory_record WHERE rank = ? "
+        got = dict(p.con.execute("SELECT component, max(reserved_bytes) FROM memory_record WHERE rank = ? "
                                  "GROUP BY ALL", [rank]).fetchall())
         assert p.con.execute("SELECT count(*) FROM memory_record WHERE rank = ?", [rank]).fetchone()[0] == len(rows)
-        assert {c: v for c, v in got.items() if v is not None} == dict(peak)
+        # kept as bytes: the file's MB are 2^20 bytes, and its values whole bytes
+        assert {c: v for c, v in got.items() if v is not None} == {c: round(mb * 2**20) for c, mb in peak.items()}
         # Times exact to the ns, as written (with the profiler's trailing TAB).
         first = min(int(Decimal(r["Timestamp(us)"].strip()) * 1000) for r in rows)
         assert p.con.execute("SELECT min(ts_ns) FROM memory_record WHERE rank = ?", [rank]).fetchone()[0] == first
@@ -47,7 +48,7 @@ def test_bad_rows_are_counted_and_a_header_only_file_is_said(tmp_path):
         "PTA,not a time,11.0,21.0,11.0,1,NPU:0\n"
         "PTA,1736408883573958.920,12.5,22.5,12.5,1,NPU:0\n")
     p = load_profile(rank.parent)
-    assert p.con.execute("SELECT count(*), max(reserved_mb) FROM memory_record").fetchone() == (2, 22.5)
+    assert p.con.execute("SELECT count(*), max(reserved_bytes) FROM memory_record").fetchone() == (2, 22.5 * 2**20)
     (log,) = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'memory_record'").fetchall()
     assert log == (2, 1)
     (rank / "memory_record.csv").write_text(HEADER)

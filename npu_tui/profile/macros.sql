@@ -51,3 +51,6 @@ CREATE OR REPLACE MACRO kineto_list(j) AS
     nullif(replace(replace(replace(replace(replace(
         regexp_replace(CAST(j AS VARCHAR), '^\[|\]$|\s', '', 'g'), '],[', ';'), '","', ';'), '[', ''), ']', ''),
         '"', ''), '');
+
+-- MB as the profiler writes them (binary: 2^20 bytes) -> bytes, to the byte; NULL stays NULL.
+CREATE OR REPLACE MACRO mb_bytes(x) AS TRY_CAST(round(x * 1048576) AS BIGINT);

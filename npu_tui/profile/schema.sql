@@ -125,16 +125,16 @@ CREATE TABLE IF NOT EXISTS op_statistic (
     ratio      DOUBLE
 );
 
--- memory_record.csv: device memory over time, per component (PTA, GE, APP); MB, a NULL where the
--- component does not track the quantity.
+-- memory_record.csv: device memory over time, per component (PTA, GE, APP); bytes (the file's MB
+-- times 2^20), a NULL where the component does not track the quantity.
 CREATE TABLE IF NOT EXISTS memory_record (
     rank          INTEGER NOT NULL,
     device        VARCHAR,          -- as written: NPU:0
     component     VARCHAR,
     ts_ns         BIGINT,
-    allocated_mb  DOUBLE,
-    reserved_mb   DOUBLE,
-    active_mb     DOUBLE,
+    allocated_bytes  BIGINT,
+    reserved_bytes   BIGINT,
+    active_bytes     BIGINT,
     stream_ptr    VARCHAR
 );
 
@@ -183,13 +183,13 @@ CREATE TABLE IF NOT EXISTS device_memory (
 );
 
 -- npu_module_mem.csv: memory reserved by each of the device's software modules (SLOG, APP,
--- AICPU, ...) over time, MB.
+-- AICPU, ...) over time, bytes.
 CREATE TABLE IF NOT EXISTS npu_module_mem (
     rank         INTEGER NOT NULL,
     device       VARCHAR,
     component    VARCHAR,
     ts_ns        BIGINT,
-    reserved_mb  DOUBLE
+    reserved_bytes  BIGINT
 );
 
 -- operator_details.csv: host-side operators with their device time (not in design.md §4, which

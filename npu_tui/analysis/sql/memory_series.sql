@@ -8,7 +8,8 @@ WITH best AS (
     FROM memory_record WHERE component IN ('PTA+GE', 'PTA', 'APP', 'CPU') GROUP BY rank
 ),
 samples AS (
-    SELECT m.rank, m.ts_ns, m.allocated_mb, m.reserved_mb, m.active_mb, m.component
+    SELECT m.rank, m.ts_ns, m.allocated_bytes / 1048576.0 AS allocated_mb, m.reserved_bytes / 1048576.0 AS reserved_mb,
+           m.active_bytes / 1048576.0 AS active_mb, m.component
     FROM memory_record m JOIN best b USING (rank, component)
 ),
 launched AS (

@@ -141,10 +141,9 @@ INSERT_MEMORY = """
 INSERT INTO memory_record
 SELECT $rank, CASE WHEN dtype = 0 THEN 'CPU' ELSE 'device:' || coalesce(int_or_null(args->>'Device Id'), 0) END,
        CASE WHEN dtype = 0 THEN 'CPU' ELSE 'PTA' END, ts_ns,
-       TRY_CAST(args->>'Total Allocated' AS DOUBLE) / 1048576, TRY_CAST(args->>'Total Reserved' AS DOUBLE) / 1048576,
-       NULL, NULL
+       TRY_CAST(args->>'Total Allocated' AS BIGINT), TRY_CAST(args->>'Total Reserved' AS BIGINT), NULL, NULL
 FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
-WHERE TRY_CAST(args->>'Total Allocated' AS DOUBLE) IS NOT NULL
+WHERE TRY_CAST(args->>'Total Allocated' AS BIGINT) IS NOT NULL
 """
 
 RUNTIME = """

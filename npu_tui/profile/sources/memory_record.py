@@ -23,8 +23,8 @@ REQUIRED = {"Component", "Timestamp(us)", "Total Allocated(MB)", "Total Reserved
 
 INSERT = """
 INSERT INTO memory_record
-SELECT $rank, clean_text({device}), component, ts_ns, num({allocated}), num({reserved}), num({active}),
-       clean_text({stream})
+SELECT $rank, clean_text({device}), component, ts_ns, mb_bytes(num({allocated})), mb_bytes(num({reserved})),
+       mb_bytes(num({active})), clean_text({stream})
 FROM (SELECT *, clean_text({component}) AS component, us_to_ns({ts}) AS ts_ns FROM {table})
 WHERE component IS NOT NULL AND ts_ns IS NOT NULL
 """
