@@ -15,7 +15,7 @@ import duckdb
 from .base import LoadResult, RankContext
 from .cluster_communication import GROUP_LAYOUT
 from .communication import TIME_INFO, drop_json, stage_json
-from .communication_matrix import OP_TYPE, TRANSPORT
+from .communication_matrix import LINK_COLUMNS, LINK_FILTER, OP_TYPE, TRANSPORT
 
 KIND = "cluster_communication_matrix"
 FILE_NAMES = ("cluster_communication_matrix.json",)
@@ -28,16 +28,11 @@ SELECT group_key, TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTE
        l.key AS link, l.value AS v
 FROM (SELECT group_key, step_key, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
 """
-INSERT = """
+INSERT = f"""
 INSERT INTO cluster_comm_matrix
-SELECT group_key, step, op_key, clean_text(v."Op Name"),
-       TRY_CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
-       TRY_CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
-       clean_text(v."Transport Type"), finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"),
-       finite(v."Bandwidth(GB/s)")
-FROM {table}_links
-WHERE regexp_full_match(link, '[0-9]+-[0-9]+')
-  AND COALESCE(finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"), finite(v."Bandwidth(GB/s)")) IS NOT NULL
+SELECT group_key, step, op_key, {LINK_COLUMNS}
+FROM {{table}}_links
+WHERE {LINK_FILTER}
 """
 
 

@@ -29,16 +29,21 @@ SELECT {step} AS step, kind, op_key, l.key AS link, l.value AS v
 FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
 """
 
-INSERT = """
-INSERT INTO comm_matrix
-SELECT $rank, step, kind, op_key, clean_text(v."Op Name"),
+# A link's columns from its "src-dst" key and value, and the links kept (a src-dst key, some figure);
+# shared with msprof-analyze's cluster matrix.
+LINK_COLUMNS = """clean_text(v."Op Name"),
        TRY_CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
        TRY_CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
        clean_text(v."Transport Type"), finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"),
-       finite(v."Bandwidth(GB/s)")
-FROM {table}_links
-WHERE regexp_full_match(link, '[0-9]+-[0-9]+')
-  AND COALESCE(finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"), finite(v."Bandwidth(GB/s)")) IS NOT NULL
+       finite(v."Bandwidth(GB/s)")"""
+LINK_FILTER = """regexp_full_match(link, '[0-9]+-[0-9]+')
+  AND COALESCE(finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"), finite(v."Bandwidth(GB/s)")) IS NOT NULL"""
+
+INSERT = f"""
+INSERT INTO comm_matrix
+SELECT $rank, step, kind, op_key, {LINK_COLUMNS}
+FROM {{table}}_links
+WHERE {LINK_FILTER}
 """
 
 
