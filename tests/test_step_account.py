@@ -260,3 +260,35 @@ def test_each_comm_op_says_how_much_of_it_no_compute_covers(path):
     assert want and got.keys() == want.keys()
     for key, ms in want.items():
         assert got[key] == pytest.approx(ms, rel=1e-9, abs=1e-9), key
+
+
+def _union_ns(spans) -> int:
+    total, end = 0, None
+    for lo, hi in sorted(spans):
+        if end is None or lo > end:
+            total, end = total + hi - lo, hi
+        elif hi > end:
+            total, end = total + hi - end, hi
+    return total
+
+
+@pytest.mark.parametrize("path", [FIXTURES / "diffusion_2rank", LEVELS / "text" / "level1"],
+                         ids=lambda p: p.name)
+def test_every_ranks_running_totals_start_from_zero(path):
+    """The sweeps run over all ranks in one order: each rank's totals through its last segment are
+    its own time alone (the union of its compute kernels, of its Computing lanes), none of the ranks'
+    before it."""
+    s = open_session(path, cache=False)
+    ranks = [r for (r,) in s.con.execute("SELECT DISTINCT rank FROM kernel_stages ORDER BY rank").fetchall()]
+    assert len(ranks) >= 2
+    for rank in ranks:
+        kernels = s.con.execute("SELECT start_ns, end_ns FROM kernel_stages WHERE rank = ? AND is_compute "
+                                "AND dur_ns > 0", [rank]).fetchall()
+        lanes = s.con.execute("SELECT start_ns, start_ns + dur_ns FROM overlap_lanes WHERE rank = ? "
+                              "AND lane = 'Computing' AND dur_ns > 0", [rank]).fetchall()
+        busy, lane = s.con.execute(
+            "SELECT (SELECT arg_max(compute_through_ns, start_ns) FROM busy_segments WHERE rank = $r), "
+            "(SELECT arg_max(computing_through_ns, start_ns) FROM lane_segments WHERE rank = $r)",
+            {"r": rank}).fetchone()
+        assert busy == _union_ns(kernels) > 0, rank
+        assert lane == _union_ns(lanes) > 0, rank
