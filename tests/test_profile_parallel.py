@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from npu_tui.profile import LoadCancelled, load_profile, loader
+from npu_tui.profile.health import failed, health
 from npu_tui.profile.sources import kernel_details, trace_view
 
 TABLES = ("kernels", "host_events", "flows", "overlap_lanes", "step_trace", "comm_ops", "ranks")
@@ -97,6 +98,55 @@ def test_out_of_memory_on_either_side_loads_the_rank_again_alone(level1, monkeyp
     assert sorted(calls) == [0, 0, 1, 1]
     assert contents(p) == alone  # nothing lost, nothing twice
     assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+
+
+def test_a_file_over_the_cap_even_alone_loads_under_the_machines_limit(level1, monkeypatch):
+    """The memory cap protects the machine; it never turns a valid file away. A trace that needs
+    more than the cap on its own is loaded again with the machine's limit, and the cap is put back."""
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    real_load, limits = trace_view.load, []
+
+    def hungry(con, path, ctx):
+        limits.append(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+        if limits[-1] == limits[0]:
+            raise duckdb.OutOfMemoryException("Out of Memory Error: (simulated) failed to allocate")
+        return real_load(con, path, ctx)
+
+    monkeypatch.setattr(trace_view, "load", hungry)
+    p = load_with_cores(level1, monkeypatch, 1)
+    assert contents(p) == alone
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+    assert len(limits) == 4 and limits[1] != limits[0]  # each rank's trace: capped, then the machine's
+    assert p.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == limits[0]
+
+
+def test_a_real_out_of_memory_under_a_small_cap_loses_nothing(level1, monkeypatch):
+    """DuckDB's own out-of-memory error (its JSON reader's, not a simulated one), under a 16 MiB cap."""
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    real_uncapped, retried = loader._uncapped, []
+
+    def uncapped(con, module, path, ctx):
+        retried.append(path.name)
+        return real_uncapped(con, module, path, ctx)
+
+    monkeypatch.setattr(loader, "_memory_limit", lambda disc: 16 << 20)
+    monkeypatch.setattr(loader, "_uncapped", uncapped)
+    p = load_with_cores(level1, monkeypatch, 1)
+    assert "trace_view.json" in retried
+    assert contents(p) == alone
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+
+
+def test_a_file_over_the_machines_limit_is_named_not_dropped_silently(level1, monkeypatch):
+    def hungry(con, path, ctx):
+        raise duckdb.OutOfMemoryException("Out of Memory Error: (simulated) failed to allocate")
+
+    monkeypatch.setattr(trace_view, "load", hungry)
+    p = load_with_cores(level1, monkeypatch, 1)
+    notes = [n for (n,) in p.con.execute("SELECT note FROM load_log WHERE kind = 'trace_view'").fetchall()]
+    assert len(notes) == 2 and all(n.startswith("out of memory, even with ") for n in notes)
+    failed_files = failed(health(p))  # the run is incomplete, and says why first
+    assert len(failed_files) == 2 and all("did not fit in memory" in i.what for i in failed_files)
 
 
 def test_cancel_stops_the_trace_beside_too(level1, monkeypatch):

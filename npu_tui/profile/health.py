@@ -38,6 +38,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it was read: reload once the job has finished writing it"),
     (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
+    (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
+     "open the job's rank folders a few at a time"),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # A rank folder the profiler is still writing: left out, so the run is incomplete.

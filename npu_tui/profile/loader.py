@@ -99,8 +99,10 @@ class _OutOfMemory(Exception):
     """A file hit DuckDB's memory cap while other ranks were loading too; it is tried again alone."""
 
 
-def _load_file(con, module, path: Path, ctx: RankContext, alone: bool) -> LoadResult:
-    """One source file in its own transaction, so a failure leaves no partial rows behind."""
+def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: bool = True) -> LoadResult:
+    """One source file in its own transaction, so a failure leaves no partial rows behind. A file
+    that needs more memory than the cap even alone loads again under the machine's limit instead
+    (``capped=False``): the cap is there to protect the machine, not to turn valid files away."""
     try:
         con.execute("BEGIN TRANSACTION")
         result = module.load(con, path, ctx)
@@ -121,7 +123,9 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool) -> LoadRe
         _rollback(con)
         if not alone:
             raise _OutOfMemory() from e
-        return LoadResult(rows=0, note=f"out of memory: {_reason(e)}")
+        if capped:
+            return _uncapped(con, module, path, ctx)
+        return LoadResult(rows=0, note=f"out of memory, even with {_machine_limit() >> 20:,} MiB: {_reason(e)}")
     except (duckdb.Error, OSError, ValueError, UnicodeError) as e:
         _rollback(con)
         return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
@@ -134,8 +138,21 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool) -> LoadRe
         _rollback(con)
         if not alone:
             raise _OutOfMemory() from e
+        if capped and isinstance(e, duckdb.OutOfMemoryException):
+            return _uncapped(con, module, path, ctx)
         return LoadResult(rows=0, note=f"could not be stored: {_reason(e)}")
     return result
+
+
+def _uncapped(con, module, path: Path, ctx: RankContext) -> LoadResult:
+    """The file once more with DuckDB's memory cap at the machine's limit, then the cap as it was
+    (nothing else loads meanwhile: this is a file loading alone)."""
+    cap = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    con.execute(f"SET memory_limit = '{_machine_limit()}B'")
+    try:
+        return _load_file(con, module, path, ctx, alone=True, capped=False)
+    finally:
+        con.execute(f"SET memory_limit = '{cap}'")
 
 
 def _rollback(con) -> None:
@@ -414,11 +431,16 @@ def _memory_limit(disc: Discovery) -> int:
                     size += f.stat().st_size
                 except OSError:
                     pass
+    return int(min(max(size * 5 // 4, 1 << 30), _machine_limit()))
+
+
+def _machine_limit() -> int:
+    """3/4 of the machine's memory: the most npu-tui lets DuckDB take, whatever the input."""
     try:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         physical = 8 << 30
-    return int(min(max(size * 5 // 4, 1 << 30), physical * 3 // 4))
+    return physical * 3 // 4
 
 
 def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:

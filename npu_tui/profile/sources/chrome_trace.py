@@ -136,6 +136,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         try:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array"),
                         {"paths": [str(p) for p in pieces], "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
+        except duckdb.OutOfMemoryException:
+            raise  # not the file's fault: the loader tries it again (loader._load_file)
         except duckdb.Error as e:
             reason = _reason(e)
             raise (MalformedTrace if reason.startswith("malformed JSON") else SourceError)(reason) from None
