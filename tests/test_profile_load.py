@@ -9,6 +9,7 @@ import pytest
 
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.sources import missing_sources
+from npu_tui.profile.sources.base import HEAD_BYTES, csv_header
 
 LEVEL1 = "msinsight-pt-2rank-levels/text/level1"
 KD = "ASCEND_PROFILER_OUTPUT/kernel_details.csv"
@@ -184,3 +185,12 @@ def test_a_folder_name_with_a_newline_gives_a_one_line_error(tmp_path):
     with pytest.raises(ProfileError) as e:
         load_profile(odd)
     assert "\n" not in str(e.value) and "\x1b" not in str(e.value) and "\\n" in str(e.value)
+
+
+def test_a_csv_header_is_a_line_of_the_head():
+    """A one-line JSON trace's 64 KiB head is not a header of a thousand columns; a short file
+    that is a header alone, without a line break, is still one."""
+    trace_head = (b'[{"ph": "X", "name": "aten::add", "args": {}}, ' * 2000)[:HEAD_BYTES]
+    assert csv_header(trace_head) == []
+    assert csv_header(b"Name,Start Time(us),Duration(us)") == ["Name", "Start Time(us)", "Duration(us)"]
+    assert csv_header(b'"Name", Type\r\nMatMul,MatMulV2\r\n') == ["Name", "Type"]

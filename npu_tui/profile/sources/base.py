@@ -5,8 +5,9 @@ from __future__ import annotations
 import gzip
 import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 HEAD_BYTES = 64 * 1024
 
@@ -62,4 +63,13 @@ def first_line(head: bytes) -> str:
 
 def csv_header(head: bytes) -> List[str]:
     """Column names of a CSV head (the profiler never quotes header cells)."""
-    return [c.strip().strip('"') for c in first_line(head).split(",")]
+    return list(_header_cells(head))
+
+
+@lru_cache(maxsize=4)
+def _header_cells(head: bytes) -> Tuple[str, ...]:
+    # Discovery asks every CSV sniffer about each file's head in turn: split it once. A first line
+    # that fills the whole head is no header (a one-line JSON trace's head is one 64 KiB "line").
+    if len(head) >= HEAD_BYTES and b"\n" not in head:
+        return ()
+    return tuple(c.strip().strip('"') for c in first_line(head).split(","))
