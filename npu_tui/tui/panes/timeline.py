@@ -412,7 +412,7 @@ def range_text(msg: RangeSummed) -> Text:
     length = msg.end_ns - msg.start_ns
     text = Text().append(f"rank {msg.rank} · {fmt_ms(length, length)}\n", style="bold")
     text.append(f"{fmt_ms(msg.start_ns, length)} – {fmt_ms(msg.end_ns, length)}\n", style="dim")
-    text.append(f"{'':<8}{'kernels':>5}{'time':>9}{'%':>3}\n", style="dim")
+    text.append(f"{'':<8}{'count':>5}{'time':>9}{'%':>3}\n", style="dim")  # the rows' 25 columns
     for i, row in enumerate(r for r in msg.rows if r["kind"] == "category"):
         text.append("■ ", style=color_for(row["part"], i)).append(f"{literal(row['part'])[:6]:<6}")
         text.append(f"{row['kernels']:>5}{fmt_us(row['time_us']):>9}{(row['share'] or 0) * 100:3.0f}\n")
