@@ -262,10 +262,9 @@ def test_control_characters_inside_strings_are_kept(real, tmp_path):
     assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchone() == (0, "")
 
 
-@pytest.mark.parametrize("in_kernel", [True, False], ids=["copy_file_range", "through memory"])
-def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch, in_kernel):
+def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch):
     """Cut into four pieces at event boundaries (written side by side), the events are those of
-    the file read whole, in the file's order; so where the kernel cannot copy a range itself."""
+    the file read whole, in the file's order."""
     from npu_tui.profile.sources import chrome_trace
     path = real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
     columns = "seq, ph, name, pid, tid, ts_ns, dur_ns, id, args::VARCHAR"
@@ -281,9 +280,5 @@ def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch, in
     written = []
     real_write = chrome_trace._write_piece
     monkeypatch.setattr(chrome_trace, "_write_piece", lambda *a: (written.append(a[1]), real_write(*a)))
-    if not in_kernel:
-        def refuse(*a):
-            raise OSError(18, "Invalid cross-device link")
-        monkeypatch.setattr(chrome_trace.os, "copy_file_range", refuse, raising=False)
     assert staged() == whole and len(written) == 4
     assert len(whole) == len(events(path))
