@@ -27,7 +27,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   kernel_time_us, method, confidence
 - stage_summary: rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, windows, method, confidence
 - stage_categories: rank, stage, category, time_us, count, share
-- top_operators: rank, stage, category, type, op, input_shapes, count, time_us, max_us, share
+- top_operators: rank, stage, category, type, op, input_shapes, count, time_us, max_us, share, time_ns
 - operator_types / operator_shapes / kernel_instances: the Operators pane's three levels
 - kernel_names: the global find, each kernel name with its operator, count and total time
 - operator_totals: op, type, category, count, total_us over every rank (what a diff pairs)

@@ -5,8 +5,8 @@ WITH lanes AS (
     WHERE rank = r AND lane_no IN (3, 4) AND end_ns > t0 AND start_ns < t1
     GROUP BY lane_no
 )
-SELECT r AS rank, category AS part, 'category' AS kind, count(*) AS kernels, sum(in_range_us) AS time_us,
-       sum(in_range_us) / nullif(sum(sum(in_range_us)) OVER (), 0) AS share
+SELECT r AS rank, category AS part, 'category' AS kind, count(*) AS kernels, sum(in_range_ns) / 1e3 AS time_us,
+       sum(in_range_ns) / nullif(sum(sum(in_range_ns)) OVER (), 0) AS share
 FROM range_kernels(r, t0, t1)
 GROUP BY category
 UNION ALL
