@@ -43,7 +43,7 @@ TARGET_REOPEN_S = 0.5
 TARGET_QUERY_S = 0.150
 TARGET_FIRST_FRAME_S = 0.300
 TARGET_PAGE_DOWN_MS = 30.0
-TARGET_ADVISOR_RATIO = 10.0
+TARGET_ADVISOR_RATIO = 50.0  # msprof-analyze advisor all, wall, over the cold report
 TARGET_REDRAW_S = 0.100  # a Timeline zoom or pan at 200 columns
 
 # Every measured npu-tui process runs under a resident-memory cap and a time limit: a regression
