@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
-import threading
 from pathlib import Path
-from typing import Iterable, List, Optional
+from typing import Iterable, Optional
 
 import duckdb
 
@@ -23,12 +21,7 @@ KEEP = 8  # cache files kept; the least recently used beyond that are removed
 KEY_TABLE = "npu_tui_cache"
 
 ATTACH = "ATTACH ? AS cache_out"
-# The tables, views and macros first, empty; then the rows, table by table (_copy_rows).
-SCHEMA = "COPY FROM DATABASE memory TO cache_out (SCHEMA)"
-TABLES = """
-SELECT schema_name, table_name FROM duckdb_tables()
-WHERE database_name = 'memory' AND NOT temporary ORDER BY estimated_size DESC
-"""
+COPY = "COPY FROM DATABASE memory TO cache_out"
 MARK = f"CREATE TABLE cache_out.{KEY_TABLE} AS SELECT ? AS key"
 DETACH = "DETACH cache_out"
 
@@ -111,8 +104,7 @@ def write_cache(con: duckdb.DuckDBPyConnection, key: str) -> Optional[Path]:
         tmp.unlink(missing_ok=True)
         con.execute(ATTACH, [str(tmp)])
         try:
-            con.execute(SCHEMA)
-            _copy_rows(con, con.execute(TABLES).fetchall())
+            con.execute(COPY)
             con.execute(MARK, [key])
         finally:
             con.execute(DETACH)
@@ -122,40 +114,6 @@ def write_cache(con: duckdb.DuckDBPyConnection, key: str) -> Optional[Path]:
         return None
     _evict(folder)
     return final
-
-
-def _copy_rows(con: duckdb.DuckDBPyConnection, tables: List[tuple]) -> None:
-    """Each table's rows into the attached copy, the biggest first, on a cursor per core: DuckDB
-    copies a database one table at a time, compressing each on one thread (measured: 1.49 s for
-    a 250k-kernel rank on 2 cores, 1.18 s this way)."""
-    todo: "queue.Queue[tuple]" = queue.Queue()
-    for t in tables:
-        todo.put(t)
-    errors: List[BaseException] = []
-
-    def work() -> None:
-        cur = con.cursor()
-        try:
-            while not errors:
-                try:
-                    schema, table = todo.get_nowait()
-                except queue.Empty:
-                    return
-                name = f'"{schema}"."{table}"'
-                cur.execute(f"INSERT INTO cache_out.{name} SELECT * FROM memory.{name}")
-        except BaseException as e:  # raised again in the caller's thread
-            errors.append(e)
-        finally:
-            cur.close()
-
-    threads = [threading.Thread(target=work, name="npu-tui-cache", daemon=True)
-               for _ in range(min(len(tables), os.cpu_count() or 1))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
 
 
 def _evict(folder: Path) -> None:
