@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
+import duckdb
+
 from .analysis import build_report, install_views, load_rules
 from .analysis.rules import Rules
 from .analysis.stages import add_relative_window
@@ -92,11 +94,26 @@ class Session:
     @property
     def analysed(self) -> bool:
         """Whether the analysis of these rules is installed already (a profile reopened from the cache)."""
-        return views_installed(self.con, self.rules)
+        try:
+            return views_installed(self.con, self.rules)
+        except duckdb.Error:  # a cache file that fails to read: analyse() loads afresh
+            return False
 
     def analyse(self, windows: bool = True) -> Dict[str, Any]:
         """Install the analysis views unless they are there, build the report and cache the whole.
-        ``windows=False`` leaves the stage windows out of the report's stage_detection."""
+        ``windows=False`` leaves the stage windows out of the report's stage_detection. A cache
+        file that fails to read on the way is a lost speed-up, not a failed open: the profile is
+        loaded afresh from its files instead."""
+        try:
+            return self._analyse(windows)
+        except duckdb.Error as e:
+            if not self.profile.from_cache or isinstance(e, duckdb.InterruptException):
+                raise
+        self.profile = self.profile.reloaded()
+        self.health = health(self.profile)
+        return self._analyse(windows)
+
+    def _analyse(self, windows: bool) -> Dict[str, Any]:
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows)

@@ -101,3 +101,35 @@ def test_background_keeps_the_trace_when_it_is_the_only_kernel_source(real, tmp_
                 / "trace_view.json", bare)
     p = load_profile(bare, background=True)
     assert p.pending == [] and counts(p)["kernels"] == 191
+
+
+def _spoil_block_of(cache_file, table):
+    """Overwrite bytes inside the first storage block of ``table`` in a DuckDB file: its checksum
+    then fails when that block is read, while the file still opens and its key table reads."""
+    import duckdb
+
+    con = duckdb.connect(str(cache_file), read_only=True)
+    block = con.execute(f"SELECT min(block_id) FROM pragma_storage_info('{table}') WHERE block_id >= 0").fetchone()[0]
+    block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+    con.close()
+    assert block is not None
+    with open(cache_file, "r+b") as f:
+        f.seek(3 * 4096 + block * block_size + 40)  # past the file's three header blocks
+        f.write(b"\x5a" * 16)
+
+
+def test_a_cache_that_opens_but_fails_to_read_is_replaced_by_a_fresh_load(profile_copy, capsys):
+    from npu_tui.cli import main
+
+    assert main(["report", str(profile_copy), "--format", "json", "--partial"]) == 0
+    fresh = capsys.readouterr().out
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    _spoil_block_of(entry, "stage_categories")  # a stored analysis table the report reads
+    assert main(["report", str(profile_copy), "--format", "json", "--partial"]) == 0
+    out = capsys.readouterr()
+    assert out.out == fresh and "Traceback" not in out.err
+    # The spoilt file is gone; the fresh load stored a readable one that the next open uses.
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    p, seen = labels(profile_copy)
+    assert seen == ["opened from cache"]
+    assert p.con.execute("SELECT count(*) FROM stage_categories").fetchone()[0] > 0

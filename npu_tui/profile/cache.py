@@ -3,7 +3,8 @@
 The key covers everything that decides the loaded rows: every source file's path, size and mtime,
 the profiler_info files, and the text of the schema and loader code. A cache whose key table is
 missing or unreadable (a crash while writing, another version) is deleted and rebuilt, never used.
-Never inside the profile folder.
+A cache that opens but then fails to read (a bad block: the disk, or a copy cut short) is removed
+by whoever hits it (``discard``) and the profile loaded afresh. Never inside the profile folder.
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def open_cached(key: str) -> Optional[duckdb.DuckDBPyConnection]:
         if _unreadable(path):
             path.unlink(missing_ok=True)
     return None
+
+
+def discard(key: str) -> None:
+    """Remove the cache file of ``key`` (it failed to read)."""
+    (cache_dir() / f"{key}.duckdb").unlink(missing_ok=True)
 
 
 def _unreadable(path: Path) -> bool:

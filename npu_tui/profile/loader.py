@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Tuple
 
 import duckdb
 
-from .cache import cache_key, open_cached, write_cache
+from .cache import cache_key, discard, open_cached, write_cache
 from .discover import Discovery, RankSource, discover
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
@@ -57,6 +57,17 @@ class Profile:
         next open with ``cache=True`` finds it ready. A profile opened from the cache is that file."""
         if self.cache_key and not self.from_cache and not self.pending:
             write_cache(self.con, self.cache_key)
+
+    def reloaded(self) -> "Profile":
+        """This profile loaded afresh from its files, for a cache file that opened but then failed
+        to read: the file is removed (the fresh load writes a new one) and this connection closed."""
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
+        if self.from_cache and self.cache_key:
+            discard(self.cache_key)
+        return load_profile(self.path, cache=True)
 
     def skipped(self) -> List[Tuple]:
         """(rank, file, skipped_rows, note) for every file that lost rows or could not be used."""
@@ -380,7 +391,7 @@ def load_discovered(
         if progress:
             progress(1, 1, "opened from cache")
         profile = _profile(cached, disc)
-        profile.from_cache = True
+        profile.from_cache, profile.cache_key = True, key
         return profile
 
     con = con or connect()
