@@ -4,8 +4,8 @@ WITH m AS (
     UNION ALL
     SELECT rank, 'exposed_comm', exposed_comm_us FROM rank_summary
 )
-SELECT measure, count(*) AS ranks, min(v) AS min_us, max(v) AS max_us, avg(v) AS mean_us,
-       CASE WHEN avg(v) > 0 THEN (max(v) - min(v)) / avg(v) ELSE 0.0 END AS spread,
+SELECT measure, count(*) AS ranks, min(v) AS min_us, max(v) AS max_us, avg(v ORDER BY rank) AS mean_us,
+       CASE WHEN avg(v ORDER BY rank) > 0 THEN (max(v) - min(v)) / avg(v ORDER BY rank) ELSE 0.0 END AS spread,
        CASE measure WHEN 'exposed_comm'
             THEN coalesce((SELECT rank FROM rank_waits WHERE waited_for ORDER BY caused_wait_ms DESC, rank LIMIT 1),
                           arg_min(rank, v))

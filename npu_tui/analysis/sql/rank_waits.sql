@@ -17,11 +17,12 @@ calls AS (
 shared AS (
     SELECT *, count(*) OVER k AS ranks, sum(wait_ms) OVER k AS total_wait, min(wait_ms) OVER k AS least_wait
     FROM calls
-    WINDOW k AS (PARTITION BY group_name, op_name, nth)
+    WINDOW k AS (PARTITION BY group_name, op_name, nth ORDER BY rank
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ),
 per_group AS (
-    SELECT group_name, rank, count(*) AS collectives, sum(wait_ms) AS wait_ms,
-           sum((total_wait - wait_ms) / (ranks - 1)) AS peers_wait_ms,
+    SELECT group_name, rank, count(*) AS collectives, sum(wait_ms ORDER BY op_name, nth) AS wait_ms,
+           sum((total_wait - wait_ms) / (ranks - 1) ORDER BY op_name, nth) AS peers_wait_ms,
            count(*) FILTER (WHERE wait_ms = least_wait) AS times_last
     FROM shared WHERE ranks >= 2
     GROUP BY group_name, rank
@@ -33,7 +34,8 @@ picked AS (
 ),
 group_waited AS (SELECT group_name, rank AS waited FROM picked WHERE waited_for),
 per_rank AS (
-    SELECT p.rank, sum(p.collectives) AS collectives, sum(p.wait_ms) AS wait_ms, sum(p.peers_wait_ms) AS peers_wait_ms,
+    SELECT p.rank, sum(p.collectives) AS collectives, sum(p.wait_ms ORDER BY p.group_name) AS wait_ms,
+           sum(p.peers_wait_ms ORDER BY p.group_name) AS peers_wait_ms,
            sum(p.times_last) AS times_last, bool_or(p.waited_for) AS waited_for,
            arg_max(g.waited, p.wait_ms) FILTER (WHERE g.waited <> p.rank) AS waits_for
     FROM picked p LEFT JOIN group_waited g ON g.group_name IS NOT DISTINCT FROM p.group_name

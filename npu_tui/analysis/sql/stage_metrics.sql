@@ -2,30 +2,30 @@
 WITH cfg AS (SELECT * FROM rules_stages),
 part_us AS (SELECT * FROM step_account_mean),
 rank_us AS (
-    SELECT rank, sum(us_per_step) FILTER (WHERE part <> 'between') AS step_us, sum(us_per_step) AS cycle_us,
-           coalesce(sum(us_per_step) FILTER (WHERE part = 'free'), 0) AS free_us,
-           coalesce(sum(us_per_step) FILTER (WHERE part = 'between'), 0) AS between_us,
-           coalesce(sum(us_per_step) FILTER (WHERE part = 'copy'), 0) AS copy_us,
+    SELECT rank, sum(us_per_step ORDER BY stage, part, detail) FILTER (WHERE part <> 'between') AS step_us, sum(us_per_step ORDER BY stage, part, detail) AS cycle_us,
+           coalesce(sum(us_per_step ORDER BY stage, part, detail) FILTER (WHERE part = 'free'), 0) AS free_us,
+           coalesce(sum(us_per_step ORDER BY stage, part, detail) FILTER (WHERE part = 'between'), 0) AS between_us,
+           coalesce(sum(us_per_step ORDER BY stage, part, detail) FILTER (WHERE part = 'copy'), 0) AS copy_us,
            any_value(steps) AS steps
     FROM part_us GROUP BY rank
 ),
-stage_us AS (SELECT rank, stage, sum(us_per_step) AS us FROM part_us WHERE stage IS NOT NULL GROUP BY ALL),
+stage_us AS (SELECT rank, stage, sum(us_per_step ORDER BY part, detail) AS us FROM part_us WHERE stage IS NOT NULL GROUP BY ALL),
 -- exposed comm by cause: transit, wait, synchronization (waiting for the peers to reach the
 -- collective), idle; unsplit without communication.json
 exposed AS (
-    SELECT rank, stage, detail AS cause, sum(us_per_step) AS us
+    SELECT rank, stage, detail AS cause, sum(us_per_step ORDER BY detail) AS us
     FROM part_us WHERE part = 'comm_exposed' GROUP BY ALL
 ),
 -- The cause is the largest of transfer, waiting (wait and synchronization together) and idle;
 -- waiting is then named by its larger part.
 grouped AS (
     SELECT rank, stage, CASE WHEN cause IN ('wait', 'synchronization') THEN 'waiting' ELSE cause END AS kind,
-           sum(us) AS us, arg_max(cause, us) AS part
+           sum(us ORDER BY cause) AS us, arg_max(cause, us) AS part
     FROM exposed GROUP BY ALL
 ),
 main_cause AS (
     SELECT rank, stage, arg_max(CASE kind WHEN 'waiting' THEN part ELSE kind END, us) AS cause,
-           arg_max(us, us) AS cause_us, sum(us) AS exposed_us
+           arg_max(us, us) AS cause_us, sum(us ORDER BY kind) AS exposed_us
     FROM grouped GROUP BY ALL
 ),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),

@@ -1,10 +1,10 @@
 -- per rank whose profiler wrote its own step breakdown (step_trace_time.csv, the trace's overlap lanes): how far the step account is from it, as the largest difference over the steps (warm-up outliers aside) in compute, exposed comm, free time (copies with it) or the step, as a share of the step
 WITH a AS (
     SELECT rank, step,
-           coalesce(sum(us) FILTER (WHERE part = 'compute'), 0) AS compute_us,
-           coalesce(sum(us) FILTER (WHERE part = 'comm_exposed'), 0) AS exposed_us,
-           coalesce(sum(us) FILTER (WHERE part IN ('free', 'copy')), 0) AS free_us,
-           sum(us) FILTER (WHERE part <> 'between') AS span_us
+           coalesce(sum(us ORDER BY stage, part, detail) FILTER (WHERE part = 'compute'), 0) AS compute_us,
+           coalesce(sum(us ORDER BY stage, part, detail) FILTER (WHERE part = 'comm_exposed'), 0) AS exposed_us,
+           coalesce(sum(us ORDER BY stage, part, detail) FILTER (WHERE part IN ('free', 'copy')), 0) AS free_us,
+           sum(us ORDER BY stage, part, detail) FILTER (WHERE part <> 'between') AS span_us
     FROM step_account WHERE NOT outlier GROUP BY rank, step
 )
 SELECT b.rank, any_value(b.source) AS source, count(*) AS steps,
