@@ -175,3 +175,27 @@ def test_engine_imports_no_ui():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_catalog_read_on_another_thread_never_finds_the_engine_busy(profile):
+    # The console reads the catalog on a worker when the analysis is rebuilt, perhaps while a
+    # statement is being parsed: the engine's one cursor must be taken in turn, not refused.
+    engine = QueryEngine(profile.con)
+    stop, errors = threading.Event(), []
+
+    def read_catalogs():
+        while not stop.is_set():
+            try:
+                engine.catalog()
+            except duckdb.Error as e:
+                errors.append(e)
+
+    reader = threading.Thread(target=read_catalogs)
+    reader.start()
+    try:
+        for _ in range(100):
+            assert run(engine, "select 40 + 2 as answer").row_count == 1
+    finally:
+        stop.set()
+        reader.join()
+    assert errors == []

@@ -63,15 +63,17 @@ class QueryEngine:
 
     def run(self, sql: str, statement: Statement) -> Result:
         """Run one statement of the console text `sql` (errors point into `sql`)."""
-        try:
-            parsed = self._cur.extract_statements(statement.text)
-        except duckdb.Error as e:
-            raise from_duckdb(e, sql, statement.start) from None
-        kind = parsed[0].type
-        if kind == duckdb.StatementType.TRANSACTION:
-            raise QueryError(TRANSACTION_REFUSED)
-        select = kind == duckdb.StatementType.SELECT
+        # Parsing uses the cursor too: under the lock, or a catalog read on another thread (the
+        # schema refreshed when the analysis is rebuilt) finds it busy, and DuckDB refuses.
         with self._lock:
+            try:
+                parsed = self._cur.extract_statements(statement.text)
+            except duckdb.Error as e:
+                raise from_duckdb(e, sql, statement.start) from None
+            kind = parsed[0].type
+            if kind == duckdb.StatementType.TRANSACTION:
+                raise QueryError(TRANSACTION_REFUSED)
+            select = kind == duckdb.StatementType.SELECT
             started = time.perf_counter()
             try:
                 if select:
