@@ -56,9 +56,9 @@ CLUSTER_STEPS_SQL = "SELECT * FROM cluster_step_trace ORDER BY type, step, rank,
 TOP_SQL = """SELECT kernel_stage AS stage, category, type, op, input_shapes, count, total_us AS time_us, share
              FROM finding_operators
              WHERE rule = $rule AND rank = $rank AND stage IS NOT DISTINCT FROM $stage
-             ORDER BY total_us DESC, op LIMIT $n"""
+             ORDER BY total_us DESC, op, input_shapes LIMIT $n"""
 GAPS_SQL = """SELECT step, stage, between_steps, start_us, gap_us, host_range FROM idle_gaps WHERE rank = $rank
-              ORDER BY gap_us DESC LIMIT $n"""
+              ORDER BY gap_us DESC, start_us LIMIT $n"""
 # What gave a finding's value, by metric, runnable as shown; {where} is the finding's rank (and
 # stage), {stage} its stage.
 EVIDENCE = {
@@ -84,8 +84,8 @@ FROM memory_peaks WHERE {where} AND stage IS NULL""",
 FROM memory_peaks WHERE {where} AND stage IS NULL""",
 }
 # What an exposed comm finding's time is, per step, which its direction follows.
-SPLIT_SQL = """SELECT detail, sum(us_per_step) AS us FROM step_account_mean
-               WHERE rank = $rank AND stage = $stage AND part = 'comm_exposed' GROUP BY detail"""
+SPLIT_SQL = """SELECT detail, us_per_step AS us FROM step_account_mean
+               WHERE rank = $rank AND stage = $stage AND part = 'comm_exposed' ORDER BY us DESC, detail"""
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> List[Dict[str, Any]]:
