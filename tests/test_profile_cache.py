@@ -1,11 +1,17 @@
 """The per-profile cache: a second open comes from it, a change or corruption rebuilds it."""
 
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from npu_tui.profile import LoadCancelled, load_profile
+from npu_tui.profile import LoadCancelled, ProfileError, load_profile
 from npu_tui.profile.cache import cache_dir
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TABLES = ("kernels", "host_events", "flows", "overlap_lanes", "step_trace", "comm_ops", "load_log")
 
@@ -65,6 +71,58 @@ def test_a_corrupt_cache_is_rebuilt_not_trusted(profile_copy):
 def test_cancel_stops_the_load(profile_copy):
     with pytest.raises(LoadCancelled):
         load_profile(profile_copy, cancelled=lambda: True)
+
+
+def test_a_fresh_load_goes_into_its_cache_file_named_only_once_saved(profile_copy):
+    p = load_profile(profile_copy, cache=True)
+    assert p.store is not None
+    # Loading: a temporary file of this process, no file under a key.
+    assert [f.name for f in cache_dir().iterdir() if not f.name.endswith(".wal")] == [p.store.path.name]
+    p.save_cache()
+    assert [f.name for f in cache_dir().iterdir()] == [f"{p.cache_key}.duckdb"]
+    assert counts(p)["kernels"] == 382  # and the connection goes on working after the rename
+
+
+def test_a_load_that_is_cancelled_or_fails_leaves_nothing_in_the_cache(profile_copy, tmp_path):
+    with pytest.raises(LoadCancelled):
+        load_profile(profile_copy, cache=True, cancelled=lambda: True)
+    empty = tmp_path / "empty"
+    (empty / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
+    (empty / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_text("Name,Start Time(us),Duration(us)\n")
+    with pytest.raises(ProfileError):
+        load_profile(empty, cache=True)
+    assert list(cache_dir().iterdir()) == []
+
+
+def test_a_load_never_saved_leaves_nothing_when_the_process_ends(profile_copy):
+    # As when the app quits before its trace is in: the load is incomplete, so it is not cached.
+    code = ("import sys; from npu_tui.profile import load_profile; "
+            "p = load_profile(sys.argv[1], cache=True, background=True); "
+            "assert p.pending and p.store.path.exists()")
+    subprocess.run([sys.executable, "-c", code, str(profile_copy)], check=True, cwd=ROOT, env=os.environ)
+    assert list(cache_dir().iterdir()) == []
+
+
+def test_the_files_of_a_load_whose_process_is_gone_are_removed_by_the_next(profile_copy):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    orphans = [folder / f".0123abcd.{gone}.tmp", folder / f".0123abcd.{gone}.tmp.wal"]
+    running = folder / f".4567abcd.{os.getppid()}.tmp"  # another process's load, still going
+    for f in orphans + [running]:
+        f.write_bytes(b"partial")
+    labels(profile_copy)
+    assert not any(f.exists() for f in orphans) and running.exists()
+
+
+def test_without_room_in_the_cache_folder_the_load_stays_in_memory(profile_copy, monkeypatch):
+    from npu_tui.profile import cache
+
+    monkeypatch.setattr(cache.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**12, 10**12, 0))
+    p, _ = labels(profile_copy)
+    assert p.store is None and counts(p)["kernels"] == 382
+    assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
 
 
 def test_the_cache_keeps_what_the_caller_added(profile_copy):

@@ -129,7 +129,7 @@ def test_a_real_out_of_memory_under_a_small_cap_loses_nothing(level1, monkeypatc
         retried.append(path.name)
         return real_uncapped(con, module, path, ctx)
 
-    monkeypatch.setattr(loader, "_memory_limit", lambda disc: 16 << 20)
+    monkeypatch.setattr(loader, "_memory_limit", lambda size: 16 << 20)
     monkeypatch.setattr(loader, "_uncapped", uncapped)
     p = load_with_cores(level1, monkeypatch, 1)
     assert "trace_view.json" in retried

@@ -1,9 +1,16 @@
 """A DuckDB file per loaded profile in the user's cache directory, so a second open is instant.
 
+A fresh load goes straight into its cache file, under a temporary name (``Store``): DuckDB then
+compresses each table as it is written, and can leave loaded rows on disk instead of in memory.
+Once the caller has added what it wants kept (the analysis), ``Store.save`` marks it with its key,
+checkpoints it and gives it its name. A load that never got there (cancelled, failed, the process
+quit or was killed) leaves no file under a key: its temporary file is removed on the way out, or by
+the next store made in the folder once its process is gone.
+
 The key covers everything that decides the loaded rows: every source file's path, size and mtime,
 the profiler_info files, and the text of the schema and loader code. A cache whose key table is
-missing or unreadable (a crash while writing, another version) is deleted and rebuilt, never used.
-A cache that opens but then fails to read (a bad block: the disk, or a copy cut short) is removed
+missing or unreadable (another version, a file that is not one) is deleted and rebuilt, never used;
+a cache that opens but then fails to read (a bad block: the disk, or a copy cut short) is removed
 by whoever hits it (``discard``) and the profile loaded afresh. Never inside the profile folder.
 """
 
@@ -11,20 +18,23 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shutil
+import weakref
 from pathlib import Path
 from typing import Iterable, Optional
 
 import duckdb
 
 from .discover import INFO_RE, Discovery
+from .schema import connect
 
 KEEP = 8  # cache files kept; the least recently used beyond that are removed
 KEY_TABLE = "npu_tui_cache"
 
-ATTACH = "ATTACH ? AS cache_out"
-COPY = "COPY FROM DATABASE memory TO cache_out"
-MARK = f"CREATE TABLE cache_out.{KEY_TABLE} AS SELECT ? AS key"
-DETACH = "DETACH cache_out"
+MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key"
+# A store's temporary name: ".{key}.{pid}.tmp", and DuckDB's write-ahead log beside it.
+TEMP_NAME = re.compile(r"^\.[0-9a-f]+\.(\d+)\.tmp(\.wal)?$")
 
 
 def cache_dir() -> Path:
@@ -100,26 +110,77 @@ def _unreadable(path: Path) -> bool:
         return True
 
 
-def write_cache(con: duckdb.DuckDBPyConnection, key: str) -> Optional[Path]:
-    """Copy the loaded in-memory database to the cache atomically; None when that is not possible."""
+class Store:
+    """A profile loading straight into the cache file of ``key``, under a temporary name until
+    ``save``; ``con`` is its connection (the canonical schema in place)."""
+
+    def __init__(self, key: str, folder: Path) -> None:
+        self.key = key
+        self.final = folder / f"{key}.duckdb"
+        self.path = folder / f".{key}.{os.getpid()}.tmp"
+        _remove(self.path)
+        self.con = connect(str(self.path))
+        self._unsaved = weakref.finalize(self, _remove, self.path)
+
+    def save(self) -> bool:
+        """Mark the file with its key, write it out and give it its name; False when the disk
+        refused (the load stays usable, it is just not cached)."""
+        if not self._unsaved.alive:
+            return True
+        try:
+            self.con.execute(MARK, [self.key])
+            self.con.execute("CHECKPOINT")
+            os.replace(self.path, self.final)
+        except (OSError, duckdb.Error):
+            return False
+        self._unsaved.detach()
+        _evict(self.final.parent)
+        return True
+
+    def abandon(self) -> None:
+        """A load that failed: close the file and remove it."""
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
+        self._unsaved()
+
+
+def start_store(key: str, input_bytes: int) -> Optional[Store]:
+    """A new Store for ``key``, or None when the cache folder cannot take one (not writable, or
+    with less free space than the input's size: a load must not fail for want of cache space)."""
     folder = cache_dir()
-    final = folder / f"{key}.duckdb"
-    tmp = folder / f".{key}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp.unlink(missing_ok=True)
-        con.execute(ATTACH, [str(tmp)])
-        try:
-            con.execute(COPY)
-            con.execute(MARK, [key])
-        finally:
-            con.execute(DETACH)
-        os.replace(tmp, final)
+        if shutil.disk_usage(folder).free < input_bytes:
+            return None
+        _remove_orphans(folder)
+        return Store(key, folder)
     except (OSError, duckdb.Error):
-        tmp.unlink(missing_ok=True)
         return None
-    _evict(folder)
-    return final
+
+
+def _remove(path: Path) -> None:
+    for p in (path, Path(f"{path}.wal")):
+        p.unlink(missing_ok=True)
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Temporary files of stores whose process is gone (killed while loading)."""
+    for f in folder.iterdir():
+        m = TEMP_NAME.match(f.name)
+        if m and not _alive(int(m.group(1))):
+            f.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def _evict(folder: Path) -> None:

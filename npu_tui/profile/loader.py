@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Tuple
 
 import duckdb
 
-from .cache import cache_key, discard, open_cached, write_cache
+from .cache import Store, cache_key, discard, open_cached, start_store
 from .discover import Discovery, RankSource, discover
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
@@ -42,6 +42,7 @@ class Profile:
     pending: List["_RankJob"] = field(default_factory=list)
     cache_key: Optional[str] = None
     from_cache: bool = False
+    store: Optional[Store] = None  # the cache file a fresh load went into, until save_cache
 
     def load_pending(self, progress: Optional[Progress] = None,
                      cancelled: Optional[Callable[[], bool]] = None) -> None:
@@ -53,10 +54,12 @@ class Profile:
             progress(total, total, "done")
 
     def save_cache(self) -> None:
-        """Store the complete profile, with whatever the caller added (the analysis tables), so the
-        next open with ``cache=True`` finds it ready. A profile opened from the cache is that file."""
-        if self.cache_key and not self.from_cache and not self.pending:
-            write_cache(self.con, self.cache_key)
+        """Keep the complete profile, with whatever the caller added (the analysis tables), so the
+        next open with ``cache=True`` finds it ready: a fresh load is already in its cache file,
+        which gets its name now. Nothing to do while work is pending, or for a profile opened from
+        the cache (it is that file)."""
+        if self.store is not None and not self.pending:
+            self.store.save()
 
     def reloaded(self) -> "Profile":
         """This profile loaded afresh from its files, for a cache file that opened but then failed
@@ -372,18 +375,17 @@ def _rank_jobs(disc: Discovery) -> List[_RankJob]:
 
 def load_discovered(
     disc: Discovery,
-    con: Optional[duckdb.DuckDBPyConnection] = None,
     progress: Optional[Progress] = None,
     cancelled: Optional[Callable[[], bool]] = None,
     cache: bool = False,
     background: bool = False,
 ) -> Profile:
-    """Load every rank (in parallel, up to the core count) into ``con`` or a new in-memory database.
+    """Load every rank (in parallel, up to the core count) into a new database.
 
-    With ``cache``, an unchanged profile opens from the user's cache directory instead (then the
-    returned connection is that cache file's, not ``con``); ``Profile.save_cache()`` stores a fresh
-    load there once the caller has added what it wants kept. With ``background``, files in DEFERRABLE are left in ``Profile.pending`` for
-    ``Profile.load_pending()``, so kernels and step data can be shown first.
+    With ``cache``, an unchanged profile opens from the user's cache directory instead, and a fresh
+    load goes into its cache file there (else into memory); ``Profile.save_cache()`` keeps it once
+    the caller has added what it wants kept. With ``background``, files in DEFERRABLE are left in
+    ``Profile.pending`` for ``Profile.load_pending()``, so kernels and step data can be shown first.
     """
     key = cache_key(disc) if cache else None
     cached = open_cached(key) if key else None
@@ -394,8 +396,24 @@ def load_discovered(
         profile.from_cache, profile.cache_key = True, key
         return profile
 
-    con = con or connect()
-    con.execute(f"SET memory_limit = '{_memory_limit(disc)}B'")
+    size = _input_bytes(disc)
+    store = start_store(key, size) if key else None
+    con = store.con if store is not None else connect()
+    try:
+        pending = _load_all(con, disc, size, progress, cancelled, background)
+    except BaseException:
+        if store is not None:
+            store.abandon()
+        raise
+    profile = _profile(con, disc)
+    profile.pending, profile.cache_key, profile.store = pending, key, store
+    return profile
+
+
+def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: bool) -> List[_RankJob]:
+    """Every rank's files and the job-wide ones into ``con``; returns the work deferred for the
+    background. Raises ProfileError when nothing could be loaded."""
+    con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
     for note in _assign_ranks(disc.ranks):
         con.execute(INSERT_LOG, [None, str(disc.path), "discovery", 0, 0, 0.0, note])
     for path, note in disc.problems:
@@ -422,18 +440,10 @@ def load_discovered(
         ).fetchall()
         why = "; ".join(f"{Path(f).name}: {n}" for f, n in reasons) or "no profiler files found"
         raise ProfileError(f"{disc.path}: nothing could be loaded ({why})")
-    profile = _profile(con, disc)
-    profile.pending, profile.cache_key = pending, key
-    return profile
+    return pending
 
 
-def _memory_limit(disc: Discovery) -> int:
-    """DuckDB's memory cap: 1.25x the input's size (at least 1 GiB, at most 3/4 of the machine).
-
-    Past it DuckDB spills to disk instead of growing: a GB trace on a shared server must not take
-    the memory of the job being profiled. Measured (2 cores): a 1.6 GB rank peaks at 3.1 GB RSS
-    uncapped, 2.1 GB capped; 8 ranks of 200k kernels (2.7 GB) at 2.3 GB, in the same 20 s.
-    """
+def _input_bytes(disc: Discovery) -> int:
     size = 0
     for src in disc.ranks:
         for files in src.files.values():
@@ -442,6 +452,16 @@ def _memory_limit(disc: Discovery) -> int:
                     size += f.stat().st_size
                 except OSError:
                     pass
+    return size
+
+
+def _memory_limit(size: int) -> int:
+    """DuckDB's memory cap: 1.25x the input's ``size`` (at least 1 GiB, at most 3/4 of the machine).
+
+    Past it DuckDB spills to disk instead of growing: a GB trace on a shared server must not take
+    the memory of the job being profiled. Measured (2 cores): a 1.6 GB rank peaks at 3.1 GB RSS
+    uncapped, 2.1 GB capped; 8 ranks of 200k kernels (2.7 GB) at 2.3 GB, in the same 20 s.
+    """
     return int(min(max(size * 5 // 4, 1 << 30), _machine_limit()))
 
 
@@ -460,13 +480,12 @@ def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
     return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats)
 
 
-def load_profile(path, con=None, progress=None, cancelled=None, cache=False,
-                 background=False) -> Profile:
+def load_profile(path, progress=None, cancelled=None, cache=False, background=False) -> Profile:
     """Discover and load everything under ``path``. Raises ProfileError when nothing loads.
 
     ``progress(done, total, label)`` may be called from loader threads.
     """
-    return load_discovered(discover(Path(path)), con=con, progress=progress, cancelled=cancelled,
+    return load_discovered(discover(Path(path)), progress=progress, cancelled=cancelled,
                            cache=cache, background=background)
 
 
