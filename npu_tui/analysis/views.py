@@ -80,8 +80,10 @@ BUILDING_BLOCKS = ("signature_scan", "stage_signature", "stage_windows_raw", "bu
 # cached profile reads them instead of aggregating every kernel again. refresh_stages() recomputes
 # them, in VIEW_ORDER, after stage overrides change.
 MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
-                "stage_summary", "memory_peaks", "stage_categories", "top_operators", "step_windows", "busy_segments", "lane_segments",
-                "comm_exposure", "step_breakdown", "step_flags", "step_account", "idle_gaps", "rank_summary", "rank_waits", "rank_spread", "finding_ranks", "findings",
+                "stage_summary", "memory_windows", "memory_peaks", "memory_operators", "stage_categories",
+                "top_operators", "step_windows", "busy_segments", "lane_segments", "comm_exposure",
+                "step_breakdown", "step_flags", "step_account", "step_account_check", "idle_gaps",
+                "rank_summary", "rank_waits", "rank_spread", "comm_links", "finding_ranks", "findings",
                 "comm_op_times")
 
 
