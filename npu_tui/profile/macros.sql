@@ -1,9 +1,12 @@
 -- Parsing helpers shared by every loader. Profiler text is messy: trailing TABs after timestamps,
 -- msprof's quotes inside values, `N/A` for missing, Excel-mangled numbers (`1.69512E+15`).
+-- DuckDB binds a macro by writing its body out at each call, and nullif is one (its argument twice):
+-- nested, they doubled the expression at every level, and binding one loader's INSERT took 50 ms
+-- (a 2-row step_trace_time.csv). Each body here names its argument a few times, never nested.
 
 -- Text cell -> NULL when empty or N/A, else trimmed of blanks and stray quotes.
 CREATE OR REPLACE MACRO clean_text(x) AS
-    nullif(nullif(nullif(nullif(trim(x, E' \t\r\n"'), ''), 'N/A'), 'NA'), 'None');
+    CASE WHEN trim(x, E' \t\r\n"') IN ('', 'N/A', 'NA', 'None') THEN NULL ELSE trim(x, E' \t\r\n"') END;
 
 -- The casts below try the cell as it is first (DuckDB's casts skip blanks and TABs) and trim
 -- quotes only when that fails: most cells are clean, and trimming every one doubled load time.
@@ -22,15 +25,16 @@ CREATE OR REPLACE MACRO us_to_ns(x) AS TRY_CAST(us_decimal(x) * 1000 AS BIGINT);
 -- DOUBLE -> NULL for NaN and +-inf, which would poison every sum over the column.
 CREATE OR REPLACE MACRO finite(x) AS CASE WHEN isfinite(x) THEN x END;
 
--- Numeric cell -> DOUBLE, NULL for N/A, NaN, inf and anything unparsable.
+-- Numeric cell -> DOUBLE, NULL for N/A, NaN, inf and anything unparsable (N/A and the other
+-- words clean_text drops do not parse either, so trimming is all the second try needs).
 CREATE OR REPLACE MACRO num(x) AS
     finite(COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS DOUBLE),
-                    TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS DOUBLE)));
+                    TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DOUBLE)));
 
 -- Integer cell -> BIGINT, NULL for N/A and anything unparsable.
 CREATE OR REPLACE MACRO int_or_null(x) AS
     COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS BIGINT),
-             TRY_CAST(clean_text(CAST(x AS VARCHAR)) AS BIGINT));
+             TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS BIGINT));
 
 -- Level0 profiles write N/A for every Type: recover it from the kernel name, as the profiler names
 -- it at Level1 (checked on the real samples): `aclnnMm_MatMulCommon_MatMulV2` -> MatMulV2,
