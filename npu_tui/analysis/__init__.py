@@ -12,8 +12,10 @@ Public API::
 
 Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 
+- kernel_classes: type, name, core + op, category, is_compute, is_comm, vae_sig, is_copy, once per
+  distinct (type, name, core) of the kernels (stored: matching the rules' patterns is the costly part)
 - kernel_categories: kernels.* + op (the name without its per-call suffix: the operator's identity),
-  end_ns, category, is_compute, is_comm
+  end_ns, category, is_compute, is_comm, vae_sig, is_copy
 - stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
   (accepted marker ranges, on ranks with a DiT or VAE marker; mapped_by flows | host_ops | launch_order)
 - signature_scan: per compute kernel in time order: rank, part, ci, g (token), g1, flags and running

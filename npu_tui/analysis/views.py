@@ -13,6 +13,7 @@ from .rules import Rules, install_rule_tables
 
 # Creation order: each view only reads tables and the views before it.
 VIEW_ORDER = (
+    "kernel_classes",
     "kernel_categories",
     "stage_markers",
     "signature_scan",
@@ -71,7 +72,7 @@ TABLE_MACROS: Dict[str, Tuple[str, ...]] = {
 
 
 # Steps of other views, listed in the schema browser apart from the ones to read.
-BUILDING_BLOCKS = ("signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
+BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
                    "step_breakdown_kernels", "step_breakdown_lanes")
 
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
@@ -79,7 +80,7 @@ BUILDING_BLOCKS = ("signature_scan", "stage_signature", "stage_windows_raw", "bu
 # and lane) in every query that uses them. The report's own sources are stored too, so reopening a
 # cached profile reads them instead of aggregating every kernel again. refresh_stages() recomputes
 # them, in VIEW_ORDER, after stage overrides change.
-MATERIALIZED = ("stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
+MATERIALIZED = ("kernel_classes", "stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
                 "stage_summary", "memory_windows", "memory_peaks", "memory_operators", "stage_categories",
                 "top_operators", "step_windows", "busy_segments", "lane_segments", "comm_exposure",
                 "step_breakdown", "step_flags", "step_account", "step_account_check", "idle_gaps",

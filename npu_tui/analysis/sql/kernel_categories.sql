@@ -1,50 +1,6 @@
--- every kernel with its operator identity (op: the name without its per-call suffix), category (rules file), end_ns, whether it counts as compute / comm / a memory copy, and whether it is a VAE-signature kernel (Conv, GroupNorm, upsampling)
--- Type first, then name, then core: the first rule (in file order) matching the earliest field;
--- names are matched by their operator identity (op_name). Decided once per distinct
--- (type, name, core): the regular expressions are the expensive part. Joined back on the raw
--- (type, name, core), so no per-kernel text is rewritten or copied.
-WITH raw AS (SELECT DISTINCT type, name, core FROM kernels),
-k AS MATERIALIZED (
-    SELECT type, name, core, op_name(name) AS op, coalesce(type, '') AS type_key,
-           coalesce(op_name(name), '') AS name_key,
-           lower(coalesce(core, '')) AS core_key
-    FROM raw
-),
-keys AS (SELECT DISTINCT type_key, name_key, core_key FROM k),
-matched AS (
-    SELECT k.type_key, k.name_key, k.core_key,
-           arg_min(r.category, CASE r.field WHEN 'type' THEN 0 WHEN 'name' THEN 1 ELSE 2 END * 100000 + r.ord)
-               AS category
-    FROM keys k
-    JOIN rules_categories r
-      ON CASE r.field
-             WHEN 'type' THEN regexp_matches(k.type_key, r.pattern, 'i')
-             WHEN 'name' THEN regexp_matches(k.name_key, r.pattern, 'i')
-             ELSE k.core_key = r.pattern
-         END
-    GROUP BY ALL
-),
-labelled AS MATERIALIZED (
-    SELECT m.*,
-           m.category = (SELECT any_value(comm_category) FROM rules_compute) AS is_comm,
-           m.category IN (SELECT category FROM rules_compute WHERE category IS NOT NULL)
-             OR m.core_key IN (SELECT core FROM rules_compute WHERE core IS NOT NULL) AS compute_rule
-    FROM matched m
-),
-by_raw AS (
-    SELECT k.type, k.name, k.core, k.op,
-           coalesce(l.category, (SELECT any_value(default_category) FROM rules_compute)) AS category,
-           coalesce(l.compute_rule AND NOT l.is_comm, false) AS is_compute,
-           coalesce(l.is_comm, false) AS is_comm,
-           regexp_matches(k.type_key, s.vae_pattern, 'i') OR regexp_matches(k.name_key, s.vae_pattern, 'i') AS vae_sig,
-           NOT coalesce(l.is_comm, false) AND NOT coalesce(l.compute_rule, false)
-             AND (regexp_matches(k.type_key, c.copies, 'i') OR regexp_matches(k.name_key, c.copies, 'i')
-                  OR regexp_matches(k.core_key, c.copies, 'i')) AS is_copy
-    FROM k LEFT JOIN labelled l USING (type_key, name_key, core_key)
-    CROSS JOIN rules_stages s
-    CROSS JOIN (SELECT any_value(copies) AS copies FROM rules_compute) c
-)
+-- every kernel with its operator identity (op), category (rules file), end_ns, whether it counts as compute / comm / a memory copy, and whether it is a VAE-signature kernel (Conv, GroupNorm, upsampling)
+-- Joined to kernel_classes on the raw (type, name, core), so no per-kernel text is rewritten or copied.
 SELECT kn.*, b.op, kn.start_ns + kn.dur_ns AS end_ns, b.category, b.is_compute, b.is_comm, b.vae_sig, b.is_copy
 FROM kernels kn
-JOIN by_raw b ON kn.type IS NOT DISTINCT FROM b.type AND kn.name IS NOT DISTINCT FROM b.name
+JOIN kernel_classes b ON kn.type IS NOT DISTINCT FROM b.type AND kn.name IS NOT DISTINCT FROM b.name
              AND kn.core IS NOT DISTINCT FROM b.core
