@@ -182,3 +182,30 @@ async def test_overview_in_a_256_colour_terminal(monkeypatch):
         assert "Step account" in screen_text(app)
         assert len(SGR_256.findall(written)) > 20
         assert not TRUECOLOR.search(written)
+
+
+@async_test
+async def test_a_cache_that_fails_to_read_is_loaded_afresh_under_the_panes(tmp_path, monkeypatch):
+    from test_profile_cache import _spoil_block_of
+
+    from npu_tui.profile.cache import cache_dir
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = _copy(tmp_path)
+    first = NpuTuiApp(path)
+    async with first.run_test(size=SIZE) as pilot:
+        await settle(first, pilot)
+        steps = _text(first, "steps")
+    (cached,) = list(cache_dir().glob("*.duckdb"))
+    # The analysis' mark unreadable (the panes get the tables before the analysis), and the
+    # kernels (the analysis fails on them): the profile is loaded afresh from its files.
+    _spoil_block_of(cached, "rules_installed")
+    _spoil_block_of(cached, "kernels")
+    again = NpuTuiApp(path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        assert _text(again, "steps") == steps
+        await pilot.press("3")
+        await settle(again, pilot)
+        grid = again.query_one("#pane-operators").query_one("PagedTable")
+        assert grid.error == "" and grid.total > 0

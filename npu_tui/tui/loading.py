@@ -138,6 +138,7 @@ class LoadPanel(_Phase, Vertical):
                                    progress=lambda d, t, label: self.post_message(_Progress(d, t, label, load)),
                                    cancelled=lambda: worker.is_cancelled)
             analysed = session.analysed  # reopened from the cache
+            con = session.con
             if not analysed:
                 # Tables first: the grids fill while the analysis runs.
                 self.post_message(SessionLoaded(session, load))
@@ -154,8 +155,9 @@ class LoadPanel(_Phase, Vertical):
         if worker.is_cancelled:
             self.post_message(LoadStopped("Analysis cancelled; r reloads.", load))
             return
-        if analysed:
-            # Tables and report together: the panes are laid out and drawn once, not twice.
+        if analysed or session.con is not con:
+            # Tables and report together: the panes are laid out and drawn once, not twice. (A
+            # cache file that failed to read was replaced by a fresh load: its tables, too.)
             self.post_message(SessionLoaded(session, load))
         self.post_message(Analysed(session, load))
 
