@@ -1,5 +1,6 @@
 """The profile's tables, views and macros cannot be changed from the console; temp objects can."""
 
+import duckdb
 import pytest
 
 from npu_tui.profile import connect
@@ -8,13 +9,29 @@ from npu_tui.query import ProtectedError, QueryEngine, QueryError, statement_at
 ROWS = [(0, "mm_1", "MatMulV3", 0, 40), (0, "add_1", "Add", 40, 10), (1, "mm_1", "MatMulV3", 0, 50)]
 
 
-@pytest.fixture
-def con():
-    c = connect()
+def _fill(c):
     c.executemany("INSERT INTO kernels (rank, name, type, start_ns, dur_ns) VALUES (?, ?, ?, ?, ?)",
                   ROWS)
     c.execute("CREATE VIEW type_time AS SELECT type, sum(dur_ns) AS t FROM kernels GROUP BY type")
     return c
+
+
+@pytest.fixture
+def con():
+    return _fill(connect())
+
+
+@pytest.fixture
+def reopened(tmp_path):
+    """The profile as a reopened cache file: read-only, so DuckDB refuses a change first."""
+    path = str(tmp_path / "cache.duckdb")
+    _fill(connect(path)).close()
+    return duckdb.connect(path, read_only=True)
+
+
+@pytest.fixture(params=["loaded", "reopened"])
+def any_con(request):
+    return request.getfixturevalue("con" if request.param == "loaded" else "reopened")
 
 
 def run(engine, sql):
@@ -42,8 +59,11 @@ def state(con):
     ("CREATE OR REPLACE MACRO num(x) AS x", "macro num"),
     ("CREATE TEMP VIEW kernels AS SELECT 1 AS rank", "would hide"),
     ("CREATE TABLE scratch (a INTEGER)", "temp schema"),
+    ("CREATE OR REPLACE TABLE main.scratch AS FROM kernels", "CREATE TEMP TABLE scratch"),
+    ('DROP VIEW "type_time"', "view type_time"),
 ])
-def test_changes_to_the_profile_are_refused_and_rolled_back(con, sql, says):
+def test_changes_to_the_profile_are_refused_and_rolled_back(any_con, sql, says):
+    con = any_con
     before = state(con)
     engine = QueryEngine(con)
     with pytest.raises(ProtectedError) as e:
@@ -55,7 +75,18 @@ def test_changes_to_the_profile_are_refused_and_rolled_back(con, sql, says):
     assert engine.page(0, 1) == [(3,)]
 
 
-def test_temp_tables_and_views_are_the_users_own(con):
+@pytest.mark.parametrize("sql,says", [
+    ("CREATE SEQUENCE ids", "use CREATE TEMP SEQUENCE ids"),
+    ("COMMENT ON TABLE kernels IS 'mine'", "Make your own objects in the temp schema"),
+])
+def test_a_reopened_profile_refuses_what_it_cannot_name_in_general_terms(reopened, sql, says):
+    with pytest.raises(ProtectedError) as e:
+        run(QueryEngine(reopened), sql)
+    assert says in str(e.value) and str(e.value).startswith("refused:")
+
+
+def test_temp_tables_and_views_are_the_users_own(any_con):
+    con = any_con
     engine = QueryEngine(con)
     engine.run_all("CREATE TEMP TABLE mm AS FROM kernels WHERE type = 'MatMulV3';"
                    "UPDATE mm SET dur_ns = dur_ns * 2;"
@@ -73,7 +104,8 @@ def test_transactions_are_refused_with_a_reason(con):
     assert "each statement commits on its own" in str(e.value)
 
 
-def test_a_refused_statement_in_a_batch_stops_the_rest(con):
+def test_a_refused_statement_in_a_batch_stops_the_rest(any_con):
+    con = any_con
     engine = QueryEngine(con)
     with pytest.raises(ProtectedError):
         engine.run_all("CREATE TEMP TABLE a AS SELECT 1 AS x; DELETE FROM kernels; "

@@ -79,7 +79,7 @@ class QueryEngine:
                 if select:
                     result = self._materialize(statement)
                 else:
-                    result = self.guard.run(self._cur, lambda: self._execute(statement))
+                    result = self.guard.run(self._cur, lambda: self._execute(statement), statement.text)
             except duckdb.InterruptException:
                 raise Cancelled("cancelled") from None
             except duckdb.Error as e:

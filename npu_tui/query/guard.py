@@ -4,10 +4,13 @@ Every statement other than a plain query runs inside a transaction; before it co
 and the rows of the profile's tables are compared with what they were, and any change to them is
 rolled back with a message. DuckDB does the parsing and the work; this module only compares.
 Protected: every table, view and macro that exists when the console opens. The user's own objects
-go in the temp schema (CREATE TEMP TABLE / VIEW), where they are free to change them."""
+go in the temp schema (CREATE TEMP TABLE / VIEW), where they are free to change them. A profile
+reopened from its cache is read-only (other npu-tuis may share the file): there DuckDB refuses a
+change itself, and the statement's target says which of the same refusals to give."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Dict, Tuple, TypeVar
 
@@ -43,6 +46,39 @@ COPY_HINT = {
 }
 
 
+# What a statement changes: its first words and the name after them.
+TARGET = re.compile(r"""^\s*(?:EXPLAIN\s+(?:ANALYZE\s+)?)?
+    (?:(?:CREATE(?:\s+OR\s+REPLACE)?\s+(?P<kind>\w+)(?:\s+IF\s+NOT\s+EXISTS)?)
+      |(?:DROP|ALTER)\s+\w+(?:\s+IF\s+EXISTS)?
+      |(?P<rows>INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|TRUNCATE(?:\s+TABLE)?))
+    \s+(?P<name>(?:"(?:[^"]|"")+"|\w+)(?:\.(?:"(?:[^"]|"")+"|\w+))*)""", re.IGNORECASE | re.VERBOSE)
+
+
+def _changed(kind: str, name: str) -> ProtectedError:
+    return ProtectedError(
+        f"refused: {kind} {name} belongs to the loaded profile and cannot be dropped, "
+        f"replaced or altered from the console; nothing was changed. "
+        f"Make your own under another name: {COPY_HINT[kind].format(name=name)}")
+
+
+def _rows_changed(name: str) -> ProtectedError:
+    return ProtectedError(
+        f"refused: table {name} belongs to the loaded profile and its rows cannot be "
+        f"changed from the console; nothing was changed. "
+        f"Work on a copy: {COPY_HINT['table'].format(name=name)}")
+
+
+def _not_temp(kind: str, name: str) -> ProtectedError:
+    return ProtectedError(
+        f"refused: new {kind}s go in the temp schema so the profile's database stays "
+        f"as loaded; use CREATE TEMP {kind.upper()} {name} ...")
+
+
+def _last_part(name: str) -> str:
+    part = re.findall(r'"(?:[^"]|"")+"|\w+', name)[-1]
+    return part[1:-1].replace('""', '"') if part.startswith('"') else part
+
+
 @dataclass(frozen=True)
 class _Object:
     temporary: bool
@@ -71,15 +107,21 @@ class Guard:
                     table=".".join(quote_ident(p) for p in key[1:]))).fetchone()
                 for key in self.protected if key[0] == "table" and key in objects}
 
-    def run(self, cur: duckdb.DuckDBPyConnection, execute: Callable[[], T]) -> T:
-        """execute() inside a transaction that commits only if the profile is unchanged."""
+    def run(self, cur: duckdb.DuckDBPyConnection, execute: Callable[[], T], text: str = "") -> T:
+        """execute() (of the statement ``text``) inside a transaction that commits only if the
+        profile is unchanged."""
         cur.execute("BEGIN TRANSACTION")
         try:
             # Compared with the state just before the statement, not at startup: the app may
             # reinstall the analysis views (new rules) while the console is open.
             objects = _objects(cur)
             rows = self._fingerprints(cur, objects)
-            result = execute()
+            try:
+                result = execute()
+            except duckdb.InvalidInputException as e:
+                if "read-only mode" not in str(e):
+                    raise
+                raise self._read_only(text) from None
             self._check(cur, objects, rows)
         except BaseException:
             cur.execute("ROLLBACK")
@@ -87,21 +129,30 @@ class Guard:
         cur.execute("COMMIT")
         return result
 
+    def _read_only(self, text: str) -> ProtectedError:
+        """The refusal for a change DuckDB refused on a read-only profile, by the statement's target."""
+        m = TARGET.match(text)
+        key = self._names.get(_last_part(m["name"]).lower()) if m else None
+        if key is None:
+            if m and m["kind"]:
+                kind = m["kind"].lower()
+                return _not_temp({"function": "macro"}.get(kind, kind), _last_part(m["name"]))
+            return ProtectedError("refused: statements cannot change the loaded profile's database; "
+                                  "nothing was changed. Make your own objects in the temp schema: "
+                                  "CREATE TEMP TABLE name AS ...")
+        if m["rows"] and key[0] == "table":
+            return _rows_changed(key[3])
+        return _changed(key[0], key[3])
+
     def _check(self, cur, objects: Dict[Key, _Object], rows: Dict[Key, tuple]) -> None:
         now = _objects(cur)
         for key in self.protected:
             kind, _, _, name = key
             if key in objects and (key not in now or now[key].signature != objects[key].signature):
-                raise ProtectedError(
-                    f"refused: {kind} {name} belongs to the loaded profile and cannot be dropped, "
-                    f"replaced or altered from the console; nothing was changed. "
-                    f"Make your own under another name: {COPY_HINT[kind].format(name=name)}")
+                raise _changed(kind, name)
         for key, prints in self._fingerprints(cur, now).items():
             if prints != rows.get(key):
-                raise ProtectedError(
-                    f"refused: table {key[3]} belongs to the loaded profile and its rows cannot be "
-                    f"changed from the console; nothing was changed. "
-                    f"Work on a copy: {COPY_HINT['table'].format(name=key[3])}")
+                raise _rows_changed(key[3])
         for key, obj in now.items():
             kind, db, _, name = key
             if key in self.protected or key in objects:
@@ -111,6 +162,4 @@ class Guard:
                     f"refused: a temp {kind} named {name} would hide the profile's own {name}; "
                     f"choose another name")
             if not obj.temporary and db == self.database:
-                raise ProtectedError(
-                    f"refused: new {kind}s go in the temp schema so the profile's database stays "
-                    f"as loaded; use CREATE TEMP {kind.upper()} {name} ...")
+                raise _not_temp(kind, name)
