@@ -89,7 +89,17 @@ class Session:
                                background=background)
         if cancelled is not None and cancelled():
             raise LoadCancelled()
-        return cls(profile, rules, note)
+        session = cls(profile, rules, note)
+        session._writable()
+        return session
+
+    def _writable(self) -> None:
+        """A reopened cache is read-only (others may share it). Analysed under other rules, or by
+        another version, it takes this analysis in its place: opened for writing first, before
+        anything holds its connection."""
+        if self.profile.read_only and not self.analysed:
+            self.profile = self.profile.writable()
+            self.health = health(self.profile)
 
     @property
     def analysed(self) -> bool:
@@ -114,6 +124,7 @@ class Session:
         return self._analyse(windows)
 
     def _analyse(self, windows: bool) -> Dict[str, Any]:
+        self._writable()
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows)

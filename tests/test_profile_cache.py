@@ -1,5 +1,6 @@
 """The per-profile cache: a second open comes from it, a change or corruption rebuilds it."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -191,3 +192,63 @@ def test_a_cache_that_opens_but_fails_to_read_is_replaced_by_a_fresh_load(profil
     p, seen = labels(profile_copy)
     assert seen == ["opened from cache"]
     assert p.con.execute("SELECT count(*) FROM stage_categories").fetchone()[0] > 0
+
+
+def _from_cache_elsewhere(path) -> bool:
+    """Whether another process opening ``path`` gets it from the cache."""
+    code = ("import sys; from npu_tui.profile import load_profile; "
+            "print(load_profile(sys.argv[1], cache=True).from_cache)")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                          check=True, cwd=ROOT, env=os.environ)
+    return done.stdout.strip() == "True"
+
+
+def test_a_reopened_profile_shares_its_cache_file_with_every_other_npu_tui(profile_copy):
+    """The app holds its profile for as long as it runs; a report beside it reads the same cache
+    file instead of loading the profile again (and then replacing the file)."""
+    from npu_tui.session import Session
+
+    Session.load(profile_copy).analyse()  # loaded, analysed and cached
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    inode = entry.stat().st_ino
+    held = Session.load(profile_copy)
+    held.analyse()
+    assert held.profile.from_cache and held.profile.read_only
+    assert _from_cache_elsewhere(profile_copy)
+    done = subprocess.run([sys.executable, "-m", "npu_tui", "report", str(profile_copy), "--format", "json",
+                           "--partial"], capture_output=True, text=True, cwd=ROOT, env=os.environ)
+    assert done.returncode == 0 and json.loads(done.stdout)["findings"] == held.report["findings"]
+    assert entry.stat().st_ino == inode and list(cache_dir().iterdir()) == [entry]
+
+
+def test_a_reopened_profile_under_other_rules_takes_their_analysis(profile_copy, tmp_path):
+    """A cache analysed under other rules is opened for writing and analysed again; while another
+    npu-tui reads that file, the profile loads into memory instead and the file stays as it is."""
+    from npu_tui.session import Session
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[finding]]\nrule = "comm_exposed_high"\nthreshold = 0.99\n')
+    fresh = Session.load(profile_copy, rules, cache=False)
+    expected = [f["rule"] for f in fresh.analyse()["findings"]]
+    assert "comm_exposed_high" not in expected
+
+    labels(profile_copy)  # the cache: loaded, not analysed
+    shipped = Session.load(profile_copy)
+    assert "comm_exposed_high" in [f["rule"] for f in shipped.analyse()["findings"]]
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    shipped.con.close()
+
+    # The file is shared by no one: it is analysed under the new rules in place.
+    other = Session.load(profile_copy, rules)
+    assert other.profile.from_cache and not other.profile.read_only
+    assert [f["rule"] for f in other.analyse()["findings"]] == expected
+    other.con.close()
+
+    # Now held by a reader (this process, read-only): the shipped rules go to memory instead.
+    reader = Session.load(profile_copy, rules)
+    assert reader.profile.read_only and reader.analysed
+    inode, size = entry.stat().st_ino, entry.stat().st_size
+    again = Session.load(profile_copy)
+    assert not again.profile.from_cache and again.profile.store is None
+    assert "comm_exposed_high" in [f["rule"] for f in again.analyse()["findings"]]
+    assert (entry.stat().st_ino, entry.stat().st_size) == (inode, size) and reader.analysed

@@ -77,19 +77,24 @@ def cache_key(disc: Discovery) -> Optional[str]:
     return h.hexdigest()[:32]
 
 
-def open_cached(key: str) -> Optional[duckdb.DuckDBPyConnection]:
+def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnection]:
+    """The cache file of ``key``, or None. Read-only unless ``write``: every npu-tui that opens an
+    unchanged profile (an app, a report beside it) then shares the file; one that writes keeps
+    the others out until it closes."""
     path = cache_dir() / f"{key}.duckdb"
     if not path.is_file():
         return None
     try:
-        con = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
+        con = duckdb.connect(str(path), read_only=not write,
+                             config={"autoinstall_known_extensions": False})
         con.execute("SET enable_progress_bar = false")
         if con.execute(f"SELECT key FROM {KEY_TABLE}").fetchone() == (key,):
             os.utime(path)  # recency for eviction
             return con
         con.close()
     except duckdb.Error:
-        # Locked by another npu-tui, or corrupt: load afresh; remove only what is unreadable.
+        # In use (written by another npu-tui, or read by one while this one would write), or
+        # corrupt: the caller loads afresh; only what is unreadable is removed.
         if _unreadable(path):
             path.unlink(missing_ok=True)
     return None
@@ -104,8 +109,10 @@ def _unreadable(path: Path) -> bool:
     try:
         duckdb.connect(str(path), read_only=True).close()
         return False
-    except duckdb.IOException as e:
+    except duckdb.IOException as e:  # another process's lock on it, or the file itself
         return "lock" not in str(e).lower()
+    except duckdb.ConnectionException:  # open for writing in this process
+        return False
     except duckdb.Error:
         return True
 

@@ -42,6 +42,7 @@ class Profile:
     pending: List["_RankJob"] = field(default_factory=list)
     cache_key: Optional[str] = None
     from_cache: bool = False
+    read_only: bool = False  # a reopened cache, until writable()
     store: Optional[Store] = None  # the cache file a fresh load went into, until save_cache
 
     def load_pending(self, progress: Optional[Progress] = None,
@@ -60,6 +61,19 @@ class Profile:
         the cache (it is that file)."""
         if self.store is not None and not self.pending:
             self.store.save()
+
+    def writable(self) -> "Profile":
+        """This profile on a connection that can take tables (a reopened cache is read-only): its
+        cache file opened for writing, or, while another npu-tui reads that file, a fresh load
+        into memory, which leaves the file as it is. This connection is closed."""
+        if not self.read_only:
+            return self
+        self.con.close()
+        con = open_cached(self.cache_key, write=True)
+        if con is None:
+            return load_profile(self.path)
+        return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks,
+                       formats=self.formats, cache_key=self.cache_key, from_cache=True)
 
     def reloaded(self) -> "Profile":
         """This profile loaded afresh from its files, for a cache file that opened but then failed
@@ -393,7 +407,8 @@ def load_discovered(
         if progress:
             progress(1, 1, "opened from cache")
         profile = _profile(cached, disc)
-        profile.from_cache, profile.cache_key = True, key
+        profile.from_cache = profile.read_only = True
+        profile.cache_key = key
         return profile
 
     size = _input_bytes(disc)
