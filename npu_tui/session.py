@@ -37,7 +37,10 @@ def resolve_run(path, run: Optional[str] = None) -> Tuple[Path, str]:
     from .collect.runner import list_runs
 
     path = Path(path)
-    runs = list_runs(path) if path.is_dir() else []
+    try:
+        runs = list_runs(path) if path.is_dir() else []
+    except OSError as e:  # inside a folder this user may not read
+        raise ProfileError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
     if run is not None:
         if not runs:
             raise ProfileError(f"{path}: --run {run}: this folder holds no collected runs")

@@ -252,3 +252,4 @@ def test_a_reopened_profile_under_other_rules_takes_their_analysis(profile_copy,
     assert not again.profile.from_cache and again.profile.store is None
     assert "comm_exposed_high" in [f["rule"] for f in again.analyse()["findings"]]
     assert (entry.stat().st_ino, entry.stat().st_size) == (inode, size) and reader.analysed
+

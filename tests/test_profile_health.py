@@ -87,6 +87,43 @@ def test_file_that_gave_nothing_is_an_error(real, tmp_path):
     assert "killed" in item.fix and "\n" not in item.line()
 
 
+def _rewrite_rows(kd: Path, change) -> int:
+    """Apply ``change(row)`` to every data row of a kernel_details.csv; the number of rows."""
+    rows = list(csv.reader(io.StringIO(kd.read_text(encoding="utf-8"), newline="")))
+    for r in rows[1:]:
+        change(rows[0], r)
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    kd.write_text(out.getvalue(), encoding="utf-8")
+    return len(rows) - 1
+
+
+def test_a_file_whose_every_row_was_skipped_gave_nothing_an_error(real, tmp_path):
+    rank = rank_folder(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    n = _rewrite_rows(kd, lambda head, r: r.__setitem__(head.index("Duration(us)"), "N/A"))
+    (item,) = health(load_profile(rank))
+    assert (item.severity, item.rank, item.lost) == ("error", 0, n)
+    assert item.what.startswith(f"kernel_details.csv: every one of its {n} rows skipped")
+    # Alone, it is a profile that loads nothing, and the message says why.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copyfile(kd, alone / "kernel_details.csv")
+    with pytest.raises(ProfileError, match=f"every one of its {n} rows skipped"):
+        load_profile(alone / "kernel_details.csv")
+
+
+def test_rows_in_another_encoding_are_said_to_be_not_utf8(real, tmp_path):
+    rank = rank_folder(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    lines = kd.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b",", "\u77e9\u9635,".encode("gbk"), 1)  # a name saved as GBK
+    kd.write_bytes(b"\n".join(lines))
+    (item,) = health(load_profile(rank))
+    assert (item.severity, item.lost) == ("warning", 1)
+    assert item.what == "kernel_details.csv is not UTF-8 text; 1 row skipped" and "UTF-8" in item.fix
+
+
 def _rank_copy(real, dest):
     shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt", dest)
     return dest

@@ -571,6 +571,63 @@ def test_unreadable_file_is_reported_with_the_os_reason(real, tmp_path, monkeypa
     assert log_row(p, rank / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv")[1] == 1
 
 
+def _refuse_folder(monkeypatch, folder: Path) -> None:
+    """As chmod 000 on ``folder`` does for a user other than root (tests run as root): it cannot
+    be listed, and nothing inside it can be looked at or opened."""
+    import builtins
+
+    def guarded(real, inside_only=False):
+        def call(p, *args, **kwargs):
+            q = Path(os.fsdecode(p)) if isinstance(p, (str, bytes, os.PathLike)) else None
+            if q is not None and (folder in q.parents or (not inside_only and q == folder)):
+                raise PermissionError(13, "Permission denied", str(q))
+            return real(p, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(os, "listdir", guarded(os.listdir))
+    monkeypatch.setattr(os, "scandir", guarded(os.scandir))
+    monkeypatch.setattr(os, "stat", guarded(os.stat, inside_only=True))
+    monkeypatch.setattr(os, "lstat", guarded(os.lstat, inside_only=True))
+    monkeypatch.setattr(builtins, "open", guarded(builtins.open, inside_only=True))
+
+
+DEMO_RANK = "diffusion-node_3096504_20250109074803704_ascend_pt"
+
+
+@pytest.mark.parametrize("hidden,says,complete", [
+    (f"{DEMO_RANK}/ASCEND_PROFILER_OUTPUT", "cannot be read (Permission denied): left out", False),
+    (DEMO_RANK, "cannot be read (Permission denied): left out", False),
+    ("private", "private/ was not searched: it cannot be read (Permission denied)", True),
+], ids=["output-folder", "rank-folder", "folder-beside"])
+def test_a_folder_that_cannot_be_read_is_said_not_passed_over(tmp_path, monkeypatch, capsys, hidden, says, complete):
+    from npu_tui.cli import main
+    from npu_tui.demo import PATH as DEMO
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    profile = tmp_path / "job"
+    shutil.copytree(DEMO, profile)
+    (profile / hidden).mkdir(exist_ok=True)
+    _refuse_folder(monkeypatch, profile / hidden)
+    code = main(["report", str(profile), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is complete and code == (0 if complete else 2)
+    (item,) = [h for h in doc["health"] if says in h["what"]]
+    assert item["severity"] == ("warning" if complete else "error")
+    # The readable rank loads whole either way.
+    kernels = {r["rank"]: r["kernel_count"] for r in doc["ranks"]}
+    assert kernels[1] == 930 and (complete or 0 not in kernels)
+
+
+def test_a_profile_folder_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
+    _refuse_folder(monkeypatch, tmp_path)
+    with pytest.raises(ProfileError, match="cannot be read \\(Permission denied\\)"):
+        load_profile(tmp_path)
+    from npu_tui.session import Session
+
+    with pytest.raises(ProfileError, match="cannot be read"):
+        Session.load(tmp_path / "inside" / "ASCEND_PROFILER_OUTPUT")
+
+
 @pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link"])
 def test_entries_named_like_files_but_not_files_do_not_hang(real, tmp_path, make):
     rank = small_rank(real, tmp_path / "r_ascend_pt")

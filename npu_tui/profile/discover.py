@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -78,18 +80,44 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
     return None
 
 
-def _files(folder: Path) -> List[Path]:
+# The folders this thread's discovery could not list, and why (permission denied): said in the
+# load's health, never passed over as if empty.
+_UNLISTED: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_unlisted", default=None)
+
+
+def _entries(folder: Path) -> List[Path]:
     try:
-        return sorted(p for p in folder.iterdir() if p.is_file())
-    except OSError:
+        return sorted(folder.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as e:
+        unlisted = _UNLISTED.get()
+        if unlisted is not None:
+            unlisted.setdefault(folder, e.strerror or type(e).__name__)
+        return []
+
+
+# pathlib raises on an entry it may not look at (inside a folder without search permission).
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
+
+
+def _files(folder: Path) -> List[Path]:
+    return [p for p in _entries(folder) if _is_file(p)]
 
 
 def _dirs(folder: Path) -> List[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError:
-        return []
+    return [p for p in _entries(folder) if _is_dir(p) and not p.is_symlink()]
 
 
 def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]]:
@@ -123,18 +151,18 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict]:
 def _is_rank_dir(folder: Path) -> bool:
     return (
         folder.name.endswith(RANK_DIR_SUFFIXES)
-        or (folder / OUTPUT_DIR).is_dir()
+        or _is_dir(folder / OUTPUT_DIR)
         or any(INFO_RE.match(f.name) for f in _files(folder))
     )
 
 
 def _msprof_output_dirs(folder: Path) -> List[Path]:
     """Where an msprof PROF_* folder keeps its exported files, newest layout first."""
-    out = [folder / "mindstudio_profiler_output"] if (folder / "mindstudio_profiler_output").is_dir() else []
+    out = [folder / "mindstudio_profiler_output"] if _is_dir(folder / "mindstudio_profiler_output") else []
     for dev in _dirs(folder):
         if dev.name.startswith("device_"):
             for sub in ("timeline", "summary"):
-                if (dev / sub).is_dir():
+                if _is_dir(dev / sub):
                     out.append(dev / sub)
     return out
 
@@ -142,7 +170,7 @@ def _msprof_output_dirs(folder: Path) -> List[Path]:
 def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     rank, info = _profiler_info(folder)
     out_dir = folder / OUTPUT_DIR
-    files = _group(_files(out_dir), modules) if out_dir.is_dir() else {}
+    files = _group(_files(out_dir), modules) if _is_dir(out_dir) else {}
     if not files:
         # No text/db export yet: fall back to the msprof export inside PROF_* (same data).
         for prof in _dirs(folder):
@@ -159,9 +187,9 @@ def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
     never run), or None when it is, as far as the files tell. ``done_elsewhere``: another rank of
     the same profile has its analyse.done, so this torch_npu writes one."""
     out = folder / OUTPUT_DIR
-    if (out / PARSE_DONE).is_file():
+    if _is_file(out / PARSE_DONE):
         return None
-    files = _files(out) if out.is_dir() else []
+    files = _files(out) if _is_dir(out) else []
     if not files:
         if any(d.name.startswith("PROF_") for d in _dirs(folder)):
             return ("parse in progress or never run: raw data (PROF_*) and no ASCEND_PROFILER_OUTPUT yet; "
@@ -195,7 +223,7 @@ def _growing(files: List[Path]) -> bool:
 def _unparsed(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[Path, str]]]:
     """The rank folders whose parse has finished, and a problem for each of the others (left out,
     not half-loaded as if complete)."""
-    done = [(s.root / OUTPUT_DIR / PARSE_DONE).is_file() for s in sources]
+    done = [_is_file(s.root / OUTPUT_DIR / PARSE_DONE) for s in sources]
     ready, problems = [], []
     for s in sources:
         why = parse_state(s.root, done_elsewhere=any(done)) if s.source_format != "msprof" else None
@@ -235,11 +263,11 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
     out = []
     devices = [d for d in _dirs(prof) if MSPROF_DEVICE_RE.match(d.name)]
     merged = prof / "mindstudio_profiler_output"
-    if not devices and not merged.is_dir():
+    if not devices and not _is_dir(merged):
         if depth >= MAX_SEARCH_DEPTH:
             return []
         return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
-    if merged.is_dir():
+    if _is_dir(merged):
         rank = _msprof_rank(devices[0]) if len(devices) == 1 else None
         out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules),
                               rank=rank))
@@ -303,7 +331,7 @@ def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
     """The cluster outputs in ``folder`` itself when it is a cluster_analysis_output folder, else in
     its cluster_analysis_output child."""
     where = folder if folder.name == CLUSTER_DIR else folder / CLUSTER_DIR
-    if not where.is_dir():
+    if not _is_dir(where):
         return {}
     found: Dict[str, List[Path]] = {}
     modules = cluster_modules()
@@ -316,17 +344,45 @@ def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
 
 def discover(path: Path) -> Discovery:
     path = Path(path)
-    cluster = _cluster_files(path) if path.is_dir() else {}
-    disc = _discover(path, bool(cluster))
+    try:
+        if path.is_dir():
+            os.listdir(path)
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
+    unlisted: Dict[Path, str] = {}
+    token = _UNLISTED.set(unlisted)
+    try:
+        cluster = _cluster_files(path) if path.is_dir() else {}
+        disc = _discover(path, bool(cluster))
+    finally:
+        _UNLISTED.reset(token)
     disc.cluster = cluster
+    _unreadable(disc, unlisted)
     return disc
+
+
+def _unreadable(disc: Discovery, unlisted: Dict[Path, str]) -> None:
+    """Folders that could not be listed. A rank whose folder, or output folder, is one of them is
+    left out, as a file that gave nothing is, and the run is incomplete; so it is when a folder
+    inside a rank is one. Any other folder was not searched: a warning."""
+    def inside(folder: Path, root: Path) -> bool:
+        return folder == root or root in folder.parents
+
+    hidden = [s for s in disc.ranks if s.root in unlisted or s.root / OUTPUT_DIR in unlisted]
+    roots = {s.root for s in hidden}
+    disc.ranks = [s for s in disc.ranks if s not in hidden]
+    disc.problems = [(p, note) for p, note in disc.problems if p not in roots]
+    for folder, why in sorted(unlisted.items()):
+        part = any(inside(folder, s.root) for s in disc.ranks) or any(inside(folder, r) for r in roots)
+        disc.problems.append((folder, f"folder cannot be read: {why}" if part else
+                              f"folder not searched: it cannot be read ({why})"))
 
 
 def _discover(path: Path, cluster: bool) -> Discovery:
     modules = source_modules()
     if not path.exists():
         raise ProfileError(f"{path}: no such file or folder")
-    if path.is_file():
+    if _is_file(path):
         kind = classify(path, modules)
         if kind is None:
             raise ProfileError(f"{path}: not a profiler file npu-tui knows")

@@ -22,6 +22,10 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
+    (r"^folder cannot be read", "{name}/ cannot be read ({note_head}): left out",
+     "make it readable (chmod a+rx on the folder), or open the folders you can read one at a time"),
+    (r"^folder not searched", "{name}/ was not searched: {note_head}", "if it holds profiler output, make "
+     "it readable (chmod a+rx on the folder)"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{note_head}", "two folders carry the same profiler_info_N.json (a copied "
@@ -42,17 +46,19 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "open the job's rank folders a few at a time"),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
-# A rank folder the profiler is still writing: left out, so the run is incomplete.
-IN_PROGRESS = re.compile(r"^parse in progress")
+# A rank folder the profiler is still writing, or one that cannot be read: left out, so the run
+# is incomplete.
+LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read")
 # Notes of files left out by design: nothing is missing.
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
                 "compare with the file the profiler wrote; its rows are never ragged")
+EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)"
 
 
 @dataclass(frozen=True)
 class HealthItem:
-    severity: str        # "error": the file gave nothing; "warning": rows lost; "info": by design
+    severity: str        # "error": the file gave nothing; "warning": some rows lost; "info": by design
     rank: Optional[int]  # None for problems of the whole profile (discovery)
     file: str            # the file or folder concerned, as logged
     what: str            # what was skipped and why, one line
@@ -112,6 +118,8 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
     fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1]}
     what, fix = SKIPPED_ONLY
+    if rows == 0:
+        what = EVERY_ROW
     for pattern, w, f in CAUSES:
         if note and pattern.search(note):
             what, fix = w, f
@@ -121,7 +129,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
-    elif note and rows == 0 and (kind != "discovery" or IN_PROGRESS.search(note)):
+    elif rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note)):
         severity = "error"
     else:
         severity = "warning"

@@ -451,7 +451,8 @@ def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: 
 
     if not any(con.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in DATA_TABLES):
         reasons = con.execute(
-            "SELECT file, note FROM load_log WHERE note <> '' ORDER BY file LIMIT 3"
+            "SELECT file, CASE WHEN note <> '' THEN note ELSE 'every one of its ' || skipped_rows || ' rows skipped' END "
+            "FROM load_log WHERE note <> '' OR skipped_rows > 0 ORDER BY file LIMIT 3"
         ).fetchall()
         why = "; ".join(f"{Path(f).name}: {n}" for f, n in reasons) or "no profiler files found"
         raise ProfileError(f"{disc.path}: nothing could be loaded ({why})")

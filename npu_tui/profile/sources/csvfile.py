@@ -34,8 +34,9 @@ SELECT {select} FROM read_csv($path, header = true, auto_detect = false, columns
 
 
 def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
-              select: Optional[Callable[[List[str]], str]] = None) -> Tuple[List[str], int]:
-    """Load ``path`` into temp table ``table``; return its column names and the rejected row count.
+              select: Optional[Callable[[List[str]], str]] = None) -> Tuple[List[str], int, str]:
+    """Load ``path`` into temp table ``table``; return its column names, the rejected row count and
+    a note on why rows were rejected where the reader knows ("" otherwise).
 
     ``select(columns)`` gives the staged projection (default: every column, as text); naming only
     the columns a loader needs lets DuckDB skip converting the rest (kernel_details has ~46).
@@ -62,8 +63,11 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
             raise  # not the file's fault: the loader tries it again (loader._load_file)
         except duckdb.Error as e:
             raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
-    rejected = con.execute(f"SELECT count(DISTINCT line) FROM {table}_rejects").fetchone()[0]
-    return columns, rejected + (complete is not None)
+    rejected, not_utf8 = con.execute(
+        f"SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING') "
+        f"FROM {table}_rejects").fetchone()
+    note = f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""
+    return columns, rejected + (complete is not None), note
 
 
 def _complete_size(path: Path, fields: int) -> Optional[int]:
@@ -144,7 +148,7 @@ def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stag
     ``{table}`` and each ``{placeholder}`` of ``names`` set to its column (NULL where the file has
     none). Rows the insert drops count as skipped, beside the rows the reader rejected, except
     those ``summary`` (a condition, with the same placeholders) calls the file's own totals."""
-    columns, rejected = stage_csv(con, path, stage)
+    columns, rejected, note = stage_csv(con, path, stage)
     try:
         if not usable(columns):
             raise SourceError(not_it)
@@ -157,6 +161,6 @@ def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stag
         sql = insert.format(table=stage, **cols)
         # a job-wide table (ctx.rank None) has no rank column to fill
         rows = con.execute(sql, {"rank": ctx.rank} if "$rank" in sql else {}).fetchone()[0]
-        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+        return LoadResult(rows=rows, skipped=rejected + (total - rows), note=note)
     finally:
         drop_staged(con, stage)

@@ -42,7 +42,7 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    columns, rejected = stage_csv(con, path, STAGE)
+    columns, rejected, note = stage_csv(con, path, STAGE)
     try:
         if not REQUIRED <= set(columns):
             raise SourceError("not a step_trace_time table: no Computing / Communication(Not Overlapped)")
@@ -67,6 +67,6 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         )
         params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name}
         rows = con.execute(sql, params).fetchone()[0]
-        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+        return LoadResult(rows=rows, skipped=rejected + (total - rows), note=note)
     finally:
         drop_staged(con, STAGE)

@@ -67,7 +67,7 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
         return TYPED.format(**{f: col(header, *columns.get(f, ())) for f in FIELDS})
 
     try:
-        _, rejected = stage_csv(con, path, stage, select=typed)
+        _, rejected, note = stage_csv(con, path, stage, select=typed)
         total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError("header only, no task rows")
@@ -77,6 +77,6 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
             ctx.device_id = con.execute(
                 "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
             ).fetchone()[0]
-        return LoadResult(rows=rows, skipped=rejected + (total - rows))
+        return LoadResult(rows=rows, skipped=rejected + (total - rows), note=note)
     finally:
         drop_staged(con, stage)
