@@ -23,7 +23,7 @@ from .analysis.rules import Rules
 from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
 from .profile import LoadCancelled, Profile, ProfileError, load_profile
-from .profile.health import HealthItem, health
+from .profile.health import HealthItem, failed, health
 
 Progress = Callable[[int, int, str], None]
 RulesLike = Union[Rules, str, Path, None]
@@ -131,7 +131,10 @@ class Session:
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows)
-        self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
+        # A load with files that failed is not kept: the cause is often passing (a permission, a
+        # parse still running), and a cached failure would outlive its fix.
+        if not failed(self.health):
+            self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
         return self.report
 
     @property

@@ -253,3 +253,28 @@ def test_a_reopened_profile_under_other_rules_takes_their_analysis(profile_copy,
     assert "comm_exposed_high" in [f["rule"] for f in again.analyse()["findings"]]
     assert (entry.stat().st_ino, entry.stat().st_size) == (inode, size) and reader.analysed
 
+
+def test_a_load_with_a_file_that_failed_is_not_kept(profile_copy, monkeypatch, capsys):
+    """The cause is often passing (a permission fixed, a parse that finished) while the files'
+    sizes and times, the cache's key, stay as they were: a kept failure would outlive its fix."""
+    import builtins
+
+    from npu_tui.cli import main
+
+    kd = profile_copy / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    real_open = builtins.open
+
+    def refusing_open(file, *args, **kwargs):  # tests run as root: chmod 000 would not stop them
+        if Path(file) == kd:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(builtins, "open", refusing_open)
+        assert main(["report", str(profile_copy), "--format", "json"]) == 2
+        assert json.loads(capsys.readouterr().out)["complete"] is False
+    assert not list(cache_dir().glob("*.duckdb"))
+    assert main(["report", str(profile_copy), "--format", "json", "--partial"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is True and [r["kernel_count"] for r in doc["ranks"]] == [191, 191]
+    assert len(list(cache_dir().glob("*.duckdb"))) == 1
