@@ -152,6 +152,35 @@ def test_sniff_and_rank_hint(real):
     assert not kineto.sniff(read_head(tv / "communication.json"))
 
 
+def _kinds_and_kernels(path):
+    p = load_profile(path)
+    return ({k for (k,) in p.con.execute("SELECT DISTINCT kind FROM load_log").fetchall()},
+            p.con.execute("SELECT count(*), count(*) FILTER (core = 'CPU') FROM kernels").fetchone())
+
+
+def test_the_writer_not_the_shape_decides_what_a_trace_is(real, tmp_path):
+    """torch's legacy export writes Kineto's events as a bare array, and a trace_view may come
+    wrapped in an object: each loads as what it holds, the same as in its usual shape (before, the
+    array took its host events for a torch_npu trace with no device, and the wrapped trace_view its
+    ProfilerSteps for CPU kernels)."""
+    from npu_tui.demo import PATH as DEMO
+
+    original = real / SAMPLED / "sampled_rank-0.json.gz"
+    bare = tmp_path / "w.1.pt.trace.json"
+    bare.write_text(json.dumps(json.loads(gzip.decompress(original.read_bytes()))["traceEvents"]))
+    kinds, kernels = _kinds_and_kernels(original)
+    assert kinds == {"kineto"} and kernels[0] > 1000
+    assert _kinds_and_kernels(bare) == (kinds, kernels)
+
+    array = next(DEMO.glob("*_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"))
+    wrapped = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    wrapped.parent.mkdir(parents=True)
+    wrapped.write_bytes(b'{"traceEvents": ' + array.read_bytes() + b"}")
+    kinds, kernels = _kinds_and_kernels(array)
+    assert kinds == {"trace_view"} and kernels == (930, 0)
+    assert _kinds_and_kernels(wrapped) == (kinds, kernels)
+
+
 def test_cut_gzip_trace_keeps_complete_events(real, tmp_path):
     raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()
     cut = tmp_path / "cut.json.gz"
@@ -200,6 +229,21 @@ def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
     per_rank = dict(p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall())
     one = load_profile(real / SAMPLED).con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall()
     assert per_rank == {r: n * (2 if r == 1 else 1) for r, n in one}
+
+
+def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
+    """A job run twice into one folder: two workers (host_pid) whose traces carry the same
+    distributedInfo rank. Merged, each step spanned both runs; they are the rank claimed twice."""
+    from npu_tui.profile.health import health
+
+    for worker in ("node1_1111", "node1_2222"):
+        shutil.copy(real / SAMPLED / "sampled_rank-0.json.gz", tmp_path / f"{worker}.1682725898000.pt.trace.json.gz")
+    p = load_profile(tmp_path)
+    assert p.ranks == [0, 1]
+    one = load_profile(real / SAMPLED / "sampled_rank-0.json.gz").con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one), (1, one)]
+    (dup,) = [h for h in health(p) if "claimed twice" in h.what]
+    assert dup.severity == "warning" and "two runs side by side" in dup.fix
 
 
 def test_a_big_kineto_trace_loads_whole(tmp_path):

@@ -124,6 +124,16 @@ def test_rows_in_another_encoding_are_said_to_be_not_utf8(real, tmp_path):
     assert item.what == "kernel_details.csv is not UTF-8 text; 1 row skipped" and "UTF-8" in item.fix
 
 
+def test_a_rank_without_kernels_is_said(real, tmp_path):
+    run = tmp_path / "run"
+    rank_folder(real, run / "a_ascend_pt")
+    b = rank_folder(real, run / "b_ascend_pt", info=1)
+    (b / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").unlink()  # step_trace_time.csv alone
+    (item,) = health(load_profile(run))
+    assert (item.severity, item.rank) == ("warning", 1) and item.what.startswith("no kernels")
+    assert "kernel_details.csv" in item.fix
+
+
 def _rank_copy(real, dest):
     shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt", dest)
     return dest

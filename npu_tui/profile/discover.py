@@ -302,9 +302,10 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     for f in files.pop("kineto", []):
         rank = rank_hint(_head(f))
         m = WORKER_RE.match(f.name)
-        # One worker is one rank: its distributedInfo rank, else tensorboard_trace_handler's
-        # "<host>_<pid>" prefix (a schedule that cycles writes a trace per cycle), else the file.
-        key = ("rank", rank) if rank is not None else ("worker", m.group(1)) if m else ("file", f)
+        # One worker is one rank: tensorboard_trace_handler's "<host>_<pid>" prefix (a schedule
+        # that cycles writes a trace per cycle), else its distributedInfo rank, else the file. Two
+        # workers of one rank are two runs side by side, not one: the rank is claimed twice.
+        key = ("worker", m.group(1)) if m else ("rank", rank) if rank is not None else ("file", f)
         if key in workers:
             workers[key].files["kineto"].append(f)
         else:

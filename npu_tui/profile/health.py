@@ -28,8 +28,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it readable (chmod a+rx on the folder)"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
-    (r"claimed twice", "{note_head}", "two folders carry the same profiler_info_N.json (a copied "
-     "folder?): remove the duplicate, or load the folders one at a time"),
+    (r"claimed twice", "{note_head}", "two rank folders carry the same profiler_info_N.json, or two "
+     "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
+     "duplicate, or load them one at a time"),
     (r"^empty file", "{name} is empty", "the profiler was killed before writing it, or the copy is "
      "incomplete: copy the folder again"),
     (r"^header only", "{name} has a header and no rows", "the profiled steps ran no device work: "
@@ -82,16 +83,31 @@ PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whol
 
 CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder beside cluster_analysis_output"
 
+# Ranks that loaded without a single kernel: none of their files holds device tasks.
+NO_KERNELS = """
+SELECT rank, path FROM ranks
+WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
+ORDER BY rank
+"""
+NO_KERNELS_FIX = ("copy the rank's kernel_details.csv or trace_view.json (ASCEND_PROFILER_OUTPUT) too, "
+                  "or its op_summary_*.csv / msprof_*.json")
+
 
 def health(profile) -> List[HealthItem]:
     """One item per load_log row that skipped something or carries a note, ranks in order, then
-    the job's ranks the communication data names but the profile does not hold."""
+    the ranks that hold no kernel, then the job's ranks the communication data names but the
+    profile does not hold."""
     items = [_item(*row) for row in profile.con.execute(ROWS).fetchall()]
     if not profile.ranks:
         items.insert(0, HealthItem(
             "warning", None, str(profile.path),
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
+    failed_ranks = {i.rank for i in items if i.severity == "error"}
+    for rank, path in profile.con.execute(NO_KERNELS).fetchall():
+        if rank not in failed_ranks:  # else its kernel file's failure says it already
+            items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
+                                    "device's tasks; its figures are empty", NO_KERNELS_FIX, 0))
     missing, loaded = profile.con.execute(PEERS).fetchone()
     if missing:
         items.append(HealthItem(

@@ -100,7 +100,8 @@ def _assign_ranks(sources: List[RankSource]) -> List[str]:
     taken = set()
     for s in sources:
         if s.rank is not None and s.rank in taken:
-            notes.append(f"{s.root}: rank {s.rank} claimed twice; renumbered")
+            where = s.files["kineto"][0] if s.source_format == "kineto" else s.root
+            notes.append(f"{where}: rank {s.rank} claimed twice; renumbered")
             s.rank = None
         if s.rank is not None:
             taken.add(s.rank)

@@ -36,11 +36,37 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import duckdb
 
 from ..errors import MalformedTrace, SourceError
 from .base import read_head
+
+# Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
+# (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
+_ARRAY = re.compile(rb"^\s*\[\s*\{")
+_OBJECT = re.compile(rb"^\s*\{")
+_OBJECT_KEY = re.compile(rb'"(traceEvents|schemaVersion)"\s*:')
+_KINETO = re.compile(rb'"(schemaVersion|deviceProperties|distributedInfo|External id|Ev Idx)"\s*:'
+                     rb'|"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|ac2g|Kernel|Memcpy|Memset)"')
+_STRING_TS = re.compile(rb'"ts"\s*:\s*"\d')
+_TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|user_annotation)"|"name"\s*:\s*"Python"')
+
+
+def trace_flavour(head: bytes) -> Optional[str]:
+    """"kineto" (torch.profiler), "trace_view" (torch_npu) or None for the head of a file. The shape
+    does not decide: torch's legacy export writes Kineto events as a bare array, and a trace_view
+    may come wrapped in an object. An object of neither is taken for Kineto, as any Chrome trace."""
+    array = bool(_ARRAY.match(head))
+    if not array and not (_OBJECT.match(head) and _OBJECT_KEY.search(head)):
+        return None
+    if _KINETO.search(head):
+        return "kineto"
+    if _TORCH_HOST.search(head) and (array or _STRING_TS.search(head)):
+        return "trace_view"
+    return None if array else "kineto"
+
 
 EVENT_FIELDS = (
     ("ph", "VARCHAR"),

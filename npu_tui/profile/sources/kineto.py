@@ -28,7 +28,7 @@ from typing import List, Optional, Tuple
 import duckdb
 
 from .base import LoadResult, RankContext, read_head
-from .chrome_trace import drop_staged_trace, stage_trace
+from .chrome_trace import drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "kineto"
 FILE_NAMES = ()
@@ -36,8 +36,6 @@ FILE_NAMES = ()
 NAME_PATTERN = re.compile(r"\.pt\.trace\.json(\.gz)?$")
 STAGE = "stg_kineto"
 
-_OBJECT = re.compile(rb"^\s*\{")
-_KINETO_KEY = re.compile(rb'"(traceEvents|schemaVersion)"\s*:')
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
 # deviceProperties, written before the events: each device's id, name and totalGlobalMem (bytes).
 _DEVICES = re.compile(rb'"deviceProperties"\s*:\s*\[(.*?)\]', re.S)
@@ -158,7 +156,7 @@ TEMP_TABLES = ("kn_launch", "kn_device", "kn_launch_op", "kn_step")
 
 
 def sniff(head: bytes) -> bool:
-    return bool(_OBJECT.match(head)) and bool(_KINETO_KEY.search(head))
+    return trace_flavour(head) == KIND
 
 
 def rank_hint(head: bytes) -> Optional[int]:

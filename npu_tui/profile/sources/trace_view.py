@@ -22,21 +22,18 @@ flows (enqueue/dequeue, fwdbwd) are not host-to-device links and are left out.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import duckdb
 
 from .base import LoadResult, RankContext
-from .chrome_trace import drop_staged_trace, stage_trace
+from .chrome_trace import drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "trace_view"
 FILE_NAMES = ("trace_view.json",)
 STAGE = "stg_trace_view"
 
 # A bare event array holding torch's host events: what tells trace_view.json from msprof's timeline.
-_ARRAY = re.compile(rb"^\s*\[\s*\{")
-_TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|user_annotation)"|"name"\s*:\s*"Python"')
 
 # Process and thread names are a few rows; tv_event joins them to the events as a view, because
 # copying millions of staged events (args included) costs more than the few scans that read them.
@@ -128,7 +125,7 @@ TEMP_TABLES = ("tv_process", "tv_thread", "tv_link", "tv_step")
 
 
 def sniff(head: bytes) -> bool:
-    return bool(_ARRAY.match(head)) and bool(_TORCH_HOST.search(head))
+    return trace_flavour(head) == KIND
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
