@@ -197,6 +197,23 @@ def test_cut_gzip_trace_keeps_complete_events(real, tmp_path):
     assert con.execute("SELECT name FROM stg_cut").fetchall() == [(e.get("name"),) for e in first]
 
 
+def test_a_damaged_gzip_keeps_what_comes_before_the_damage_and_is_an_error(real, tmp_path):
+    from npu_tui.profile.health import health
+
+    raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()
+    at = len(raw) // 3
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_bytes(raw[:at] + bytes(b ^ 0xFF for b in raw[at:at + 100]) + raw[at + 100:])
+    events = json.loads(gzip.decompress(raw))["traceEvents"]
+    con = connect()
+    staged = stage_trace(con, damaged, "stg_damaged", salvage=True)
+    assert 0 < staged.events < len(events) and staged.note.startswith("gzip stream damaged (found at byte")
+    first = con.execute("SELECT name FROM stg_damaged ORDER BY seq LIMIT 100").fetchall()
+    assert first == [(e.get("name"),) for e in events[:100]]
+    (item,) = health(load_profile(damaged))
+    assert item.severity == "error" and "gzip stream damaged" in item.what and "copy it again" in item.fix
+
+
 def test_a_schedule_that_cycles_is_one_rank_and_its_empty_cycle_a_note(tmp_path):
     """tensorboard_trace_handler with a cycling schedule writes a trace per cycle, named for one
     worker; the loop ending at a cycle's start leaves a last trace holding one empty ProfilerStep."""

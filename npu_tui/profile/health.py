@@ -27,6 +27,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^folder not searched", "{name}/ was not searched: {note_head}", "if it holds profiler output, make "
      "it readable (chmod a+rx on the folder)"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
+    (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{note_head}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
@@ -50,6 +51,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
 # A rank folder the profiler is still writing, or one that cannot be read: left out, so the run
 # is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read")
+# A file that loaded in part, how much of it lost unknown: as good as one that gave nothing.
+UNKNOWN_LOSS = re.compile(r"^gzip stream damaged")
 # Notes of files left out by design: nothing is missing.
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
@@ -59,7 +62,7 @@ EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited
 
 @dataclass(frozen=True)
 class HealthItem:
-    severity: str        # "error": the file gave nothing; "warning": some rows lost; "info": by design
+    severity: str        # "error": the file gave nothing (or lost an unknown part); "warning": some rows lost; "info": by design
     rank: Optional[int]  # None for problems of the whole profile (discovery)
     file: str            # the file or folder concerned, as logged
     what: str            # what was skipped and why, one line
@@ -145,7 +148,8 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
-    elif rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note)):
+    elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
+          or UNKNOWN_LOSS.search(note)):
         severity = "error"
     else:
         severity = "warning"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -42,17 +41,35 @@ class LoadResult:
     note: str = ""
 
 
+GZIP_SLICE = 4096  # how closely the output before a gzip stream's damage is kept
+
+
+def inflate(d, data: bytes) -> Tuple[bytes, Optional[int]]:
+    """What the gzip decompressor ``d`` gives for ``data`` (the next bytes of its stream), and
+    where in ``data`` the stream broke, or None. Up to a broken place the output is kept (within a
+    slice of it), and ``d`` is spent."""
+    saved = d.copy()
+    try:
+        return d.decompress(data), None
+    except zlib.error:
+        pass
+    out = []
+    for at in range(0, len(data), GZIP_SLICE):
+        try:
+            out.append(saved.decompress(data[at:at + GZIP_SLICE]))
+        except zlib.error:
+            return b"".join(out), at
+    return b"".join(out), len(data)
+
+
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first bytes of a file, decompressed when it is gzip; b'' when the gzip stream is broken.
+    """The first bytes of a file, decompressed when it is gzip (up to any damage in the stream).
     OSError (unreadable, gone since discovery) propagates, so the load log says why."""
     with open(path, "rb") as f:
         raw = f.read(size)
     if raw[:2] == b"\x1f\x8b":
-        try:
-            # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, size)
-        except (zlib.error, gzip.BadGzipFile):
-            return b""
+        # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
+        return inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw)[0][:size]
     return raw
 
 

@@ -36,12 +36,12 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 import duckdb
 
 from ..errors import MalformedTrace, SourceError
-from .base import read_head
+from .base import inflate, read_head
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -147,10 +147,14 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     """
     shape = _shape(path)
     with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
-        plain = _plain(path, Path(tmp))
+        plain, damaged = _plain(path, Path(tmp))
         span = _span(plain, shape)
         staged = StagedTrace(events=0, base_ns=span.base_ns, distributed_info=span.distributed_info)
-        if span.cut:
+        if damaged is not None:
+            staged.lost = int(span.cut)
+            staged.note = (f"gzip stream damaged (found at byte {damaged:,}): kept the complete "
+                           f"events before it; what follows is lost")
+        elif span.cut:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
                            f"{plain.stat().st_size - span.end} bytes of an unfinished one")
@@ -197,22 +201,25 @@ def _shape(path: Path) -> str:
     raise SourceError("not a Chrome trace: the file is empty or not a JSON array or object")
 
 
-def _plain(path: Path, tmp: Path) -> Path:
-    """The file itself, or a gzip's content decompressed into ``tmp`` (a cut stream gives what it holds)."""
+def _plain(path: Path, tmp: Path) -> Tuple[Path, Optional[int]]:
+    """The file itself, or a gzip's content decompressed into ``tmp``, with where (in the gzip)
+    its stream is damaged, if it is: a cut or damaged stream gives what it holds before that."""
     with open(path, "rb") as f:
         if f.read(2) != b"\x1f\x8b":
-            return path
+            return path, None
     out = tmp / "trace.json"
+    read = 0
     with open(path, "rb") as f, open(out, "wb") as w:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         for chunk in iter(lambda: f.read(COPY_CHUNK), b""):
-            try:
-                w.write(d.decompress(chunk))
-            except zlib.error:
-                break
+            data, broke = inflate(d, chunk)
+            w.write(data)
+            if broke is not None:
+                return out, read + broke
+            read += len(chunk)
             if d.eof:
                 break
-    return out
+    return out, None
 
 
 @dataclass
