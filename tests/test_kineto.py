@@ -86,6 +86,12 @@ def test_two_rank_folder_loads_each_trace_as_its_rank(real, tmp_path):
         assert dict(q("SELECT cat, count(*) FROM host_events WHERE rank = ? GROUP BY cat", [rank]).fetchall()) == host
         devices = {e["args"]["device"] for e in doc["traceEvents"] if e.get("cat") in DEVICE_CATS}
         assert q("SELECT device_id FROM ranks WHERE rank = ?", [rank]).fetchall() == [(min(devices),)]
+        assert q("SELECT world_size FROM ranks WHERE rank = ?", [rank]).fetchone() == (doc["distributedInfo"]["world_size"],)
+    # The sampled job ran on 128 ranks, and 2 are here: a partial rank set.
+    from npu_tui.profile.health import health
+
+    (partial,) = health(p)
+    assert partial.severity == "warning" and partial.what.startswith("partial rank set: the traces give the job 128 ranks")
 
 
 def test_alexnet_trace_flows_match_its_ac2g_arrows(real):
@@ -210,8 +216,8 @@ def test_a_damaged_gzip_keeps_what_comes_before_the_damage_and_is_an_error(real,
     assert 0 < staged.events < len(events) and staged.note.startswith("gzip stream damaged (found at byte")
     first = con.execute("SELECT name FROM stg_damaged ORDER BY seq LIMIT 100").fetchall()
     assert first == [(e.get("name"),) for e in events[:100]]
-    (item,) = health(load_profile(damaged))
-    assert item.severity == "error" and "gzip stream damaged" in item.what and "copy it again" in item.fix
+    (item,) = [h for h in health(load_profile(damaged)) if h.severity == "error"]
+    assert "gzip stream damaged" in item.what and "copy it again" in item.fix
 
 
 def test_a_schedule_that_cycles_is_one_rank_and_its_empty_cycle_a_note(tmp_path):

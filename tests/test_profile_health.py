@@ -43,7 +43,7 @@ def test_a_partial_rank_set_names_the_missing_peers(real):
     assert peers - {0, 1} == set(range(2, 8))  # from the files themselves
     (item,) = health(load_profile(folder))
     assert item.severity == "warning" and item.rank is None
-    assert "ranks 2–7, whose folders are not here (2 of 8 ranks loaded)" in item.what
+    assert "ranks 2–7, which are not loaded (2 of 8 ranks loaded)" in item.what
 
 
 def test_profile_still_being_written(tmp_path):

@@ -74,7 +74,7 @@ class HealthItem:
         return where + self.what + (f" ({self.fix})" if self.fix else "")
 
 
-# Ranks the communication data links to whose folders were not loaded: the job had more ranks.
+# Ranks the communication data links to that were not loaded: the job had more ranks.
 PEERS = """
 SELECT list(DISTINCT r ORDER BY r), (SELECT count(*) FROM ranks)
 FROM (SELECT src_rank AS r FROM comm_matrix UNION ALL SELECT dst_rank FROM comm_matrix)
@@ -112,11 +112,17 @@ def health(profile) -> List[HealthItem]:
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
                                     "device's tasks; its figures are empty", NO_KERNELS_FIX, 0))
     missing, loaded = profile.con.execute(PEERS).fetchone()
+    world = profile.con.execute("SELECT max(world_size) FROM ranks").fetchone()[0]
     if missing:
         items.append(HealthItem(
             "warning", None, str(profile.path),
-            f"partial rank set: the communication data links to {_ranks(missing)}, whose folders are not "
-            f"here ({loaded} of {loaded + len(missing)} ranks loaded)", PARTIAL_FIX, 0))
+            f"partial rank set: the communication data links to {_ranks(missing)}, which are not "
+            f"loaded ({loaded} of {loaded + len(missing)} ranks loaded)", PARTIAL_FIX, 0))
+    elif world and world > loaded:
+        items.append(HealthItem(
+            "warning", None, str(profile.path),
+            f"partial rank set: the traces give the job {world} ranks (its world size); "
+            f"{loaded} of them loaded", PARTIAL_FIX, 0))
     return items
 
 

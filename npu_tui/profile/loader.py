@@ -26,7 +26,7 @@ Progress = Callable[[int, int, str], None]
 DATA_TABLES = tuple(t for t in CANONICAL_TABLES if t not in ("ranks", "load_log"))
 
 INSERT_LOG = "INSERT INTO load_log VALUES (?, ?, ?, ?, ?, ?, ?)"
-INSERT_RANK = "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?)"
+INSERT_RANK = "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 @dataclass
@@ -446,7 +446,7 @@ def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: 
     for job in jobs:
         ctx = job.ctx
         con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, str(job.src.root), ctx.source_format,
-                                  ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level])
+                                  ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level, ctx.world_size])
     if progress:
         progress(total, total, "done")
 

@@ -34,7 +34,7 @@ CANONICAL_TABLES = (
 
 # One line each, shown by the SQL console's schema browser.
 TABLE_DESCRIPTIONS = {
-    "ranks": "one row per rank: device id, folder, source format, versions, profiler level",
+    "ranks": "one row per rank: device id, folder, source format, versions, profiler level, the job's world size",
     "kernels": "device tasks (kernels, comm ops) with type, core, start/duration in ns, shapes",
     "overlap_lanes": "the profiler's overlap analysis: Computing / Communication / Not Overlapped / Free",
     "host_events": "host-side ranges: cpu ops, python functions, module and step ranges, markers",

@@ -8,7 +8,8 @@ CREATE TABLE IF NOT EXISTS ranks (
     source_format      VARCHAR,   -- torch_npu | msprof | db | kineto | trace_view
     torch_npu_version  VARCHAR,
     cann_version       VARCHAR,
-    profiler_level     VARCHAR
+    profiler_level     VARCHAR,
+    world_size         INTEGER    -- the job's rank count, where the rank's files state it (Kineto's distributedInfo)
 );
 
 CREATE TABLE IF NOT EXISTS kernels (

@@ -24,6 +24,7 @@ class RankContext:
     torch_npu_version: Optional[str] = None
     cann_version: Optional[str] = None
     profiler_level: Optional[str] = None
+    world_size: Optional[int] = None
     # Kinds that have already put rows in, so a later source can defer to a better one
     # (trace_view kernels are only used when kernel_details.csv gave none).
     loaded: Set[str] = field(default_factory=set)

@@ -177,6 +177,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         con.execute(EVENTS)
         if ctx.device_id is None:
             ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
+        world_size = staged.distributed_info.get("world_size")
+        if isinstance(world_size, int) and world_size > 0:
+            ctx.world_size = world_size
         con.execute(LAUNCH_OPS)
         con.execute(STEPS)
         runtime = con.execute(RUNTIME).fetchone()[0]
