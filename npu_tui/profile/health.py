@@ -22,9 +22,9 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
-    (r"^folder cannot be read", "{name}/ cannot be read ({note_head}): left out",
+    (r"^folder cannot be read", "{folder}/ cannot be read ({note_head}): left out",
      "make it readable (chmod a+rx on the folder), or open the folders you can read one at a time"),
-    (r"^folder not searched", "{name}/ was not searched: {note_head}", "if it holds profiler output, make "
+    (r"^folder not searched", "{folder}/ was not searched: {note_head}", "if it holds profiler output, make "
      "it readable (chmod a+rx on the folder)"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
@@ -116,8 +116,9 @@ def health(profile) -> List[HealthItem]:
     if missing:
         items.append(HealthItem(
             "warning", None, str(profile.path),
-            f"partial rank set: the communication data links to {_ranks(missing)}, which are not "
-            f"loaded ({loaded} of {loaded + len(missing)} ranks loaded)", PARTIAL_FIX, 0))
+            f"partial rank set: the communication data links to {_ranks(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
+            f"loaded)", PARTIAL_FIX, 0))
     elif world and world > loaded:
         items.append(HealthItem(
             "warning", None, str(profile.path),
@@ -141,7 +142,9 @@ def _ranks(ranks: List[int]) -> str:
 def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> HealthItem:
     name = PurePath(file).name
     lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
-    fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1]}
+    # A folder by its last two parts: an output folder's name alone does not say whose it is.
+    fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1],
+              "folder": "/".join(PurePath(file).parts[-2:])}
     what, fix = SKIPPED_ONLY
     if rows == 0:
         what = EVERY_ROW
