@@ -23,7 +23,7 @@ from .analysis.rules import Rules
 from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
 from .profile import LoadCancelled, Profile, ProfileError, load_profile
-from .profile.health import HealthItem, failed, health
+from .profile.health import HealthItem, health, passing_failure
 
 Progress = Callable[[int, int, str], None]
 RulesLike = Union[Rules, str, Path, None]
@@ -93,15 +93,15 @@ class Session:
         if cancelled is not None and cancelled():
             raise LoadCancelled()
         session = cls(profile, rules, note)
-        session._writable()
+        session._writable(progress=progress, cancelled=cancelled, background=background)
         return session
 
-    def _writable(self) -> None:
+    def _writable(self, **load) -> None:
         """A reopened cache is read-only (others may share it). Analysed under other rules, or by
         another version, it takes this analysis in its place: opened for writing first, before
-        anything holds its connection."""
+        anything holds its connection (``load``: how to load afresh, where it must)."""
         if self.profile.read_only and not self.analysed:
-            self.profile = self.profile.writable()
+            self.profile = self.profile.writable(**load)
             self.health = health(self.profile)
 
     @property
@@ -131,9 +131,7 @@ class Session:
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows)
-        # A load with files that failed is not kept: the cause is often passing (a permission, a
-        # parse still running), and a cached failure would outlive its fix.
-        if not failed(self.health):
+        if not passing_failure(self.profile):
             self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
         return self.report
 

@@ -278,3 +278,56 @@ def test_a_load_with_a_file_that_failed_is_not_kept(profile_copy, monkeypatch, c
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is True and [r["kernel_count"] for r in doc["ranks"]] == [191, 191]
     assert len(list(cache_dir().glob("*.duckdb"))) == 1
+
+
+def test_a_damaged_file_is_cached_with_its_failure(profile_copy):
+    """A damaged file stays damaged until a new copy replaces it (and so changes the key): its
+    load is kept, and the next open says the same from the cache."""
+    from npu_tui.session import Session
+
+    (profile_copy / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text('{"step50": {broken')
+    first = Session.load(profile_copy)
+    first.analyse()
+    again = Session.load(profile_copy)
+    assert again.profile.from_cache and [h.what for h in again.health] == [h.what for h in first.health]
+    assert any(h.severity == "error" for h in again.health)
+
+
+def test_a_cache_file_this_user_may_read_but_not_write_is_still_used(profile_copy, monkeypatch):
+    from npu_tui.profile import cache
+
+    labels(profile_copy)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(cache.os, "utime", refuse)
+    assert load_profile(profile_copy, cache=True).from_cache
+
+
+def test_a_discarded_cache_file_takes_its_write_ahead_log_along(profile_copy):
+    from npu_tui.profile.cache import discard
+
+    p, _ = labels(profile_copy)
+    entry = cache_dir() / f"{p.cache_key}.duckdb"
+    p.con.close()
+    Path(f"{entry}.wal").write_bytes(b"a log of another file")
+    discard(p.cache_key)
+    assert list(cache_dir().iterdir()) == []
+
+
+def test_a_shared_cache_under_other_rules_loads_afresh_as_asked(profile_copy, tmp_path):
+    """Beside a reader of the cache file, other rules load the profile into memory: in the
+    background when asked (the app), with progress and a way to cancel."""
+    from npu_tui.session import Session
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[finding]]\nrule = "fa_high"\nthreshold = 0.95\n')
+    Session.load(profile_copy).analyse()
+    reader = Session.load(profile_copy)
+    assert reader.profile.read_only
+    seen, polls = [], []
+    other = Session.load(profile_copy, rules, background=True,
+                         progress=lambda d, t, label: seen.append(label), cancelled=lambda: polls.append(1) and False)
+    assert not other.profile.from_cache and other.pending
+    assert len(seen) > 2 and len(polls) > 2

@@ -63,13 +63,14 @@ def _stat_lines(paths: Iterable[Path]) -> Iterable[str]:
 
 
 def cache_key(disc: Discovery) -> Optional[str]:
-    """None when a file vanished while keying: such a profile is loaded but not cached."""
+    """None when a file vanished while keying, or a folder cannot be listed: such a profile is
+    loaded but not cached."""
     files = [f for s in disc.ranks for fs in s.files.values() for f in fs]
     files += [f for fs in disc.cluster.values() for f in fs]
-    for s in disc.ranks:
-        files += [f for f in s.root.iterdir() if INFO_RE.match(f.name)] if s.root.is_dir() else []
     h = hashlib.sha256(_code_digest())
     try:
+        for s in disc.ranks:
+            files += [f for f in s.root.iterdir() if INFO_RE.match(f.name)] if s.root.is_dir() else []
         for line in _stat_lines(files):
             h.update(line.encode())
     except OSError:
@@ -89,20 +90,28 @@ def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnec
                              config={"autoinstall_known_extensions": False})
         con.execute("SET enable_progress_bar = false")
         if con.execute(f"SELECT key FROM {KEY_TABLE}").fetchone() == (key,):
-            os.utime(path)  # recency for eviction
+            try:
+                os.utime(path)  # recency for eviction
+            except OSError:  # a file this user may read but not write (a shared cache folder)
+                pass
             return con
         con.close()
     except duckdb.Error:
         # In use (written by another npu-tui, or read by one while this one would write), or
         # corrupt: the caller loads afresh; only what is unreadable is removed.
         if _unreadable(path):
-            path.unlink(missing_ok=True)
+            discard(key)
     return None
 
 
 def discard(key: str) -> None:
-    """Remove the cache file of ``key`` (it failed to read)."""
-    (cache_dir() / f"{key}.duckdb").unlink(missing_ok=True)
+    """Remove the cache file of ``key`` (it failed to read), with its write-ahead log: a log left
+    behind would not match the next file of that key, and spoil it too. Where this user may not
+    remove them, they stay: the load goes on without the cache."""
+    try:
+        _remove(cache_dir() / f"{key}.duckdb")
+    except OSError:
+        pass
 
 
 def _unreadable(path: Path) -> bool:

@@ -53,6 +53,11 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read")
 # A file that loaded in part, how much of it lost unknown: as good as one that gave nothing.
 UNKNOWN_LOSS = re.compile(r"^gzip stream damaged")
+# Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
+# with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
+# copy, a new key.)
+PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|No such file|"
+                     r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
@@ -166,6 +171,12 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     if skipped and "{lost}" not in what:
         text += f"; {lost} skipped"
     return HealthItem(severity, rank, file, text, fix, skipped)
+
+
+def passing_failure(profile) -> bool:
+    """Whether a file or folder of the load failed for a PASSING cause."""
+    notes = profile.con.execute("SELECT note FROM load_log WHERE note <> ''").fetchall()
+    return any(PASSING.search(note) for (note,) in notes)
 
 
 def failed(items: List[HealthItem]) -> List[HealthItem]:

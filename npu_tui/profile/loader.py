@@ -62,16 +62,18 @@ class Profile:
         if self.store is not None and not self.pending:
             self.store.save()
 
-    def writable(self) -> "Profile":
+    def writable(self, progress: Optional[Progress] = None, cancelled: Optional[Callable[[], bool]] = None,
+                 background: bool = False) -> "Profile":
         """This profile on a connection that can take tables (a reopened cache is read-only): its
         cache file opened for writing, or, while another npu-tui reads that file, a fresh load
-        into memory, which leaves the file as it is. This connection is closed."""
+        into memory (``progress``, ``cancelled`` and ``background`` as for load_profile), which
+        leaves the file as it is. This connection is closed."""
         if not self.read_only:
             return self
         self.con.close()
         con = open_cached(self.cache_key, write=True)
         if con is None:
-            return load_profile(self.path)
+            return load_profile(self.path, progress=progress, cancelled=cancelled, background=background)
         return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks,
                        formats=self.formats, cache_key=self.cache_key, from_cache=True)
 
