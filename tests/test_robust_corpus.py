@@ -618,6 +618,35 @@ def test_a_folder_that_cannot_be_read_is_said_not_passed_over(tmp_path, monkeypa
     assert kernels[1] == 930 and (complete or 0 not in kernels)
 
 
+@pytest.mark.parametrize("where", ["device", "timeline"])
+def test_an_msprof_device_that_cannot_be_read_is_left_out_and_said(real, tmp_path, monkeypatch, where):
+    job = tmp_path / "job"
+    shutil.copytree(real / "mindinsight-msprof-2dev-hccl", job)
+    device = job / Path(MSPROF).relative_to("mindinsight-msprof-2dev-hccl")
+    hidden = device if where == "device" else device / "timeline"
+    _refuse_folder(monkeypatch, hidden)
+    p = load_profile(job)
+    from npu_tui.profile.health import health
+
+    (item,) = [h for h in health(p) if h.severity == "error"]
+    assert item.file == str(hidden) and "cannot be read (Permission denied)" in item.what
+
+
+def test_a_folder_nothing_is_read_from_is_a_warning_however_deep(real, tmp_path, monkeypatch):
+    """A folder of Kineto traces is read for its files alone: a sub-folder it holds was never
+    searched, readable or not."""
+    from npu_tui.profile.health import health
+
+    for rank in (0, 1):
+        shutil.copy(real / KINETO / f"sampled_rank-{rank}.json.gz", tmp_path / f"r{rank}.json.gz")
+    (tmp_path / "private" / "deeper").mkdir(parents=True)
+    _refuse_folder(monkeypatch, tmp_path / "private")
+    p = load_profile(tmp_path)
+    assert p.ranks == [0, 1]
+    (item,) = [h for h in health(p) if "private" in h.file]
+    assert item.severity == "warning" and item.file == str(tmp_path / "private")
+
+
 def test_a_profile_folder_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
     _refuse_folder(monkeypatch, tmp_path)
     with pytest.raises(ProfileError, match="cannot be read \\(Permission denied\\)"):

@@ -93,8 +93,20 @@ def _entries(folder: Path) -> List[Path]:
     except OSError as e:
         unlisted = _UNLISTED.get()
         if unlisted is not None:
+            # Said of the outermost folder that cannot be listed: inside one without search
+            # permission, every folder fails the same way.
+            while folder.parent != folder and _unlistable(folder.parent):
+                folder = folder.parent
             unlisted.setdefault(folder, e.strerror or type(e).__name__)
         return []
+
+
+def _unlistable(folder: Path) -> bool:
+    try:
+        os.listdir(folder)
+    except OSError:
+        return True
+    return False
 
 
 # pathlib raises on an entry it may not look at (inside a folder without search permission).
@@ -363,18 +375,18 @@ def discover(path: Path) -> Discovery:
 
 
 def _unreadable(disc: Discovery, unlisted: Dict[Path, str]) -> None:
-    """Folders that could not be listed. A rank whose folder, or output folder, is one of them is
-    left out, as a file that gave nothing is, and the run is incomplete; so it is when a folder
-    inside a rank is one. Any other folder was not searched: a warning."""
-    def inside(folder: Path, root: Path) -> bool:
-        return folder == root or root in folder.parents
-
+    """Folders that could not be listed. One a rank is read from (its own folder or output folder,
+    msprof's PROF_*, device_N and export folders) is an error, the run incomplete, and a rank
+    whose folder or output folder it is is left out, as a file that gave nothing is. Any other
+    folder was merely not searched: a warning."""
     hidden = [s for s in disc.ranks if s.root in unlisted or s.root / OUTPUT_DIR in unlisted]
-    roots = {s.root for s in hidden}
+    roots = {s.root for s in disc.ranks}
     disc.ranks = [s for s in disc.ranks if s not in hidden]
-    disc.problems = [(p, note) for p, note in disc.problems if p not in roots]
+    disc.problems = [(p, note) for p, note in disc.problems if p not in {s.root for s in hidden}]
     for folder, why in sorted(unlisted.items()):
-        part = any(inside(folder, s.root) for s in disc.ranks) or any(inside(folder, r) for r in roots)
+        part = (folder in roots or folder.name in (OUTPUT_DIR, "mindstudio_profiler_output")
+                or folder.name.startswith("PROF_") or bool(MSPROF_DEVICE_RE.match(folder.name))
+                or (folder.name in ("timeline", "summary") and bool(MSPROF_DEVICE_RE.match(folder.parent.name))))
         disc.problems.append((folder, f"folder cannot be read: {why}" if part else
                               f"folder not searched: it cannot be read ({why})"))
 
