@@ -213,11 +213,44 @@ def test_a_damaged_gzip_keeps_what_comes_before_the_damage_and_is_an_error(real,
     events = json.loads(gzip.decompress(raw))["traceEvents"]
     con = connect()
     staged = stage_trace(con, damaged, "stg_damaged", salvage=True)
-    assert 0 < staged.events < len(events) and staged.note.startswith("gzip stream damaged (found at byte")
+    assert 0 < staged.events < len(events) and staged.note.startswith("gzip stream damaged (zlib noticed at byte")
     first = con.execute("SELECT name FROM stg_damaged ORDER BY seq LIMIT 100").fetchall()
     assert first == [(e.get("name"),) for e in events[:100]]
     (item,) = [h for h in health(load_profile(damaged)) if h.severity == "error"]
     assert "gzip stream damaged" in item.what and "copy it again" in item.fix
+
+
+def test_damage_only_in_the_gzip_trailer_loses_no_event(real, tmp_path):
+    raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()
+    bad_crc = tmp_path / "crc.json.gz"
+    bad_crc.write_bytes(raw[:-8] + bytes(b ^ 0xFF for b in raw[-8:-4]) + raw[-4:])
+    events = json.loads(gzip.decompress(raw))["traceEvents"]
+    staged = stage_trace(connect(), bad_crc, "stg_crc")
+    assert staged.events == len(events) and staged.note.startswith("gzip stream damaged")
+
+
+def test_a_gzip_of_several_members_loads_them_all(real, tmp_path):
+    """``cat a.gz b.gz`` is a valid gzip: its content is both files' run together."""
+    text = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
+    half = text.index(b"}, {", len(text) // 2) + 1
+    joined = tmp_path / "joined.json.gz"
+    joined.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
+    staged = stage_trace(connect(), joined, "stg_joined")
+    assert staged.events == len(json.loads(text)["traceEvents"]) and staged.note == ""
+
+
+def test_a_trace_whose_gzip_breaks_in_its_first_bytes_is_said(real, tmp_path):
+    """Its name says nothing (no .pt.trace.json), its head does not decompress: it is still a
+    trace that failed, not a file passed over."""
+    from npu_tui.profile.health import health
+
+    for rank in (0, 1):
+        shutil.copy(real / SAMPLED / f"sampled_rank-{rank}.json.gz", tmp_path / f"r{rank}.json.gz")
+    raw = (tmp_path / "r0.json.gz").read_bytes()
+    (tmp_path / "r0.json.gz").write_bytes(raw[:200] + bytes(b ^ 0xFF for b in raw[200:260]) + raw[260:])
+    items = health(load_profile(tmp_path))
+    (item,) = [h for h in items if h.severity == "error"]
+    assert item.file.endswith("r0.json.gz") and "gzip stream damaged" in item.what
 
 
 def test_a_schedule_that_cycles_is_one_rank_and_its_empty_cycle_a_note(tmp_path):

@@ -42,25 +42,33 @@ class LoadResult:
     note: str = ""
 
 
-GZIP_SLICE = 4096  # how closely the output before a gzip stream's damage is kept
+GZIP_SLICE = 4096
 
 
-def inflate(d, data: bytes) -> Tuple[bytes, Optional[int]]:
-    """What the gzip decompressor ``d`` gives for ``data`` (the next bytes of its stream), and
-    where in ``data`` the stream broke, or None. Up to a broken place the output is kept (within a
-    slice of it), and ``d`` is spent."""
+def inflate(d, data: bytes, limit: int = 0) -> Tuple[bytes, Optional[int]]:
+    """What the gzip decompressor ``d`` gives for ``data`` (the next bytes of its stream; at most
+    ``limit`` bytes when given), and where in ``data`` zlib found the stream broken, or None. The
+    output up to that byte is kept (a broken call gives none: the bytes are then fed again, a
+    slice, then one, at a time), and ``d`` is spent."""
     saved = d.copy()
     try:
-        return d.decompress(data), None
+        return d.decompress(data, limit), None
     except zlib.error:
         pass
-    out = []
+    out = bytearray()
     for at in range(0, len(data), GZIP_SLICE):
+        before = saved.copy()
         try:
-            out.append(saved.decompress(data[at:at + GZIP_SLICE]))
+            out += saved.decompress(data[at:at + GZIP_SLICE])
         except zlib.error:
-            return b"".join(out), at
-    return b"".join(out), len(data)
+            for i in range(at, min(at + GZIP_SLICE, len(data))):
+                try:
+                    out += before.decompress(data[i:i + 1])
+                except zlib.error:
+                    return bytes(out[:limit] if limit else out), i
+        if limit and len(out) >= limit:
+            break
+    return bytes(out[:limit] if limit else out), len(data)
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
@@ -70,8 +78,15 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         raw = f.read(size)
     if raw[:2] == b"\x1f\x8b":
         # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
-        return inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw)[0][:size]
+        return inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw, size)[0]
     return raw
+
+
+def damaged_gzip_head(path: Path) -> bool:
+    """Whether ``path`` is a gzip whose stream breaks within its first bytes."""
+    with open(path, "rb") as f:
+        raw = f.read(HEAD_BYTES)
+    return raw[:2] == b"\x1f\x8b" and inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw)[1] is not None
 
 
 def first_line(head: bytes) -> str:

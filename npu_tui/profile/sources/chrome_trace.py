@@ -145,15 +145,22 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     breaks among the events (then ``salvage=True`` keeps those that parse). Drop the table with
     ``drop_staged_trace`` when done.
     """
-    shape = _shape(path)
     with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
         plain, damaged = _plain(path, Path(tmp))
-        span = _span(plain, shape)
+        damage = (f"gzip stream damaged (zlib noticed at byte {damaged:,} of {path.stat().st_size:,})"
+                  if damaged is not None else "")
+        try:
+            shape = _shape(plain)
+            span = _span(plain, shape)
+        except SourceError:
+            if damage:
+                raise SourceError(f"{damage}: no event could be read before it") from None
+            raise
         staged = StagedTrace(events=0, base_ns=span.base_ns, distributed_info=span.distributed_info)
-        if damaged is not None:
+        if damage:
             staged.lost = int(span.cut)
-            staged.note = (f"gzip stream damaged (found at byte {damaged:,}): kept the complete "
-                           f"events before it; what follows is lost")
+            staged.note = (f"{damage}: the events that parse before it are kept, though those just "
+                           f"before it may hold damaged values; what follows is lost")
         elif span.cut:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
@@ -203,22 +210,31 @@ def _shape(path: Path) -> str:
 
 def _plain(path: Path, tmp: Path) -> Tuple[Path, Optional[int]]:
     """The file itself, or a gzip's content decompressed into ``tmp``, with where (in the gzip)
-    its stream is damaged, if it is: a cut or damaged stream gives what it holds before that."""
+    zlib found its stream damaged, if it did: a cut or damaged stream gives what it holds before
+    that. A gzip of several members (files concatenated) gives them all; bytes after the last
+    member that start no other are ignored."""
     with open(path, "rb") as f:
         if f.read(2) != b"\x1f\x8b":
             return path, None
     out = tmp / "trace.json"
-    read = 0
+    offset = 0  # of the next chunk in the file
     with open(path, "rb") as f, open(out, "wb") as w:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d, member_ended = zlib.decompressobj(16 + zlib.MAX_WBITS), False
         for chunk in iter(lambda: f.read(COPY_CHUNK), b""):
-            data, broke = inflate(d, chunk)
-            w.write(data)
-            if broke is not None:
-                return out, read + broke
-            read += len(chunk)
-            if d.eof:
-                break
+            at, offset = offset, offset + len(chunk)
+            while chunk:
+                if member_ended:
+                    if chunk[:2] != b"\x1f\x8b":
+                        return out, None
+                    d, member_ended = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+                data, broke = inflate(d, chunk)
+                w.write(data)
+                if broke is not None:
+                    return out, at + broke
+                if not d.eof:
+                    break
+                at += len(chunk) - len(d.unused_data)
+                chunk, member_ended = d.unused_data, True
     return out, None
 
 
