@@ -61,6 +61,9 @@ def state(con):
     ("CREATE TABLE scratch (a INTEGER)", "temp schema"),
     ("CREATE OR REPLACE TABLE main.scratch AS FROM kernels", "CREATE TEMP TABLE scratch"),
     ('DROP VIEW "type_time"', "view type_time"),
+    ("CREATE SCHEMA mine", "no temp schemas: schema mine cannot be made"),
+    ("CREATE INDEX kix ON kernels (name)", "no temp indexes: index kix cannot be made"),
+    ("CREATE SEQUENCE ids", "use CREATE TEMP SEQUENCE ids"),
 ])
 def test_changes_to_the_profile_are_refused_and_rolled_back(any_con, sql, says):
     con = any_con
@@ -76,13 +79,19 @@ def test_changes_to_the_profile_are_refused_and_rolled_back(any_con, sql, says):
 
 
 @pytest.mark.parametrize("sql,says", [
-    ("CREATE SEQUENCE ids", "use CREATE TEMP SEQUENCE ids"),
     ("COMMENT ON TABLE kernels IS 'mine'", "Make your own objects in the temp schema"),
 ])
 def test_a_reopened_profile_refuses_what_it_cannot_name_in_general_terms(reopened, sql, says):
     with pytest.raises(ProtectedError) as e:
         run(QueryEngine(reopened), sql)
     assert says in str(e.value) and str(e.value).startswith("refused:")
+
+
+def test_a_comment_on_the_profiles_table_is_a_change_to_it(con):
+    with pytest.raises(ProtectedError) as e:
+        run(QueryEngine(con), "COMMENT ON TABLE kernels IS 'mine'")
+    assert "table kernels belongs to the loaded profile" in str(e.value)
+    assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'kernels'").fetchone() == (None,)
 
 
 def test_temp_tables_and_views_are_the_users_own(any_con):

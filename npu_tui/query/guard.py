@@ -20,13 +20,25 @@ from .errors import ProtectedError
 
 T = TypeVar("T")
 
-# (kind, database, schema, name) -> a signature that changes when the object is replaced or altered.
+# (kind, database, schema, name) -> a signature that changes when the object is replaced or altered
+# (a comment on it included). Schemas, sequences and indexes count too: made in the profile's
+# database, they would be written into a cache file others share.
 OBJECTS_SQL = """
-SELECT 'table', database_name, schema_name, table_name, temporary, table_oid::VARCHAR || sql
+SELECT 'table', database_name, schema_name, table_name, temporary,
+       table_oid::VARCHAR || sql || coalesce(comment, '')
 FROM duckdb_tables() WHERE NOT internal
 UNION ALL
-SELECT 'view', database_name, schema_name, view_name, temporary, view_oid::VARCHAR || sql
+SELECT 'view', database_name, schema_name, view_name, temporary, view_oid::VARCHAR || sql || coalesce(comment, '')
 FROM duckdb_views() WHERE NOT internal
+UNION ALL
+SELECT 'schema', database_name, schema_name, schema_name, database_name = 'temp', coalesce(comment, '')
+FROM duckdb_schemas() WHERE NOT internal
+UNION ALL
+SELECT 'sequence', database_name, schema_name, sequence_name, temporary, coalesce(sql, '')
+FROM duckdb_sequences()
+UNION ALL
+SELECT 'index', database_name, schema_name, index_name, database_name = 'temp', coalesce(sql, '')
+FROM duckdb_indexes()
 UNION ALL
 SELECT 'macro', database_name, schema_name, function_name, database_name = 'temp',
        string_agg(coalesce(macro_definition, ''), ';' ORDER BY macro_definition)
@@ -43,7 +55,10 @@ COPY_HINT = {
     "table": "CREATE TEMP TABLE my_{name} AS FROM {name}",
     "view": "CREATE TEMP VIEW my_{name} AS ...",
     "macro": "CREATE TEMP MACRO my_{name}(...) AS ...",
+    "sequence": "CREATE TEMP SEQUENCE my_{name}",
 }
+# Kinds DuckDB has no temp form of.
+NO_TEMP = {"index": "indexes", "schema": "schemas"}
 
 
 # What a statement changes: its first words and the name after them.
@@ -58,7 +73,7 @@ def _changed(kind: str, name: str) -> ProtectedError:
     return ProtectedError(
         f"refused: {kind} {name} belongs to the loaded profile and cannot be dropped, "
         f"replaced or altered from the console; nothing was changed. "
-        f"Make your own under another name: {COPY_HINT[kind].format(name=name)}")
+        + (f"Make your own under another name: {COPY_HINT[kind].format(name=name)}" if kind in COPY_HINT else ""))
 
 
 def _rows_changed(name: str) -> ProtectedError:
@@ -69,6 +84,9 @@ def _rows_changed(name: str) -> ProtectedError:
 
 
 def _not_temp(kind: str, name: str) -> ProtectedError:
+    if kind in NO_TEMP:
+        return ProtectedError(f"refused: the profile's database stays as loaded, and DuckDB has no temp "
+                              f"{NO_TEMP[kind]}: {kind} {name} cannot be made from the console")
     return ProtectedError(
         f"refused: new {kind}s go in the temp schema so the profile's database stays "
         f"as loaded; use CREATE TEMP {kind.upper()} {name} ...")
@@ -136,7 +154,7 @@ class Guard:
         if key is None:
             if m and m["kind"]:
                 kind = m["kind"].lower()
-                return _not_temp({"function": "macro"}.get(kind, kind), _last_part(m["name"]))
+                return _not_temp({"function": "macro", "unique": "index"}.get(kind, kind), _last_part(m["name"]))
             return ProtectedError("refused: statements cannot change the loaded profile's database; "
                                   "nothing was changed. Make your own objects in the temp schema: "
                                   "CREATE TEMP TABLE name AS ...")
