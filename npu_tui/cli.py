@@ -239,7 +239,7 @@ def cmd_report(args) -> int:
     sys.stdout.write(session.render(args.format))
     if not report["complete"] and not args.partial:
         lost = [h["file"] for h in report["health"] if h["severity"] == "error"]
-        return _fail(f"incomplete: {len(lost)} file(s) could not be loaded ({', '.join(lost[:3])}"
+        return _fail(f"incomplete: {len(lost)} file(s) or folder(s) failed to load ({', '.join(lost[:3])}"
                      f"{', …' if len(lost) > 3 else ''}); --partial accepts the report without them")
     fired = {f["rule"] for f in report["findings"]}
     if args.fail_on and (fired if args.fail_on == "any" else args.fail_on in fired):

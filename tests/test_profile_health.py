@@ -121,7 +121,8 @@ def test_rows_in_another_encoding_are_said_to_be_not_utf8(real, tmp_path):
     kd.write_bytes(b"\n".join(lines))
     (item,) = health(load_profile(rank))
     assert (item.severity, item.lost) == ("warning", 1)
-    assert item.what == "kernel_details.csv is not UTF-8 text; 1 row skipped" and "UTF-8" in item.fix
+    assert item.what == ("kernel_details.csv has rows that are not UTF-8 (1 row with bytes of another "
+                         "encoding); 1 row skipped") and "UTF-8" in item.fix
 
 
 def test_a_rank_without_kernels_is_said(real, tmp_path):

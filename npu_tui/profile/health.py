@@ -37,7 +37,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^header only", "{name} has a header and no rows", "the profiled steps ran no device work: "
      "check that the profiler schedule (wait / warmup / active) covers real steps"),
     (r"^no events", "{name} holds no events", NOT_STOPPED),
-    (r"not UTF-8", "{name} is not UTF-8 text", "re-export it, or save it as UTF-8"),
+    (r"not UTF-8", "{name} has rows that are not UTF-8 ({note_head})", "re-export it, or save it as UTF-8"),
     (r"Permission denied", "{name} cannot be read (permission denied)", "make it readable: "
      "chmod a+r on the file"),
     (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "
@@ -93,12 +93,15 @@ CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder 
 
 # Ranks that loaded without a single kernel: none of their files holds device tasks.
 NO_KERNELS = """
-SELECT rank, path FROM ranks
+SELECT rank, path, source_format FROM ranks
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
 ORDER BY rank
 """
-NO_KERNELS_FIX = ("copy the rank's kernel_details.csv or trace_view.json (ASCEND_PROFILER_OUTPUT) too, "
-                  "or its op_summary_*.csv / msprof_*.json")
+NO_KERNELS_FIX = {
+    "kineto": "profile with ProfilerActivity.CUDA (or the device's activity) as well as the CPU",
+    "msprof": "copy the folder's op_summary_*.csv or msprof_*.json too",
+}
+NO_KERNELS_FIX_NPU = "copy the rank's kernel_details.csv or trace_view.json (ASCEND_PROFILER_OUTPUT) too"
 
 
 def health(profile) -> List[HealthItem]:
@@ -112,10 +115,11 @@ def health(profile) -> List[HealthItem]:
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     failed_ranks = {i.rank for i in items if i.severity == "error"}
-    for rank, path in profile.con.execute(NO_KERNELS).fetchall():
+    for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall():
         if rank not in failed_ranks:  # else its kernel file's failure says it already
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
-                                    "device's tasks; its figures are empty", NO_KERNELS_FIX, 0))
+                                    "device's tasks; its figures are empty",
+                                    NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
     missing, loaded = profile.con.execute(PEERS).fetchone()
     world = profile.con.execute("SELECT max(world_size) FROM ranks").fetchone()[0]
     if missing:
