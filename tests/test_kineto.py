@@ -300,6 +300,8 @@ def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one), (1, one)]
     (dup,) = [h for h in health(p) if "claimed twice" in h.what]
     assert dup.severity == "warning" and "two runs side by side" in dup.fix
+    (partial,) = [h for h in health(p) if h.what.startswith("partial rank set")]
+    assert partial.what.endswith("128 ranks (its world size); 1 of them loaded")
 
 
 def test_a_big_kineto_trace_loads_whole(tmp_path):

@@ -121,18 +121,21 @@ def health(profile) -> List[HealthItem]:
                                     "device's tasks; its figures are empty",
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
     missing, loaded = profile.con.execute(PEERS).fetchone()
-    world = profile.con.execute("SELECT max(world_size) FROM ranks").fetchone()[0]
+    # A rank claimed twice was renumbered: it is one of the job's ranks, not two.
+    world, claimed = profile.con.execute(
+        "SELECT max(world_size), count(*) - (SELECT count(*) FROM load_log WHERE note LIKE '%claimed twice%') "
+        "FROM ranks").fetchone()
     if missing:
         items.append(HealthItem(
             "warning", None, str(profile.path),
             f"partial rank set: the communication data links to {_ranks(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
             f"loaded)", PARTIAL_FIX, 0))
-    elif world and world > loaded:
+    elif world and world > claimed:
         items.append(HealthItem(
             "warning", None, str(profile.path),
             f"partial rank set: the traces give the job {world} ranks (its world size); "
-            f"{loaded} of them loaded", PARTIAL_FIX, 0))
+            f"{claimed} of them loaded", PARTIAL_FIX, 0))
     return items
 
 
