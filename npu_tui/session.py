@@ -93,16 +93,13 @@ class Session:
         if cancelled is not None and cancelled():
             raise LoadCancelled()
         session = cls(profile, rules, note)
-        session._writable(progress=progress, cancelled=cancelled, background=background)
+        if profile.read_only and not session.analysed:
+            # A reopened cache is read-only (others may share it). Analysed under other rules, or
+            # by another version, it takes this analysis in its place: opened for writing before
+            # anything holds its connection.
+            session.profile = profile.writable(progress=progress, cancelled=cancelled, background=background)
+            session.health = health(session.profile)
         return session
-
-    def _writable(self, **load) -> None:
-        """A reopened cache is read-only (others may share it). Analysed under other rules, or by
-        another version, it takes this analysis in its place: opened for writing first, before
-        anything holds its connection (``load``: how to load afresh, where it must)."""
-        if self.profile.read_only and not self.analysed:
-            self.profile = self.profile.writable(**load)
-            self.health = health(self.profile)
 
     @property
     def analysed(self) -> bool:
@@ -127,7 +124,6 @@ class Session:
         return self._analyse(windows)
 
     def _analyse(self, windows: bool) -> Dict[str, Any]:
-        self._writable()
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows)

@@ -70,10 +70,11 @@ TARGET = re.compile(r"""^\s*(?:EXPLAIN\s+(?:ANALYZE\s+)?)?
 
 
 def _changed(kind: str, name: str) -> ProtectedError:
+    hint = COPY_HINT.get(kind)
     return ProtectedError(
         f"refused: {kind} {name} belongs to the loaded profile and cannot be dropped, "
-        f"replaced or altered from the console; nothing was changed. "
-        + (f"Make your own under another name: {COPY_HINT[kind].format(name=name)}" if kind in COPY_HINT else ""))
+        f"replaced or altered from the console; nothing was changed."
+        + (f" Make your own under another name: {hint.format(name=name)}" if hint else ""))
 
 
 def _rows_changed(name: str) -> ProtectedError:

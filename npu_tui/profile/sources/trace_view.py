@@ -33,8 +33,6 @@ KIND = "trace_view"
 FILE_NAMES = ("trace_view.json",)
 STAGE = "stg_trace_view"
 
-# A bare event array holding torch's host events: what tells trace_view.json from msprof's timeline.
-
 # Process and thread names are a few rows; tv_event joins them to the events as a view, because
 # copying millions of staged events (args included) costs more than the few scans that read them.
 PROCESSES = """
