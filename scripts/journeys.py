@@ -75,8 +75,6 @@ class Terminal:
 def console_query(t: Terminal, scratch: Path) -> None:
     t.keys("7")
     t.wait("ctrl+r runs the statement")
-    t.keys("C-a")  # the editor's welcome line: replace it
-    t.keys("C-k")
     t.type("select 40 + 2 as answer")
     t.keys("C-r")
     t.wait("answer")

@@ -50,8 +50,10 @@ def cells(console):
 async def test_type_and_run_a_query(con):
     async with Host(con).run_test(size=(100, 30)) as pilot:
         console = pilot.app.query_one(SqlConsole)
-        console.load_sql("")
+        console.editor.focus()
+        # The hint is the empty editor's placeholder: what is typed is the whole statement.
         await pilot.press(*"FROM kernels WHERE dur_ns > 20")
+        assert console.editor.text == "FROM kernels WHERE dur_ns > 20"
         await pilot.press("ctrl+r")
         await settle(pilot.app, pilot)
         assert [row[:5] for row in cells(console)] == [("0", "NULL", "NULL", "mm_1", "MatMulV3"),

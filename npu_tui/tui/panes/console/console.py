@@ -29,7 +29,8 @@ from .editor import CompletionList, SqlEditor
 from .results import PAGE_SIZE, ResultGrid
 from .schema_browser import SchemaBrowser
 
-WELCOME = "-- ctrl+r runs the statement under the cursor, f5 runs them all; f3 has starter queries\n"
+# Shown while the editor is empty, so what a person types starts a clean statement.
+HINT = "ctrl+r runs the statement under the cursor, f5 runs them all; f3 has starter queries"
 
 
 class SqlConsole(Widget):
@@ -97,7 +98,7 @@ class SqlConsole(Widget):
         with Horizontal(id="sql-body"):
             yield SchemaBrowser(id="sql-schema")
             with Vertical(id="sql-main"):
-                yield SqlEditor(text=WELCOME, id="sql-editor")
+                yield SqlEditor(placeholder=HINT, id="sql-editor")
                 yield Static(id="sql-error")
                 yield Static(Text("ready"), id="sql-status")
                 yield ResultGrid(id="sql-grid")
