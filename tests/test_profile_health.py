@@ -135,6 +135,24 @@ def test_a_rank_without_kernels_is_said(real, tmp_path):
     assert "kernel_details.csv" in item.fix
 
 
+def test_a_rank_without_kernels_is_said_beside_another_files_failure(real, tmp_path):
+    """A damaged communication.json does not say that the rank has no kernels; a damaged
+    kernel_details.csv does, and then the warning would only repeat it."""
+    run = tmp_path / "run"
+    rank_folder(real, run / "a_ascend_pt")
+    out = rank_folder(real, run / "b_ascend_pt", info=1) / "ASCEND_PROFILER_OUTPUT"
+    (out / "kernel_details.csv").unlink()
+    (out / "communication.json").write_text('{"step1": {')
+    items = health(load_profile(run))
+    assert [(i.severity, i.rank, i.file.endswith("communication.json")) for i in items] == [
+        ("error", 1, True), ("warning", 1, False)]
+    assert items[1].what.startswith("no kernels")
+    (out / "communication.json").unlink()
+    (out / "kernel_details.csv").write_text("Name,Type\n")  # header only: nothing loaded
+    items = health(load_profile(run))
+    assert [i.what.startswith("no kernels") for i in items] == [False]
+
+
 def _rank_copy(real, dest):
     shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt", dest)
     return dest

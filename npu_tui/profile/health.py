@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import List, Optional, Pattern, Tuple
 
+from .sources import KERNEL_SOURCES
+
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
 WHERE note <> '' OR skipped_rows > 0
@@ -108,15 +110,19 @@ def health(profile) -> List[HealthItem]:
     """One item per load_log row that skipped something or carries a note, ranks in order, then
     the ranks that hold no kernel, then the job's ranks the communication data names but the
     profile does not hold."""
-    items = [_item(*row) for row in profile.con.execute(ROWS).fetchall()]
+    rows = profile.con.execute(ROWS).fetchall()
+    items = [_item(*row) for row in rows]
     if not profile.ranks:
         items.insert(0, HealthItem(
             "warning", None, str(profile.path),
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
-    failed_ranks = {i.rank for i in items if i.severity == "error"}
+    # A rank whose kernel file (or folder) failed: that failure says it already. Another file's
+    # failure, say communication.json, does not.
+    failed_ranks = {i.rank for i, (_, _, kind, *_) in zip(items, rows)
+                    if i.severity == "error" and kind in KERNEL_SOURCES + ("discovery",)}
     for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall():
-        if rank not in failed_ranks:  # else its kernel file's failure says it already
+        if rank not in failed_ranks:
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
                                     "device's tasks; its figures are empty",
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))

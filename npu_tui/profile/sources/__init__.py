@@ -41,6 +41,8 @@ SOURCE_ORDER = (
     "sqlite_export",
 )
 
+# The kinds whose files hold the device's tasks, the kernels table.
+KERNEL_SOURCES = ("kernel_details", "op_summary", "trace_view", "msprof_timeline", "kineto", "sqlite_export")
 
 CLUSTER_ORDER = (
     "cluster_step_trace",
