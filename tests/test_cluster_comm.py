@@ -261,3 +261,18 @@ def test_each_group_has_the_rank_its_others_wait_for():
     install_views(p.con, load_rules())
     rows = {r: (w, f) for r, w, f in p.con.execute("SELECT rank, waited_for, waits_for FROM rank_waits").fetchall()}
     assert rows == {0: (False, 1), 1: (True, None), 2: (False, 3), 3: (True, None)}
+
+
+def test_link_bandwidth_is_the_same_on_every_run():
+    """Floating-point sums depend on the order rows are added in, and DuckDB's threads finish in
+    any order: each sum has an order of its own (unordered, 6 runs over these rows gave 6 results)."""
+    from npu_tui.analysis import install_views, load_rules
+    from npu_tui.profile import connect
+
+    con = connect()
+    con.execute("SET threads = 4")
+    con.execute("""INSERT INTO comm_bandwidth SELECT i % 4, i // 1000, 'collective', 'hcom_allReduce__' || (i % 997),
+                   'HCCS', random() * 1000, random() * 10, NULL FROM range(1000000) t(i)""")
+    install_views(con, load_rules())
+    runs = {tuple(con.execute("SELECT * FROM link_bandwidth").fetchall()) for _ in range(4)}
+    assert len(runs) == 1

@@ -1,7 +1,14 @@
 -- bandwidth per rank and link type (HCCS, PCIE, RDMA, SIO, SDMA): MB moved, transit time (ms), GB/s
-SELECT rank, transport, sum(transit_size_mb) AS size_mb, sum(transit_time_ms) AS time_ms,
-       sum(transit_size_mb) / nullif(sum(transit_time_ms), 0) AS bandwidth_gbps
-FROM comm_bandwidth
-WHERE transport IS NOT NULL
-GROUP BY rank, transport
+-- Each sum in a fixed order (ties by value): floating-point sums depend on it, and DuckDB's threads
+-- add rows in whatever order they finish.
+WITH link AS (
+    SELECT rank, transport,
+           sum(transit_size_mb ORDER BY step, kind, op_name, transit_size_mb, transit_time_ms) AS size_mb,
+           sum(transit_time_ms ORDER BY step, kind, op_name, transit_size_mb, transit_time_ms) AS time_ms
+    FROM comm_bandwidth
+    WHERE transport IS NOT NULL
+    GROUP BY rank, transport
+)
+SELECT rank, transport, size_mb, time_ms, size_mb / nullif(time_ms, 0) AS bandwidth_gbps
+FROM link
 ORDER BY rank, size_mb DESC, transport
