@@ -235,7 +235,9 @@ def cmd_report(args) -> int:
     _say(session.note)
     for rank, stage, start_us, end_us in windows:
         session.add_stage_window(rank, stage, start_us, end_us)
-    report = session.analyse()
+    # Printed, never read here: the stage windows (which only JSON shows) and the memory per
+    # forward stay as DuckDB encoded them.
+    report = session.analyse(windows=args.format == "json", encoded=True)
     sys.stdout.write(session.render(args.format))
     if not report["complete"] and not args.partial:
         lost = [h["file"] for h in report["health"] if h["severity"] == "error"]

@@ -109,24 +109,25 @@ class Session:
         except duckdb.Error:  # a cache file that fails to read: analyse() loads afresh
             return False
 
-    def analyse(self, windows: bool = True) -> Dict[str, Any]:
+    def analyse(self, windows: bool = True, encoded: bool = False) -> Dict[str, Any]:
         """Install the analysis views unless they are there, build the report and cache the whole.
-        ``windows=False`` leaves the stage windows out of the report's stage_detection. A cache
-        file that fails to read on the way is a lost speed-up, not a failed open: the profile is
-        loaded afresh from its files instead."""
+        ``windows=False`` leaves the stage windows out of the report's stage_detection;
+        ``encoded`` keeps the biggest arrays as JSON text, for ``render`` alone (build_report). A
+        cache file that fails to read on the way is a lost speed-up, not a failed open: the
+        profile is loaded afresh from its files instead."""
         try:
-            return self._analyse(windows)
+            return self._analyse(windows, encoded)
         except duckdb.Error as e:
             if not self.profile.from_cache or isinstance(e, duckdb.InterruptException):
                 raise
         self.profile = self.profile.reloaded()
         self.health = health(self.profile)
-        return self._analyse(windows)
+        return self._analyse(windows, encoded)
 
-    def _analyse(self, windows: bool) -> Dict[str, Any]:
+    def _analyse(self, windows: bool, encoded: bool) -> Dict[str, Any]:
         if not self.analysed:
             install_views(self.con, self.rules)
-        self.report = build_report(self.profile, self.rules, windows=windows)
+        self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded)
         if not passing_failure(self.profile):
             self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
         return self.report

@@ -168,6 +168,28 @@ def test_stage_detection_lists_the_windows_unless_left_out():
            _rounded({k: v for k, v in full.items() if k != "stage_detection"})
 
 
+@pytest.mark.parametrize("path", ["npu_tui/demo/diffusion_demo", "fixtures/diffusion_2rank"])
+def test_the_json_of_encoded_rows_is_the_json_of_python_rows(path):
+    """The CLI's report keeps the stage windows and the memory per forward as DuckDB encoded
+    them: the document it prints reads back as the one Python's encoder writes, value for value,
+    and the text and Markdown (which show neither) are the same to the byte."""
+    from npu_tui.analysis import build_report, ensure_views, load_rules, render
+    from npu_tui.analysis.render import Encoded
+    from npu_tui.profile import load_profile
+
+    profile, rules = load_profile(ROOT / path), load_rules()
+    ensure_views(profile.con, rules)
+    plain = build_report(profile, rules)
+    encoded = build_report(profile, rules, encoded=True)
+    assert isinstance(encoded["memory"]["windows"], Encoded)
+    assert all(isinstance(d["windows"], Encoded) for d in encoded["stage_detection"])
+    assert plain["memory"]["windows"] and all(d["windows"] for d in plain["stage_detection"])
+    assert json.loads(render(encoded, "json")) == json.loads(render(plain, "json"))
+    bare = build_report(profile, rules, windows=False, encoded=True)
+    for fmt in ("text", "md"):
+        assert render(bare, fmt) == render(plain, fmt)
+
+
 def _rounded(v):
     if isinstance(v, float):
         return float(f"{v:.9g}")

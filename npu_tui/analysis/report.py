@@ -9,6 +9,7 @@ import duckdb
 
 from ..profile.health import failed, health
 from ..text import sql_literal
+from .render import Encoded
 from .rules import Rules
 from .views import ensure_views
 
@@ -40,6 +41,8 @@ DETECTION_SQL = """SELECT rank, arg_min(method, start_ns) AS method, arg_min(con
                    FROM stage_windows GROUP BY rank ORDER BY rank"""
 WINDOW_KEYS = ("stage", "start_us", "end_us", "wall_us", "kernel_count")
 WINDOWS_SQL = f"SELECT rank, {', '.join(WINDOW_KEYS)} FROM stage_windows ORDER BY rank, start_ns"
+WINDOWS_JSON_SQL = f"""SELECT rank, to_json(list(struct_pack({', '.join(WINDOW_KEYS)}) ORDER BY start_ns))::VARCHAR
+                      FROM stage_windows GROUP BY rank"""
 CLUSTER_RANKS_SQL = "SELECT rank, steps, outliers, step_time_us, exposed_comm_us, step_source FROM rank_summary"
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
@@ -47,8 +50,11 @@ BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"
 LINKS_SQL = "SELECT * FROM comm_links ORDER BY src_rank, dst_rank, transport"
 WAITS_SQL = "SELECT * FROM rank_waits ORDER BY rank"
 MEMORY_PEAKS_SQL = "SELECT * FROM memory_peaks ORDER BY rank, stage NULLS FIRST"
-MEMORY_FORWARDS_SQL = """SELECT rank, stage, forward, peak_allocated_mb, peak_reserved_mb FROM memory_windows
-ORDER BY rank, stage, forward"""
+MEMORY_FORWARD_KEYS = ("rank", "stage", "forward", "peak_allocated_mb", "peak_reserved_mb")
+MEMORY_FORWARDS_SQL = f"SELECT {', '.join(MEMORY_FORWARD_KEYS)} FROM memory_windows ORDER BY rank, stage, forward"
+MEMORY_FORWARDS_JSON_SQL = f"""SELECT coalesce(to_json(list(struct_pack({', '.join(MEMORY_FORWARD_KEYS)})
+                                                    ORDER BY rank, stage, forward))::VARCHAR, '[]')
+                              FROM memory_windows"""
 MEMORY_OPERATORS_SQL = """SELECT * FROM memory_operators
 QUALIFY row_number() OVER (PARTITION BY rank ORDER BY total_mb DESC, name) <= 10 ORDER BY rank, total_mb DESC, name"""
 CLUSTER_STEPS_SQL = "SELECT * FROM cluster_step_trace ORDER BY type, step, rank, ranks"
@@ -149,28 +155,41 @@ def detection_summary(method: str, confidence: Any) -> str:
     return "set by hand (--stage)" if method == "override" else str(method)
 
 
-def _detection(con, windows: bool) -> List[Dict[str, Any]]:
+def _detection(con, windows: bool, encoded: bool) -> List[Dict[str, Any]]:
     entries = _rows(con, DETECTION_SQL)
     for e in entries:
         e["summary"] = detection_summary(e["method"], e["confidence"])
-    if windows:
-        by_rank = {e["rank"]: e for e in entries}
-        for e in entries:
-            e["windows"] = []
-        # A window per stage and step: tens of thousands on a long run, so built from the rows directly.
-        for rank, *window in con.execute(WINDOWS_SQL).fetchall():
-            by_rank[rank]["windows"].append(dict(zip(WINDOW_KEYS, window)))
+    if not windows:
+        return entries
+    by_rank = {e["rank"]: e for e in entries}
+    if encoded:
+        for rank, text in con.execute(WINDOWS_JSON_SQL).fetchall():
+            by_rank[rank]["windows"] = Encoded(text)
+        return entries
+    for e in entries:
+        e["windows"] = []
+    # A window per stage and step: tens of thousands on a long run, so built from the rows directly.
+    for rank, *window in con.execute(WINDOWS_SQL).fetchall():
+        by_rank[rank]["windows"].append(dict(zip(WINDOW_KEYS, window)))
     return entries
+
+
+def _memory_forwards(con, encoded: bool):
+    if encoded:
+        return Encoded(con.execute(MEMORY_FORWARDS_JSON_SQL).fetchone()[0])
+    return _rows(con, MEMORY_FORWARDS_SQL)
 
 
 def _format(formats: Sequence[str]) -> str:
     return "+".join(formats) if formats else "unknown"
 
 
-def build_report(profile, rules: Rules, windows: bool = True) -> Dict[str, Any]:
+def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = False) -> Dict[str, Any]:
     """The §7 document for a loaded profile, plus stage_detection and cluster. ``windows=False``
     leaves each rank's stage windows out of stage_detection: the TUI shows none, and building
-    the 25,000 of a 1M-kernel rank is most of a reopen's report."""
+    the 25,000 of a 1M-kernel rank is most of a reopen's report. ``encoded`` gives the stage
+    windows and the memory per forward as DuckDB's JSON text (render's Encoded), for the JSON
+    report alone: the rest of the document is the same."""
     con = profile.con
     ensure_views(con, rules)
     items = health(profile)
@@ -189,10 +208,10 @@ def build_report(profile, rules: Rules, windows: bool = True) -> Dict[str, Any]:
         "categories": _rows(con, CATEGORIES_SQL),
         "comm": _rows(con, COMM_SQL),
         "findings": _findings(con),
-        "stage_detection": _detection(con, windows),
+        "stage_detection": _detection(con, windows, encoded),
         "memory": {
             "peaks": _rows(con, MEMORY_PEAKS_SQL),
-            "windows": _rows(con, MEMORY_FORWARDS_SQL),
+            "windows": _memory_forwards(con, encoded),
             "operators": _rows(con, MEMORY_OPERATORS_SQL),
         },
         "cluster": {
