@@ -1,10 +1,7 @@
 -- bandwidth per rank and link type (HCCS, PCIE, RDMA, SIO, SDMA): MB moved, transit time (ms), GB/s
--- Each sum in a fixed order (ties by value): floating-point sums depend on it, and DuckDB's threads
--- add rows in whatever order they finish.
 WITH link AS (
-    SELECT rank, transport,
-           sum(transit_size_mb ORDER BY step, kind, op_name, transit_size_mb, transit_time_ms) AS size_mb,
-           sum(transit_time_ms ORDER BY step, kind, op_name, transit_size_mb, transit_time_ms) AS time_ms
+    SELECT rank, transport, sum(transit_size_mb ORDER BY transit_size_mb) AS size_mb,
+           sum(transit_time_ms ORDER BY transit_time_ms) AS time_ms
     FROM comm_bandwidth
     WHERE transport IS NOT NULL
     GROUP BY rank, transport

@@ -53,13 +53,13 @@ comm_at AS (
 ),
 -- what the elapse is made of; what transit, wait and idle leave of it is unsplit
 comm AS (
-    SELECT p.rank, p.step, p.stage, sum(o.transit_ms) AS transit,
-           sum(o.wait_ms - coalesce(o.sync_ms, 0)) AS wait, sum(o.sync_ms) AS sync, sum(o.idle_ms) AS idle,
+    SELECT p.rank, p.step, p.stage, sum(o.transit_ms ORDER BY o.op_ns, o.op_name) AS transit,
+           sum(o.wait_ms - coalesce(o.sync_ms, 0) ORDER BY o.op_ns, o.op_name) AS wait,
+           sum(o.sync_ms ORDER BY o.op_ns, o.op_name) AS sync, sum(o.idle_ms ORDER BY o.op_ns, o.op_name) AS idle,
            -- (rounding in the file's ms figures aside)
-           CASE WHEN sum(o.elapse_ms) - sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0))
-                     > 1e-3 * sum(o.elapse_ms)
-                THEN sum(o.elapse_ms) - sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0))
-                ELSE 0 END AS rest
+           sum(o.elapse_ms ORDER BY o.op_ns, o.op_name) AS elapse,
+           sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0) ORDER BY o.op_ns, o.op_name) AS parts,
+           CASE WHEN elapse - parts > 1e-3 * elapse THEN elapse - parts ELSE 0 END AS rest
     FROM comm_at o
     ASOF JOIN pieces p ON o.rank = p.rank AND o.at_ns >= p.a
     WHERE o.at_ns < p.b
