@@ -142,6 +142,28 @@ def test_demo_findings_merged_and_ordered_by_saving():
         assert sum(line.startswith(f"* {f['rule']} ") for line in text.splitlines()) == 1
 
 
+def test_ranks_that_tie_give_one_worst_rank_every_field_from_its_row():
+    """64 ranks of one job often tie (the same forwards): the worst is the highest value, then the
+    largest saving, then the lowest rank, and every field is that rank's. arg_max over the ties
+    took each field from whichever row came first, which changed from one load to the next."""
+    import duckdb
+
+    from npu_tui.analysis.views import view_sql
+
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE finding_ranks AS SELECT * FROM (VALUES
+        (1, 'step_cache', 5, 'DiT', 'forwards', NULL, 'five', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 10.0),
+        (1, 'step_cache', 1, 'DiT', 'forwards', NULL, 'one', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 20.0),
+        (1, 'step_cache', 0, 'DiT', 'forwards', NULL, 'zero', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 20.0),
+        (1, 'step_cache', 2, 'DiT', 'forwards', NULL, 'two', 40.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 90.0))
+        t(ord, rule, rank, stage, metric, category, cause, value, threshold, direction, docs, estimate,
+          waited_for, basis_us, saving_us)""")
+    (row,) = con.execute(view_sql("findings")).fetchall()
+    cols = [d[0] for d in con.description]
+    f = dict(zip(cols, row))
+    assert (f["ranks"], f["rank"], f["cause"], f["value"], f["saving_us"]) == ([0, 1, 5, 2], 0, "zero", 50.0, 20.0)
+
+
 def test_spreads_and_shares_print_as_percentages_everywhere():
     s = open_session(DEMO, cache=False)
     text = render(s.report, "text")

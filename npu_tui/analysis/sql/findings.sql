@@ -1,9 +1,16 @@
 -- findings: one per rule and stage, with the ranks it fired on (the most affected first), and the worst rank's value, cause, direction, docs and projected saving per step (us); ordered by that saving
-SELECT rule, stage, any_value(metric) AS metric, any_value(category) AS category,
-       list(rank ORDER BY value DESC, rank) AS ranks, arg_max(rank, value) AS rank, max(value) AS value,
-       any_value(threshold) AS threshold, arg_max(cause, value) AS cause, arg_max(direction, value) AS direction,
-       arg_max(docs, value) AS docs, arg_max(estimate, value) AS estimate, arg_max(waited_for, value) AS waited_for,
-       arg_max(saving_us, value) AS saving_us, min(ord) AS ord
-FROM finding_ranks
-GROUP BY rule, stage
-ORDER BY saving_us DESC NULLS LAST, ord
+-- The worst rank is the first of ranks: the highest value, then the largest saving, then the lowest
+-- rank. Every field comes from its row: ranks often tie (64 ranks of one job, the same forwards),
+-- and arg_max over ties took each field from whichever row came first on that run.
+WITH ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY rule, stage ORDER BY value DESC, saving_us DESC NULLS LAST, rank) AS nth
+    FROM finding_ranks
+),
+fired AS (
+    SELECT rule, stage, list(rank ORDER BY nth) AS ranks, min(ord) AS ord FROM ranked GROUP BY rule, stage
+)
+SELECT w.rule, w.stage, w.metric, w.category, f.ranks, w.rank, w.value, w.threshold, w.cause, w.direction,
+       w.docs, w.estimate, w.waited_for, w.saving_us, f.ord
+FROM ranked w JOIN fired f ON f.rule = w.rule AND f.stage IS NOT DISTINCT FROM w.stage
+WHERE w.nth = 1
+ORDER BY w.saving_us DESC NULLS LAST, f.ord
