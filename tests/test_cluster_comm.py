@@ -296,3 +296,22 @@ def test_sums_of_doubles_are_the_same_on_every_load(loads, view):
     own. (At 64 ranks the report's comm, bandwidth and memory figures differed load to load.)"""
     runs = {tuple(sorted(con.execute(f"SELECT * FROM {view}").fetchall(), key=str)) for con in loads}
     assert len(runs) == 1 and len(next(iter(runs))) >= 4
+
+
+def test_ranks_that_tie_name_the_lower_rank():
+    """Identical ranks (one job, the same work) tie on every measure: the slow rank is the lower
+    one whatever order the rows come in, not the one arg_max met first on that run."""
+    import duckdb
+
+    from npu_tui.analysis.views import view_sql
+
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0), (1, 10.0, 2.0), (2, 10.0, 2.0))
+                   t(rank, step_time_us, exposed_comm_us)""")
+    con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
+    con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
+                   t(rank, step, stage_us)""")
+    con.execute("CREATE TABLE step_flags (rank INTEGER, step INTEGER, outlier BOOLEAN)")
+    spread = con.execute(f"SELECT measure, slow_rank FROM ({view_sql('rank_spread')})").fetchall()
+    assert sorted(spread) == [("exposed_comm", 1), ("step_time", 1)]
+    assert con.execute(f"SELECT step, slow_rank FROM ({view_sql('step_times')})").fetchall() == [(7, 1)]

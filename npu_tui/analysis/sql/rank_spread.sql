@@ -1,4 +1,4 @@
--- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last)
+-- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank
 WITH m AS (
     SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary
     UNION ALL
@@ -8,8 +8,8 @@ SELECT measure, count(*) AS ranks, min(v) AS min_us, max(v) AS max_us, avg(v ORD
        CASE WHEN avg(v ORDER BY rank) > 0 THEN (max(v) - min(v)) / avg(v ORDER BY rank) ELSE 0.0 END AS spread,
        CASE measure WHEN 'exposed_comm'
             THEN coalesce((SELECT rank FROM rank_waits WHERE waited_for ORDER BY caused_wait_ms DESC, rank LIMIT 1),
-                          arg_min(rank, v))
-            ELSE arg_max(rank, v) END AS slow_rank
+                          arg_min(rank, [v, rank]))
+            ELSE arg_max(rank, [v, -rank]) END AS slow_rank
 FROM m WHERE v IS NOT NULL
 GROUP BY measure
 HAVING count(*) >= 2

@@ -37,7 +37,7 @@ per_rank AS (
     SELECT p.rank, sum(p.collectives) AS collectives, sum(p.wait_ms ORDER BY p.group_name) AS wait_ms,
            sum(p.peers_wait_ms ORDER BY p.group_name) AS peers_wait_ms,
            sum(p.times_last) AS times_last, bool_or(p.waited_for) AS waited_for,
-           arg_max(g.waited, p.wait_ms) FILTER (WHERE g.waited <> p.rank) AS waits_for
+           arg_max(g.waited, [p.wait_ms, -g.waited]) FILTER (WHERE g.waited <> p.rank) AS waits_for
     FROM picked p LEFT JOIN group_waited g ON g.group_name IS NOT DISTINCT FROM p.group_name
     GROUP BY p.rank
 )

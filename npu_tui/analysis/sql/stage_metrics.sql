@@ -17,14 +17,14 @@ exposed AS (
     FROM part_us WHERE part = 'comm_exposed' GROUP BY ALL
 ),
 -- The cause is the largest of transfer, waiting (wait and synchronization together) and idle;
--- waiting is then named by its larger part.
+-- waiting is then named by its larger part. Of equal ones, the first by name.
 grouped AS (
     SELECT rank, stage, CASE WHEN cause IN ('wait', 'synchronization') THEN 'waiting' ELSE cause END AS kind,
-           sum(us ORDER BY cause) AS us, arg_max(cause, us) AS part
+           sum(us ORDER BY cause) AS us, first(cause ORDER BY us DESC, cause) AS part
     FROM exposed GROUP BY ALL
 ),
 main_cause AS (
-    SELECT rank, stage, arg_max(CASE kind WHEN 'waiting' THEN part ELSE kind END, us) AS cause,
+    SELECT rank, stage, first(CASE kind WHEN 'waiting' THEN part ELSE kind END ORDER BY us DESC, kind) AS cause,
            arg_max(us, us) AS cause_us, sum(us ORDER BY kind) AS exposed_us
     FROM grouped GROUP BY ALL
 ),
