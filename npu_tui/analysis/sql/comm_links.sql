@@ -16,16 +16,14 @@ kinds AS (
     FROM entries
 ),
 kept AS (SELECT * FROM kinds QUALIFY total OR NOT bool_or(total) OVER (PARTITION BY rank, step, grp, op_kind)),
--- Sums rounded to a byte and a nanosecond, in a fixed order (see link_bandwidth).
+-- Sums the same on every load (exact_sum): the grid sorts by them.
 matrix AS (
-    SELECT rank AS reported_by, src_rank, dst_rank, transport, count(*) AS ops,
-           round(sum(transit_size_mb ORDER BY transit_size_mb), 6) AS size_mb,
-           round(sum(transit_time_ms ORDER BY transit_time_ms), 6) AS time_ms
+    SELECT rank AS reported_by, src_rank, dst_rank, transport, count(*) AS ops, exact_sum(transit_size_mb) AS size_mb,
+           exact_sum(transit_time_ms) AS time_ms
     FROM kept GROUP BY rank, src_rank, dst_rank, transport
 ),
 per_rank AS (
-    SELECT rank, rank, NULL::INTEGER, transport, count(*), round(sum(transit_size_mb ORDER BY transit_size_mb), 6),
-           round(sum(transit_time_ms ORDER BY transit_time_ms), 6)
+    SELECT rank, rank, NULL::INTEGER, transport, count(*), exact_sum(transit_size_mb), exact_sum(transit_time_ms)
     FROM comm_bandwidth
     WHERE NOT EXISTS (SELECT 1 FROM entries)
     GROUP BY rank, transport

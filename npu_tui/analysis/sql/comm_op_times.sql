@@ -2,17 +2,15 @@
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
 from_json AS (
     SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
-           sum(elapse_ms ORDER BY elapse_ms) AS elapse_ms, sum(transit_ms ORDER BY transit_ms) AS transit_ms,
-           sum(wait_ms ORDER BY wait_ms) AS wait_ms, sum(sync_ms ORDER BY sync_ms) AS sync_ms,
-           sum(idle_ms ORDER BY idle_ms) AS idle_ms,
+           exact_sum(elapse_ms) AS elapse_ms, exact_sum(transit_ms) AS transit_ms, exact_sum(wait_ms) AS wait_ms,
+           exact_sum(sync_ms) AS sync_ms, exact_sum(idle_ms) AS idle_ms,
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name) AS groups
     FROM comm_ops GROUP BY ALL
 ),
 -- msprof-analyze's cluster_communication.json when no rank has its own communication.json
 from_cluster AS (
     SELECT rank, op_name(op_name) AS op_type, NULL AS kind, 'cluster_communication.json' AS source, count(*) AS ops,
-           sum(elapse_ms ORDER BY elapse_ms), sum(transit_ms ORDER BY transit_ms), sum(wait_ms ORDER BY wait_ms),
-           sum(sync_ms ORDER BY sync_ms), sum(idle_ms ORDER BY idle_ms),
+           exact_sum(elapse_ms), exact_sum(transit_ms), exact_sum(wait_ms), exact_sum(sync_ms), exact_sum(idle_ms),
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name)
     FROM cluster_comm_ops WHERE NOT EXISTS (SELECT 1 FROM comm_ops) GROUP BY ALL
 ),

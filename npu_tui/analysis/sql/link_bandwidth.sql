@@ -1,7 +1,6 @@
 -- bandwidth per rank and link type (HCCS, PCIE, RDMA, SIO, SDMA): MB moved, transit time (ms), GB/s
 WITH link AS (
-    SELECT rank, transport, sum(transit_size_mb ORDER BY transit_size_mb) AS size_mb,
-           sum(transit_time_ms ORDER BY transit_time_ms) AS time_ms
+    SELECT rank, transport, exact_sum(transit_size_mb) AS size_mb, exact_sum(transit_time_ms) AS time_ms
     FROM comm_bandwidth
     WHERE transport IS NOT NULL
     GROUP BY rank, transport

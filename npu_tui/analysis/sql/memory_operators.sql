@@ -1,7 +1,7 @@
 -- per rank and operator (operator_memory.csv): allocations, MB allocated in all and the largest, how long they were held (mean ms; one never released counts to the end), the memory held over time (MB·s), those never released, and the stage of its largest allocation (of equal ones the first)
-SELECT rank, name, count(*) AS allocations, sum(size_mb ORDER BY size_mb) AS total_mb, max(size_mb) AS max_mb,
-       avg(held_to_end_ms ORDER BY held_to_end_ms) AS mean_held_ms,
-       sum(size_mb * held_to_end_ms / 1e3 ORDER BY size_mb * held_to_end_ms) AS held_mb_s,
+SELECT rank, name, count(*) AS allocations, exact_sum(size_mb) AS total_mb, max(size_mb) AS max_mb,
+       exact_sum(held_to_end_ms) / count(held_to_end_ms) AS mean_held_ms,
+       exact_sum(size_mb * held_to_end_ms / 1e3) AS held_mb_s,
        count(*) FILTER (WHERE kept) AS never_released, arg_max(stage, [size_mb, -at_us]) AS stage
 FROM memory_allocations
 GROUP BY rank, name

@@ -53,12 +53,11 @@ comm_at AS (
 ),
 -- what the elapse is made of; what transit, wait and idle leave of it is unsplit
 comm AS (
-    SELECT p.rank, p.step, p.stage, sum(o.transit_ms ORDER BY o.op_ns, o.op_name) AS transit,
-           sum(o.wait_ms - coalesce(o.sync_ms, 0) ORDER BY o.op_ns, o.op_name) AS wait,
-           sum(o.sync_ms ORDER BY o.op_ns, o.op_name) AS sync, sum(o.idle_ms ORDER BY o.op_ns, o.op_name) AS idle,
+    SELECT p.rank, p.step, p.stage, exact_sum(o.transit_ms) AS transit,
+           exact_sum(o.wait_ms - coalesce(o.sync_ms, 0)) AS wait, exact_sum(o.sync_ms) AS sync, exact_sum(o.idle_ms) AS idle,
            -- (rounding in the file's ms figures aside)
-           sum(o.elapse_ms ORDER BY o.op_ns, o.op_name) AS elapse,
-           sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0) ORDER BY o.op_ns, o.op_name) AS parts,
+           exact_sum(o.elapse_ms) AS elapse,
+           exact_sum(coalesce(o.transit_ms, 0) + coalesce(o.wait_ms, 0) + coalesce(o.idle_ms, 0)) AS parts,
            CASE WHEN elapse - parts > 1e-3 * elapse THEN elapse - parts ELSE 0 END AS rest
     FROM comm_at o
     ASOF JOIN pieces p ON o.rank = p.rank AND o.at_ns >= p.a
