@@ -102,7 +102,11 @@ def csv_header(head: bytes) -> List[str]:
 @lru_cache(maxsize=4)
 def _header_cells(head: bytes) -> Tuple[str, ...]:
     # Discovery asks every CSV sniffer about each file's head in turn: split it once. A first line
-    # that fills the whole head is no header (a one-line JSON trace's head is one 64 KiB "line").
+    # that fills the whole head is no header (a one-line JSON trace's head is one 64 KiB "line"),
+    # nor is JSON (a one-line communication.json split at its commas was thousands of cells).
     if len(head) >= HEAD_BYTES and b"\n" not in head:
         return ()
-    return tuple(c.strip().strip('"') for c in first_line(head).split(","))
+    line = first_line(head)
+    if line.lstrip().startswith(("{", "[")):
+        return ()
+    return tuple(c.strip().strip('"') for c in line.split(","))
