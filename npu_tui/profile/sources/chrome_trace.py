@@ -35,6 +35,7 @@ import tempfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Tuple
 
@@ -54,10 +55,12 @@ _STRING_TS = re.compile(rb'"ts"\s*:\s*"\d')
 _TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|user_annotation)"|"name"\s*:\s*"Python"')
 
 
+@lru_cache(maxsize=4)
 def trace_flavour(head: bytes) -> Optional[str]:
     """"kineto" (torch.profiler), "trace_view" (torch_npu) or None for the head of a file. The shape
     does not decide: torch's legacy export writes Kineto events as a bare array, and a trace_view
-    may come wrapped in an object. An object of neither is taken for Kineto, as any Chrome trace."""
+    may come wrapped in an object. An object of neither is taken for Kineto, as any Chrome trace.
+    Cached: both trace sniffers ask about each head discovery reads."""
     array = bool(_ARRAY.match(head))
     if not array and not (_OBJECT.match(head) and _OBJECT_KEY.search(head)):
         return None
