@@ -252,6 +252,10 @@ class Encoded:
         self.text = text
 
 
+# Compact, as DuckDB writes the Encoded arrays: one spacing for the whole document.
+SEPARATORS = (",", ":")
+
+
 def _json(report: Dict[str, Any]) -> str:
     """One top-level key a line, each value compact (an indenting json.dumps runs the pure-Python
     encoder, 3x the C encoder's time). Each Encoded value goes in as a token, then its text
@@ -262,10 +266,13 @@ def _json(report: Dict[str, Any]) -> str:
     def encode(o: Any) -> str:
         if not isinstance(o, Encoded):
             raise TypeError(f"{type(o).__name__} is not JSON serializable")
-        texts.append(o.text)
+        # DuckDB writes text outside ASCII as it is; the document escapes it, so that it prints
+        # on any stdout (rare: a stage or name outside ASCII).
+        texts.append(o.text if o.text.isascii() else json.dumps(json.loads(o.text), separators=SEPARATORS))
         return f"{token}{len(texts) - 1}"
 
-    out = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, default=encode)}" for k, v in report.items()) + "\n}"
+    out = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, default=encode, separators=SEPARATORS)}"
+                              for k, v in report.items()) + "\n}"
     if not texts:
         return out
     return re.sub(f'"{token}(\\d+)"', lambda m: texts[int(m.group(1))], out)
