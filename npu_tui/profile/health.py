@@ -112,15 +112,15 @@ def health(profile) -> List[HealthItem]:
     profile does not hold."""
     rows = profile.con.execute(ROWS).fetchall()
     items = [_item(*row) for row in rows]
+    # A rank whose kernel file failed: that failure says it has no kernels already. Another
+    # file's failure, say communication.json's, does not.
+    failed_ranks = {i.rank for i, (_, _, kind, *_) in zip(items, rows)
+                    if i.severity == "error" and kind in KERNEL_SOURCES}
     if not profile.ranks:
         items.insert(0, HealthItem(
             "warning", None, str(profile.path),
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
-    # A rank whose kernel file (or folder) failed: that failure says it already. Another file's
-    # failure, say communication.json, does not.
-    failed_ranks = {i.rank for i, (_, _, kind, *_) in zip(items, rows)
-                    if i.severity == "error" and kind in KERNEL_SOURCES + ("discovery",)}
     for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall():
         if rank not in failed_ranks:
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
