@@ -347,3 +347,23 @@ def test_the_key_is_the_profiles_whatever_path_opens_it(tmp_path, monkeypatch):
     assert key and cache_key(discover(tmp_path / "link")) == key == cache_key(discover(Path("run")))
     shutil.copytree(run, tmp_path / "copy", copy_function=shutil.copy2)  # same sizes and times
     assert cache_key(discover(tmp_path / "copy")) != key
+
+
+def test_a_file_that_is_a_link_is_keyed_by_its_target(tmp_path):
+    """Pointed at another file of the same size and time (a copy made with cp -a), it is
+    another profile."""
+    from npu_tui.profile.cache import cache_key
+    from npu_tui.profile.discover import discover
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "diffusion_2rank", run)
+    kd = next(run.rglob("kernel_details.csv"))
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    shutil.copy2(kd, a)
+    shutil.copy2(kd, b)
+    kd.unlink()
+    kd.symlink_to(a)
+    key = cache_key(discover(run))
+    kd.unlink()
+    kd.symlink_to(b)
+    assert cache_key(discover(run)) != key

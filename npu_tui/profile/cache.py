@@ -59,12 +59,13 @@ def _code_digest() -> bytes:
 def _stat_lines(paths: Iterable[Path], base: Path) -> Iterable[str]:
     """Each file's path, size and mtime; a file under ``base`` is named by the base's real path and
     its place under it, so a profile opened by another path (a link, a relative one) keeps its
-    key, and the 577 files of 64 ranks are not resolved one by one (a fifth of a reopen's key)."""
+    key, and the 577 files of 64 ranks are not resolved one by one (a fifth of a reopen's key).
+    A file that is a link is named by its target: pointed elsewhere, it is another file."""
     real = base.resolve()
     for p in sorted(set(paths)):
         st = p.stat()
         try:
-            name = real / p.relative_to(base)
+            name = p.resolve() if p.is_symlink() else real / p.relative_to(base)
         except ValueError:
             name = p.resolve()
         yield f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n"
