@@ -67,6 +67,9 @@ SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cel
 EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)"
 
 
+SEVERITY_ORDER = {"error": 0, "warning": 1}
+
+
 @dataclass(frozen=True)
 class HealthItem:
     severity: str        # "error": the file gave nothing (or lost an unknown part); "warning": some rows lost; "info": by design
@@ -107,9 +110,9 @@ NO_KERNELS_FIX_NPU = "copy the rank's kernel_details.csv or trace_view.json (ASC
 
 
 def health(profile) -> List[HealthItem]:
-    """One item per load_log row that skipped something or carries a note, ranks in order, then
-    the ranks that hold no kernel, then the job's ranks the communication data names but the
-    profile does not hold."""
+    """One item per load_log row that skipped something or carries a note, one per rank that
+    holds no kernel, and one for the job's ranks the communication data names but the profile
+    does not hold; errors first, each severity's profile-wide items before the ranks'."""
     rows = profile.con.execute(ROWS).fetchall()
     items = [_item(*row) for row in rows]
     # A rank whose kernel file failed: that failure says it has no kernels already. Another
@@ -142,7 +145,9 @@ def health(profile) -> List[HealthItem]:
             "warning", None, str(profile.path),
             f"partial rank set: the traces give the job {world} ranks (its world size); "
             f"{claimed} of them loaded", PARTIAL_FIX, 0))
-    return items
+    # One order for the report and the health screen: errors, warnings, then what was left out by
+    # design; within each, the profile's own items, then the ranks in order.
+    return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -1 if i.rank is None else i.rank))
 
 
 def _ranks(ranks: List[int]) -> str:

@@ -17,8 +17,7 @@ def health_report(items: list) -> Text:
     text = Text().append("Data health\n", style="bold")
     if not items:
         return text.append("Every file loaded cleanly.\n", style="dim")
-    for item in sorted(items, key=lambda i: ({"error": 0, "warning": 1}.get(i.severity, 2),
-                                             -1 if i.rank is None else i.rank)):
+    for item in items:  # in health()'s order
         text.append_text(health_line(item)).append("\n")
         text.append(f"    {literal(item.file)}\n", style="dim")
         if item.fix:
