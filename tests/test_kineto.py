@@ -35,6 +35,11 @@ def trace(path: Path) -> dict:
 
 
 def launching_ops(evs):
+    """correlation -> the name of the innermost cpu_op enclosing its runtime call."""
+    return {corr: op["name"] for corr, op in launching_op_events(evs).items()}
+
+
+def launching_op_events(evs):
     """correlation -> the innermost cpu_op enclosing its runtime call, by brute force."""
     ops = defaultdict(list)
     for i, e in enumerate(evs):
@@ -48,7 +53,7 @@ def launching_ops(evs):
         if enclosing:
             # The latest to start; on a tie the shorter, then the later in the file (a child).
             _, inner = max(enclosing, key=lambda io: (io[1]["ts"], -io[1]["dur"], io[0]))
-            out[r["args"]["correlation"]] = inner["name"]
+            out[r["args"]["correlation"]] = inner
     return out
 
 
@@ -92,6 +97,30 @@ def test_two_rank_folder_loads_each_trace_as_its_rank(real, tmp_path):
 
     (partial,) = health(p)
     assert partial.severity == "warning" and partial.what.startswith("partial rank set: the traces give the job 128 ranks")
+
+
+def spelt(values, item):
+    """A list of inputs as npu-tui spells it: items joined by ';', NULL when that is empty."""
+    return ";".join(item(v) for v in values) or None
+
+
+def test_kernels_carry_the_shapes_and_types_of_their_launching_op(real):
+    """Input Dims / Input type of the op that launched each kernel, spelt out: 'unsigned char' keeps
+    its space, a scalar's [] is an empty item, and a kernel whose op has no shapes has none."""
+    doc = trace(real / SAMPLED / "sampled_rank-0.json.gz")
+    ops = launching_op_events(doc["traceEvents"])
+    want = Counter()
+    for e in doc["traceEvents"]:
+        if e.get("cat") in DEVICE_CATS:
+            args = ops.get(e["args"].get("correlation"), {}).get("args", {})
+            want[(e["name"], ns(e["ts"]),
+                  spelt(args.get("Input Dims", []), lambda d: ",".join(map(str, d))),
+                  spelt(args.get("Input type", []), str))] += 1
+    assert sum(n for (_, _, shapes, _), n in want.items() if shapes) > 100
+    assert any(types and "unsigned char" in types for _, _, _, types in want)
+    got = load_profile(real / SAMPLED / "sampled_rank-0.json.gz").con.execute(
+        "SELECT name, start_ns, input_shapes, input_dtypes FROM kernels").fetchall()
+    assert Counter(got) == want
 
 
 def test_alexnet_trace_flows_match_its_ac2g_arrows(real):

@@ -51,9 +51,10 @@ CREATE OR REPLACE MACRO profiler_step(n) AS
 
 -- A Kineto op's input shapes in torch_npu's notation (`1,77;77`: `;` between tensors, `,` between
 -- dims) from its `Input Dims` ([[1, 77], [77]]); its `Input type` list the same way for dtypes.
+-- `j` is extracted JSON, written without spaces: a space left is inside a name (`unsigned char`).
 CREATE OR REPLACE MACRO kineto_list(j) AS
     nullif(replace(replace(replace(replace(replace(
-        regexp_replace(CAST(j AS VARCHAR), '^\[|\]$|\s', '', 'g'), '],[', ';'), '","', ';'), '[', ''), ']', ''),
+        regexp_replace(CAST(j AS VARCHAR), '^\[|\]$', '', 'g'), '],[', ';'), '","', ';'), '[', ''), ']', ''),
         '"', ''), '');
 
 -- MB as the profiler writes them (binary: 2^20 bytes) -> bytes, to the byte; NULL stays NULL.
