@@ -81,10 +81,16 @@ WITH op AS (
     FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
     ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
       ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
+), launch_op AS (
+    SELECT i.corr, e.name AS op, json_extract(e.args, ['Input Dims', 'Input type']) AS io
+    FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq
+), spelt AS (
+    -- Shapes repeat (every step, every block): each distinct pair is spelt out once, which is
+    -- most of this statement's time when done per launch.
+    SELECT io, kineto_list(io[1]) AS input_shapes, kineto_list(io[2]) AS input_dtypes
+    FROM (SELECT DISTINCT io FROM launch_op)
 )
-SELECT i.corr, e.name AS op, kineto_list(e.args->'Input Dims') AS input_shapes,
-       kineto_list(e.args->'Input type') AS input_dtypes
-FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq
+SELECT corr, op, input_shapes, input_dtypes FROM launch_op LEFT JOIN spelt USING (io)
 """
 
 STEPS = """
