@@ -315,3 +315,27 @@ def test_ranks_that_tie_name_the_lower_rank():
     spread = con.execute(f"SELECT measure, slow_rank FROM ({view_sql('rank_spread')})").fetchall()
     assert sorted(spread) == [("exposed_comm", 1), ("step_time", 1)]
     assert con.execute(f"SELECT step, slow_rank FROM ({view_sql('step_times')})").fetchall() == [(7, 1)]
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["as-listed", "reversed"])
+def test_waits_that_tie_name_the_lower_rank(order):
+    """Group {0, 1, 2}: ranks 1 and 2 both come last to every call, and rank 0 waits for them; it
+    also waits as long in group {0, 3} for rank 3. Each tie goes to the lower rank: rank 1 is
+    the one group {0, 1, 2} waits for, and the one rank 0 is said to wait for, whatever order
+    the calls were loaded in. Rank 2, which never waits, waits for no one."""
+    from analysis_support import make_profile
+    from npu_tui.analysis import install_views, load_rules
+
+    kernels, comm = [], []
+    for rank, group, wait in ((0, "g012", 0.3), (1, "g012", 0.0), (2, "g012", 0.0), (0, "g03", 0.3), (3, "g03", 0.0)):
+        for step in (1, 2, 3):
+            t0 = step * 1_000_000
+            kernels.append((rank, step, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "AI_CORE", t0, 500_000, None))
+            comm.append((rank, step, f"hcom_allReduce__{group}_{step}", (t0 + 500_000) / 1e3, wait + 0.05, 0.05,
+                         wait, wait, 0.0, group))
+    p = make_profile(kernels[::order])
+    p.con.executemany("INSERT INTO comm_ops (rank, step, kind, op_name, start_us, elapse_ms, transit_ms, wait_ms, "
+                      "sync_ms, idle_ms, group_name) VALUES (?, ?, 'collective', ?, ?, ?, ?, ?, ?, ?, ?)", comm[::order])
+    install_views(p.con, load_rules())
+    rows = {r: (w, f) for r, w, f in p.con.execute("SELECT rank, waited_for, waits_for FROM rank_waits").fetchall()}
+    assert rows == {0: (False, 1), 1: (True, None), 2: (False, None), 3: (True, None)}

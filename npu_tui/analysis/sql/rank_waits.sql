@@ -1,4 +1,4 @@
--- per rank, at the collectives it shares with other ranks (the same call, as communication.json names it, in the same group): how many, its own wait (ms), its peers' mean wait in those same calls, how often it waited least (came last), waited_for: the rank its group's others wait for (in one of its groups), waits_for: the rank it waits for (in the group where it waits most), with its step time and exposed comm per step to compare
+-- per rank, at the collectives it shares with other ranks (the same call, as communication.json names it, in the same group): how many, its own wait (ms), its peers' mean wait in those same calls, how often it waited least (came last), waited_for: the rank its group's others wait for (in one of its groups), waits_for: the rank it waits for (in the group where it waits most; none where it never waits), with its step time and exposed comm per step to compare
 -- A fast rank waits at every collective for the slow one, so the rank with the most comm time is
 -- usually a waiting one. In each group the rank waited for is the one that comes last to most of
 -- the calls and whose peers wait longest per call beyond its own wait.
@@ -37,7 +37,7 @@ per_rank AS (
     SELECT p.rank, sum(p.collectives) AS collectives, sum(p.wait_ms ORDER BY p.group_name) AS wait_ms,
            sum(p.peers_wait_ms ORDER BY p.group_name) AS peers_wait_ms,
            sum(p.times_last) AS times_last, bool_or(p.waited_for) AS waited_for,
-           arg_max(g.waited, [p.wait_ms, -g.waited]) FILTER (WHERE g.waited <> p.rank) AS waits_for
+           arg_max(g.waited, [p.wait_ms, -g.waited]) FILTER (WHERE g.waited <> p.rank AND p.wait_ms > 0) AS waits_for
     FROM picked p LEFT JOIN group_waited g ON g.group_name IS NOT DISTINCT FROM p.group_name
     GROUP BY p.rank
 )
