@@ -244,3 +244,28 @@ def test_the_rank_the_others_wait_for_is_named_and_the_direction_is_balance(sync
     assert waits[1]["waited_for"] and not waits[0]["waited_for"]
     assert (waits[0]["wait_ms"], waits[0]["peers_wait_ms"]) == (pytest.approx(0.24), pytest.approx(0.0))
     assert (waits[1]["wait_ms"], waits[1]["peers_wait_ms"], waits[1]["times_last"]) == (0.0, pytest.approx(0.24), 3)
+
+
+@pytest.mark.parametrize("transit, wait, sync, split, cause", [
+    (40, 40, 0, {"transit": 40, "wait": 40}, "transit"),
+    (10, 80, 40, {"transit": 10, "wait": 40, "synchronization": 40}, "synchronization"),
+], ids=["transfer-or-waiting", "wait-or-synchronization"])
+def test_an_exposed_comm_whose_causes_tie_names_the_first_by_name(transit, wait, sync, split, cause):
+    """The cause is the largest of transfer, waiting and idle, and waiting is named by its larger
+    part; of equal ones the first by name (transit before waiting, synchronization before wait),
+    not whichever row the aggregate met first."""
+    from analysis_support import make_profile
+
+    us = 1000
+    kernels, comm = [], []
+    for step in (1, 2, 3):
+        t0 = (step - 1) * 300 * us
+        kernels.append((0, step, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "AI_CORE", t0, 100 * us, None))
+        name = f"hcom_allReduce__586_{step}_1"
+        kernels.append((0, step, name, "hcom_allReduce_", "HCCL", t0 + 100 * us, (wait + transit) * us, None))
+        comm.append((0, step, name, (t0 + 100 * us) / 1e3, (wait + transit) / 1e3, transit / 1e3, wait / 1e3,
+                     sync / 1e3, 0.0))
+    p = make_profile(kernels, comm=comm)
+    got = dict(p.con.execute("SELECT detail, us_per_step FROM step_account_mean WHERE part = 'comm_exposed'").fetchall())
+    assert got == split  # exactly: a tie
+    assert p.con.execute("SELECT cause FROM stage_metrics WHERE metric = 'exposed_share'").fetchall() == [(cause,)]

@@ -192,3 +192,22 @@ def test_static_op_mem_loads_each_operator_and_leaves_the_total_out(tmp_path):
     assert got == [(n, a, None if b == 4294967295 else b, round(kb * 1024)) for n, a, b, kb in rows]
     assert s.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'static_op_mem'").fetchall() == \
         [(3, 0, "")]
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["as-listed", "reversed"])
+def test_an_operators_stage_is_that_of_its_largest_allocation_the_first_of_equal_ones(order):
+    """aten::add allocates 8 MB in the VAE, then 8 MB in the DiT, then 2 MB in Other: its stage is
+    the VAE's, the first of its two largest, whatever order the rows come in."""
+    import duckdb
+
+    from npu_tui.analysis.views import MACROS_SQL, view_sql
+
+    con = duckdb.connect()
+    con.execute(MACROS_SQL)
+    rows = [(0, "VAE", "aten::add", 8.0, 10.0, 1.0, False), (0, "DiT", "aten::add", 8.0, 20.0, 1.0, False),
+            (0, "Other", "aten::add", 2.0, 5.0, 1.0, False)]
+    con.execute("CREATE TABLE memory_allocations (rank INTEGER, stage VARCHAR, name VARCHAR, size_mb DOUBLE, "
+                "at_us DOUBLE, held_to_end_ms DOUBLE, kept BOOLEAN)")
+    con.executemany("INSERT INTO memory_allocations VALUES (?, ?, ?, ?, ?, ?, ?)", rows[::order])
+    got = con.execute(f"SELECT name, allocations, total_mb, max_mb, stage FROM ({view_sql('memory_operators')})").fetchall()
+    assert got == [("aten::add", 3, 18.0, 8.0, "VAE")]
