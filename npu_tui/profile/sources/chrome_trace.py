@@ -101,7 +101,7 @@ SELECT ph, name, cat, pid, tid,
 # thread and double its time.
 STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table}_rows AS" + EVENT_SELECT
-    + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true)"
+    + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true){where}"
 )
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
@@ -138,8 +138,11 @@ class StagedTrace:
     distributed_info: dict = field(default_factory=dict)  # Kineto's distributedInfo (rank, world_size)
 
 
-def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage: bool = False) -> StagedTrace:
+def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage: bool = False,
+                phases: Tuple[str, ...] = ()) -> StagedTrace:
     """Load the events of Chrome-trace file ``path`` into temp view ``table`` (over a table of its rows).
+    ``phases``: only events of these ``ph`` are kept (a loader that reads no others keeps the
+    rest, a Kineto trace's flow arrows, out of memory); they are neither loaded nor skipped.
 
     Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns; dur_ns is >= 0 on
     every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT, the event's place
@@ -174,8 +177,12 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             pieces, written = _lines(plain, span, Path(tmp))
         else:
             pieces, written = _pieces(plain, span, Path(tmp), shape), 0
+        # Salvage filters after the read: its count of what did not parse is of every event.
+        kept = ", ".join(f"'{p}'" for p in phases)
+        where = f" WHERE ph IS NULL OR ph IN ({kept})" if phases and not salvage else ""
         try:
-            con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array"),
+            con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
+                                           where=where),
                         {"paths": [str(p) for p in pieces], "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
         except duckdb.OutOfMemoryException:
             raise  # not the file's fault: the loader tries it again (loader._load_file)
@@ -191,8 +198,10 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.lost += dropped
         staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
                                               "parse dropped, the rest kept"]))
-    if staged.events == 0:
+    if staged.events == 0 and not where:  # filtered, none of those phases: its loader finds nothing
         raise SourceError("no events: the trace is an empty list")
+    if salvage and phases:
+        con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
     return staged
 

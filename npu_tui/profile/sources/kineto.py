@@ -35,6 +35,9 @@ FILE_NAMES = ()
 # tensorboard_trace_handler's names, so a broken trace is reported rather than passed over.
 NAME_PATTERN = re.compile(r"\.pt\.trace\.json(\.gz)?$")
 STAGE = "stg_kineto"
+# The events read: complete ones and instants. Flow arrows come from the correlation instead (a
+# sampled trace drops them), so their 's'/'f' pairs, two for each kernel, are not staged.
+PHASES = ("X", "i", "I")
 
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
 # deviceProperties, written before the events: each device's id, name and totalGlobalMem (bytes).
@@ -178,7 +181,7 @@ def devices(head: bytes) -> List[Tuple[int, str, int]]:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
+    staged = stage_trace(con, path, STAGE, salvage=ctx.salvage, phases=PHASES)
     try:
         con.execute(EVENTS)
         if ctx.device_id is None:
