@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 import duckdb
 
@@ -185,6 +187,26 @@ def _format(formats: Sequence[str]) -> str:
     return "+".join(formats) if formats else "unknown"
 
 
+def _side_by_side(con: duckdb.DuckDBPyConnection, parts: Dict[str, Callable[[Any], Any]]) -> Dict[str, Any]:
+    """Each part on a cursor of its own, several at once: most of the report's queries are small
+    and run on one thread, so one after another they left the other cores idle (a reopened
+    64-rank report: 0.25 s of queries in turn, 0.15 s side by side on 2 cores)."""
+    def run(part: Callable[[Any], Any]) -> Any:
+        cur = con.cursor()
+        try:
+            return part(cur)
+        finally:
+            cur.close()
+
+    with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1, 8)) as pool:
+        futures = {name: pool.submit(run, part) for name, part in parts.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def _query(sql: str) -> Callable[[Any], List[Dict[str, Any]]]:
+    return lambda cur: _rows(cur, sql)
+
+
 def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = False) -> Dict[str, Any]:
     """The §7 document for a loaded profile, plus stage_detection and cluster. ``windows=False``
     leaves each rank's stage windows out of stage_detection: the TUI shows none, and building
@@ -194,6 +216,16 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
     con = profile.con
     ensure_views(con, rules)
     items = health(profile)
+    got = _side_by_side(con, {
+        "ranks": _query(RANKS_SQL), "steps": _query(STEPS_SQL), "stages": _query(STAGES_SQL),
+        "step_account": _query(ACCOUNT_SQL), "step_account_check": _query(CHECK_SQL),
+        "categories": _query(CATEGORIES_SQL), "comm": _query(COMM_SQL), "findings": _findings,
+        "stage_detection": lambda cur: _detection(cur, windows, encoded),
+        "memory_peaks": _query(MEMORY_PEAKS_SQL), "memory_windows": lambda cur: _memory_forwards(cur, encoded),
+        "memory_operators": _query(MEMORY_OPERATORS_SQL), "cluster_ranks": _query(CLUSTER_RANKS_SQL),
+        "spread": _query(SPREAD_SQL), "comm_ops": _query(COMM_OPS_SQL), "bandwidth": _query(BANDWIDTH_SQL),
+        "links": _query(LINKS_SQL), "waits": _query(WAITS_SQL), "step_trace": _query(CLUSTER_STEPS_SQL),
+    })
     return {
         "schema_version": SCHEMA_VERSION,
         "profile": {"path": str(profile.path), "format": _format(profile.formats),
@@ -201,28 +233,13 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
         # False when a file that exists could not be loaded: the figures below leave it out
         "complete": not failed(items),
         "health": [asdict(i) for i in items],
-        "ranks": _rows(con, RANKS_SQL),
-        "steps": _rows(con, STEPS_SQL),
-        "stages": _rows(con, STAGES_SQL),
-        "step_account": _rows(con, ACCOUNT_SQL),
-        "step_account_check": _rows(con, CHECK_SQL),
-        "categories": _rows(con, CATEGORIES_SQL),
-        "comm": _rows(con, COMM_SQL),
-        "findings": _findings(con),
-        "stage_detection": _detection(con, windows, encoded),
-        "memory": {
-            "peaks": _rows(con, MEMORY_PEAKS_SQL),
-            "windows": _memory_forwards(con, encoded),
-            "operators": _rows(con, MEMORY_OPERATORS_SQL),
-        },
+        **{k: got[k] for k in ("ranks", "steps", "stages", "step_account", "step_account_check", "categories",
+                               "comm", "findings", "stage_detection")},
+        "memory": {"peaks": got["memory_peaks"], "windows": got["memory_windows"], "operators": got["memory_operators"]},
         "cluster": {
-            "ranks": _rows(con, CLUSTER_RANKS_SQL),
-            "spread": _rows(con, SPREAD_SQL),
-            "comm_ops": _rows(con, COMM_OPS_SQL),
-            "bandwidth": _rows(con, BANDWIDTH_SQL),
-            "links": _rows(con, LINKS_SQL),
-            "waits": _rows(con, WAITS_SQL),
+            "ranks": got["cluster_ranks"], "spread": got["spread"], "comm_ops": got["comm_ops"],
+            "bandwidth": got["bandwidth"], "links": got["links"], "waits": got["waits"],
             # msprof-analyze's cluster_step_trace_time.csv, as it wrote it
-            "step_trace": _rows(con, CLUSTER_STEPS_SQL),
+            "step_trace": got["step_trace"],
         },
     }
