@@ -127,7 +127,7 @@ class Session:
     def _analyse(self, windows: bool, encoded: bool) -> Dict[str, Any]:
         if not self.analysed:
             install_views(self.con, self.rules)
-        self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded)
+        self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded, items=self.health)
         if not passing_failure(self.profile):
             self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
         return self.report

@@ -241,6 +241,13 @@ def test_a_file_that_could_not_be_loaded_makes_the_report_incomplete(real, tmp_p
     (error,) = [h for h in doc["health"] if h["severity"] == "error"]
     assert error["file"].endswith("communication.json") and error["rank"] == 0
     assert _report(capsys, path, "--partial")[0] == 0
+    # The session's list, the one the Overview and the health screen show.
+    from dataclasses import asdict
+
+    from npu_tui.session import open_session
+
+    s = open_session(path, cache=False)
+    assert s.report["health"] == [asdict(i) for i in s.health] and len(s.health) >= 2
     # --partial keeps the gate: a finding still fails it.
     assert _report(capsys, path, "--partial", "--fail-on", "any")[0] == 1
     # The intact rank is complete, its skipped-by-design notes do not count.

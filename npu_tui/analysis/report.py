@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import duckdb
 
-from ..profile.health import failed, health
+from ..profile.health import HealthItem, failed, health
 from ..text import sql_literal
 from .render import Encoded
 from .rules import Rules
@@ -207,15 +207,18 @@ def _query(sql: str) -> Callable[[Any], List[Dict[str, Any]]]:
     return lambda cur: _rows(cur, sql)
 
 
-def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = False) -> Dict[str, Any]:
+def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = False,
+                 items: Optional[List[HealthItem]] = None) -> Dict[str, Any]:
     """The §7 document for a loaded profile, plus stage_detection and cluster. ``windows=False``
     leaves each rank's stage windows out of stage_detection: the TUI shows none, and building
     the 25,000 of a 1M-kernel rank is most of a reopen's report. ``encoded`` gives the stage
     windows and the memory per forward as DuckDB's JSON text (render's Encoded), for the JSON
-    report alone: the rest of the document is the same."""
+    report alone: the rest of the document is the same. ``items``: the profile's health, when
+    the caller has it already (a session shows the same list)."""
     con = profile.con
     ensure_views(con, rules)
-    items = health(profile)
+    if items is None:
+        items = health(profile)
     got = _side_by_side(con, {
         "ranks": _query(RANKS_SQL), "steps": _query(STEPS_SQL), "stages": _query(STAGES_SQL),
         "step_account": _query(ACCOUNT_SQL), "step_account_check": _query(CHECK_SQL),
