@@ -267,3 +267,33 @@ def test_the_same_profile_gives_the_same_report_byte_for_byte(capsys):
     for text in others:
         at = next((i for i, (x, y) in enumerate(zip(first, text)) if x != y), None)
         assert text == first, f"differs at {at}: {first[at - 80:at + 80]!r} / {text[at - 80:at + 80]!r}"
+
+
+def test_a_report_query_that_fails_stops_the_others():
+    """The report's queries run side by side: one that fails is the report's error, and the
+    others are interrupted then, not left to run to the end (nor is Ctrl-C made to wait)."""
+    import threading
+
+    import duckdb
+
+    from npu_tui.analysis.report import _side_by_side
+
+    started, outcome = threading.Event(), []
+
+    def slow(cur):
+        started.set()
+        try:
+            cur.execute("SELECT sum(hash(i)) FROM range(10000000000) t(i)").fetchall()
+            outcome.append("finished")
+        except duckdb.InterruptException:
+            outcome.append("interrupted")
+
+    def failing(cur):
+        started.wait(10)
+        raise ZeroDivisionError("a part that fails")
+
+    with pytest.raises(ZeroDivisionError):
+        _side_by_side(duckdb.connect(), {"slow": slow, "failing": failing})
+    assert outcome == ["interrupted"]
+    assert _side_by_side(duckdb.connect(), {"a": lambda cur: cur.execute("SELECT 1").fetchall(),
+                                            "b": lambda cur: 2}) == {"a": [(1,)], "b": 2}
