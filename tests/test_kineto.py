@@ -353,3 +353,47 @@ def test_a_big_kineto_trace_loads_whole(tmp_path):
     install_views(p.con, load_rules())
     spans = dict(q("SELECT step, (end_ns - start_ns) / 1e3 FROM step_windows").fetchall())
     assert spans == truth["steps"]
+
+
+def _events_file(path: Path, events: list) -> Path:
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an_error(tmp_path):
+    """Kineto stages complete and instant events alone: its flow arrows (and events without a
+    ph) are neither loaded nor counted as skipped, even untimed. Filtering must not turn an
+    empty event list into a clean load, nor a trace of other events into an error."""
+    from npu_tui.profile.errors import SourceError
+
+    events = [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+              {"ph": "s", "name": "ac2g", "cat": "ac2g", "pid": 1, "tid": 1, "ts": 11, "id": 7},
+              {"ph": "f", "name": "ac2g", "cat": "ac2g", "pid": 0, "tid": 7, "id": 7},  # untimed
+              {"name": "no phase", "pid": 1, "tid": 1, "ts": 12},
+              {"ph": "i", "name": "[memory]", "cat": "cpu_instant_event", "pid": 1, "tid": 1, "ts": 13}]
+    con = connect()
+    staged = stage_trace(con, _events_file(tmp_path / "a.json", events), "stg_a", phases=kineto.PHASES)
+    assert (staged.events, staged.untimed, staged.lost) == (2, 0, 0)
+    assert con.execute("SELECT ph, name FROM stg_a ORDER BY seq").fetchall() == [("X", "aten::mm"), ("i", "[memory]")]
+    assert stage_trace(connect(), tmp_path / "a.json", "stg_all").untimed == 1  # unfiltered: the f counts
+
+    (tmp_path / "empty.json").write_text('{"traceEvents": [\n   \n]}')
+    with pytest.raises(SourceError, match="no events"):
+        stage_trace(connect(), tmp_path / "empty.json", "stg_e", phases=kineto.PHASES)
+    flows_only = _events_file(tmp_path / "flows.json", events[1:3])
+    assert stage_trace(connect(), flows_only, "stg_f", phases=kineto.PHASES).events == 0
+
+
+def test_salvage_counts_what_does_not_parse_among_every_event_then_keeps_the_phases_read(tmp_path):
+    """In salvage mode the count of events that do not parse is of all of them (the lines
+    written against the rows read), so the phases are picked after it."""
+    good = [{"ph": "X", "name": f"op{i}", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5} for i in range(3)]
+    flow = {"ph": "s", "name": "ac2g", "cat": "ac2g", "pid": 1, "tid": 1, "ts": 11, "id": 7}
+    text = json.dumps({"traceEvents": good + [flow]})
+    broken = text.replace('"name": "op1"', '"name": "op1\\q"')  # an escape JSON does not have
+    path = tmp_path / "broken.json"
+    path.write_text(broken)
+    con = connect()
+    staged = stage_trace(con, path, "stg_s", salvage=True, phases=kineto.PHASES)
+    assert staged.lost == 1 and "1 event(s) that do not parse" in staged.note
+    assert con.execute("SELECT name FROM stg_s ORDER BY seq").fetchall() == [("op0",), ("op2",)]

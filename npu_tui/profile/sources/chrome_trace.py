@@ -103,6 +103,7 @@ STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table}_rows AS" + EVENT_SELECT
     + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true){where}"
 )
+COUNT_ARRAY = "SELECT count(*) FROM read_json($paths, format = 'array', columns = {'ph': 'VARCHAR'}, ignore_errors = true)"
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing or unparsable, or a complete event whose dur is
@@ -130,7 +131,7 @@ END_TRIES = 16
 class StagedTrace:
     """What ``stage_trace`` put in its table, and what the file said about itself."""
 
-    events: int
+    events: int  # events read (of the phases asked for; in salvage, before those are picked)
     lost: int = 0  # unfinished events dropped at a cut end
     untimed: int = 0  # events without a usable ts / dur, dropped (DROP_UNTIMED)
     note: str = ""
@@ -142,11 +143,11 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                 phases: Tuple[str, ...] = ()) -> StagedTrace:
     """Load the events of Chrome-trace file ``path`` into temp view ``table`` (over a table of its rows).
     ``phases``: only events of these ``ph`` are kept (a loader that reads no others keeps the
-    rest, a Kineto trace's flow arrows, out of memory); they are neither loaded nor skipped.
+    rest, a Kineto trace's flow arrows, out of memory); the others are neither loaded nor skipped.
 
     Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns; dur_ns is >= 0 on
     every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT, the event's place
-    in the file). Events without a usable time are dropped and counted in ``untimed``. Raises
+    among those kept, in the file's order). Events without a usable time are dropped and counted in ``untimed``. Raises
     SourceError with a one-line reason when nothing can be read, MalformedTrace when the JSON
     breaks among the events (then ``salvage=True`` keeps those that parse). Drop the table with
     ``drop_staged_trace`` when done.
@@ -179,7 +180,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             pieces, written = _pieces(plain, span, Path(tmp), shape), 0
         # Salvage filters after the read: its count of what did not parse is of every event.
         kept = ", ".join(f"'{p}'" for p in phases)
-        where = f" WHERE ph IS NULL OR ph IN ({kept})" if phases and not salvage else ""
+        where = f" WHERE ph IN ({kept})" if phases and not salvage else ""
         try:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
                                            where=where),
@@ -189,6 +190,10 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         except duckdb.Error as e:
             reason = _reason(e)
             raise (MalformedTrace if reason.startswith("malformed JSON") else SourceError)(reason) from None
+        # None of the phases asked for: an empty list is still an error, a trace of other events not.
+        if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
+                not con.execute(COUNT_ARRAY, {"paths": [str(p) for p in pieces]}).fetchone()[0]:
+            raise SourceError("no events: the trace is an empty list")
     con.execute(SEQ_VIEW.format(table=table))
     if salvage:  # a line that does not parse comes back as a row of NULLs
         con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
@@ -198,7 +203,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.lost += dropped
         staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
                                               "parse dropped, the rest kept"]))
-    if staged.events == 0 and not where:  # filtered, none of those phases: its loader finds nothing
+    if staged.events == 0 and not where:  # filtered: told apart above
         raise SourceError("no events: the trace is an empty list")
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
