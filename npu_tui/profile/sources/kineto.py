@@ -85,15 +85,18 @@ WITH op AS (
     ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
       ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
 ), launch_op AS (
-    SELECT i.corr, e.name AS op, json_extract(e.args, ['Input Dims', 'Input type']) AS io
-    FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq
+    SELECT i.corr, e.name AS op, io[1] AS dims, io[2] AS types
+    FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq,
+         LATERAL (SELECT json_extract(e.args, ['Input Dims', 'Input type']) AS io)
 ), spelt AS (
     -- Shapes repeat (every step, every block): each distinct pair is spelt out once, which is
-    -- most of this statement's time when done per launch.
-    SELECT io, kineto_list(io[1]) AS input_shapes, kineto_list(io[2]) AS input_dtypes
-    FROM (SELECT DISTINCT io FROM launch_op)
+    -- most of this statement's time when done per launch. Ops recorded without shapes have
+    -- NULL for both, matched as equal.
+    SELECT dims, types, kineto_list(dims) AS input_shapes, kineto_list(types) AS input_dtypes
+    FROM (SELECT DISTINCT dims, types FROM launch_op)
 )
-SELECT corr, op, input_shapes, input_dtypes FROM launch_op LEFT JOIN spelt USING (io)
+SELECT l.corr, l.op, s.input_shapes, s.input_dtypes
+FROM launch_op l LEFT JOIN spelt s ON s.dims IS NOT DISTINCT FROM l.dims AND s.types IS NOT DISTINCT FROM l.types
 """
 
 STEPS = """
