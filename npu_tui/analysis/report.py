@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from contextlib import suppress
 from dataclasses import asdict
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -192,28 +193,39 @@ def _side_by_side(con: duckdb.DuckDBPyConnection, parts: Dict[str, Callable[[Any
     64-rank report: 0.25 s of queries in turn, 0.15 s side by side on 2 cores; 4 at once is no
     slower there than 2). A part that fails, or Ctrl-C, stops the others where they are."""
     cursors = {name: con.cursor() for name in parts}
+    pool = ThreadPoolExecutor(max_workers=min(len(parts), 4), thread_name_prefix="npu-tui-report")
+    futures: Dict[str, Future] = {}
     try:
-        with ThreadPoolExecutor(max_workers=min(len(parts), 4), thread_name_prefix="npu-tui-report") as pool:
-            futures = {name: pool.submit(part, cursors[name]) for name, part in parts.items()}
-            try:
-                wait(futures.values(), return_when=FIRST_EXCEPTION)
-                for f in futures.values():
-                    if f.done() and f.exception() is not None:
-                        f.result()  # raises it
-                return {name: f.result() for name, f in futures.items()}
-            except BaseException:
-                for f in futures.values():
-                    f.cancel()
-                # Again until each part is done: one about to start its query would miss a single
-                # interrupt and run to the end.
-                while not all(f.done() for f in futures.values()):
-                    for cur in cursors.values():
-                        cur.interrupt()
-                    wait(futures.values(), timeout=0.05)
-                raise
+        for name, part in parts.items():
+            futures[name] = pool.submit(part, cursors[name])
+        wait(futures.values(), return_when=FIRST_EXCEPTION)
+        for f in futures.values():
+            if f.done() and f.exception() is not None:
+                f.result()  # raises it
+        return {name: f.result() for name, f in futures.items()}
+    except BaseException:
+        _stop(futures.values(), cursors.values())
+        raise
     finally:
+        pool.shutdown(wait=True)
         for cur in cursors.values():
-            cur.close()
+            with suppress(duckdb.Error):
+                cur.close()
+
+
+def _stop(futures, cursors) -> None:
+    """Cancel the parts not started and interrupt the running ones, again until each is done: one
+    about to start its query would miss a single interrupt. Ctrl-C pressed again meanwhile does
+    not cut this short (the parts would then run to the end)."""
+    for f in futures:
+        f.cancel()
+    while not all(f.done() for f in futures):
+        try:
+            for cur in cursors:
+                cur.interrupt()
+            wait(futures, timeout=0.05)
+        except KeyboardInterrupt:
+            continue
 
 
 def _query(sql: str) -> Callable[[Any], List[Dict[str, Any]]]:
