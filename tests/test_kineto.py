@@ -382,6 +382,11 @@ def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an
         stage_trace(connect(), tmp_path / "empty.json", "stg_e", phases=kineto.PHASES)
     flows_only = _events_file(tmp_path / "flows.json", events[1:3])
     assert stage_trace(connect(), flows_only, "stg_f", phases=kineto.PHASES).events == 0
+    # Nothing with a ph is no event, read whole or salvaged.
+    no_phase = _events_file(tmp_path / "no_phase.json", [events[3], 1, "a"])
+    for salvage in (False, True):
+        with pytest.raises(SourceError, match="no events"):
+            stage_trace(connect(), no_phase, "stg_n", salvage=salvage, phases=kineto.PHASES)
 
 
 def test_salvage_counts_what_does_not_parse_among_every_event_then_keeps_the_phases_read(tmp_path):

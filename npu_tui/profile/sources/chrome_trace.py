@@ -103,7 +103,9 @@ STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table}_rows AS" + EVENT_SELECT
     + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true){where}"
 )
-COUNT_ARRAY = "SELECT count(*) FROM read_json($paths, format = 'array', columns = {'ph': 'VARCHAR'}, ignore_errors = true)"
+# records: with one column DuckDB would otherwise take each whole element for its value.
+COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
+               "columns = {'ph': 'VARCHAR'}, ignore_errors = true)")
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing or unparsable, or a complete event whose dur is
@@ -146,8 +148,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     rest, a Kineto trace's flow arrows, out of memory); the others are neither loaded nor skipped.
 
     Columns: ph, name, cat, pid, tid, id, bp (VARCHAR), ts_ns, dur_ns (BIGINT ns; dur_ns is >= 0 on
-    every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT, the event's place
-    among those kept, in the file's order). Events without a usable time are dropped and counted in ``untimed``. Raises
+    every 'X' event, and NULL where the event has none), args (JSON), seq (BIGINT: in the file's order,
+    its numbers may skip). Events without a usable time are dropped and counted in ``untimed``. Raises
     SourceError with a one-line reason when nothing can be read, MalformedTrace when the JSON
     breaks among the events (then ``salvage=True`` keeps those that parse). Drop the table with
     ``drop_staged_trace`` when done.
