@@ -181,12 +181,13 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         else:
             pieces, written = _pieces(plain, span, Path(tmp), shape), 0
         # Salvage filters after the read: its count of what did not parse is of every event.
+        paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
         where = f" WHERE ph IN ({kept})" if phases and not salvage else ""
         try:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
                                            where=where),
-                        {"paths": [str(p) for p in pieces], "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
+                        {"paths": paths, "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
         except duckdb.OutOfMemoryException:
             raise  # not the file's fault: the loader tries it again (loader._load_file)
         except duckdb.Error as e:
@@ -194,7 +195,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             raise (MalformedTrace if reason.startswith("malformed JSON") else SourceError)(reason) from None
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
-                not con.execute(COUNT_ARRAY, {"paths": [str(p) for p in pieces]}).fetchone()[0]:
+                not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
             raise SourceError("no events: the trace is an empty list")
     con.execute(SEQ_VIEW.format(table=table))
     if salvage:  # a line that does not parse comes back as a row of NULLs
