@@ -72,15 +72,16 @@ def test_unbatched_guidance_puts_both_forwards_of_a_step_in_one_window(runs, ses
     windows = con.execute("SELECT start_ns, end_ns FROM stage_signature WHERE stage = 'DiT' AND step = "
                           "(SELECT min(step) FROM kernels) ORDER BY start_ns").fetchall()
     assert len(windows) == 4
-    kernels = con.execute("SELECT start_ns, dur_ns FROM kernels").fetchall()
+    kernels = con.execute("SELECT start_ns FROM kernels").fetchall()
     for i, (a, b) in enumerate(windows):
         cond, uncond = forwards[2 * i], forwards[2 * i + 1]
-        # Both forwards' kernel time inside the window but for a trace at its edges (the view ops
-        # that unpatchify the output come after the last compute kernel), measured in kernel time,
-        # not wall: a loaded machine stretches the host time between kernels.
-        both = [(t, d) for t, d in kernels if cond[1] <= t < uncond[2]]
-        outside = sum(d for t, d in both if not a <= t < b)
-        assert outside <= 0.01 * sum(d for _, d in both)
+        # Both forwards' kernels inside the window but for a trace at its edges (the view ops that
+        # unpatchify the output come after the last compute kernel: 5 of 994), counted, not timed:
+        # on a CPU trace the kernels are host ops, and a loaded machine can stretch those few ops
+        # at the edge to a few percent of the forwards' time.
+        both = [t for (t,) in kernels if cond[1] <= t < uncond[2]]
+        outside = sum(not a <= t < b for t in both)
+        assert outside <= 0.01 * len(both)
         assert b <= (forwards + [(0, hi, hi)])[2 * i + 2][1]
 
 
