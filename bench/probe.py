@@ -112,7 +112,7 @@ def timeline(path: Path) -> dict:
     lane = next(i for i, lane in enumerate(tl.lanes) if lane.kind == "stream")
 
     def redraw(v) -> float:
-        return _timed(lambda: draw(frame_for(tl, v), tl.lanes, TIMELINE_ROWS))[1]
+        return _timed(lambda: draw(frame_for(tl, v, TIMELINE_ROWS - 1), tl.lanes, TIMELINE_ROWS))[1]
 
     v = Viewport.fit(*tl.extent, TIMELINE_COLUMNS, lane=lane)
     fit = redraw(v)

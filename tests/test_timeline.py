@@ -112,6 +112,32 @@ def test_a_zoom_level_is_queried_once_and_a_pan_only_for_the_new_columns(demo):
     assert tl.cells(lo // w, 100, w // 2) is not first  # another zoom level, its own cells
 
 
+def test_only_the_ranks_asked_for_are_queried_and_each_keeps_its_own_columns(demo):
+    # A screen shows a few ranks of many: the others are not bucketed until scrolled to.
+    tl, every = Timeline(demo.con.cursor()), Timeline(demo.con.cursor())
+    lo, hi = tl.extent
+    w = -(-(hi - lo) // 100)
+    b0 = lo // w
+    want = every.cells(b0, 110, w)  # every rank, every column used below
+    assert {r for r, _ in want} == {0, 1}
+
+    def same(cells, rank, first, last):
+        for (r, no), got in want.items():
+            if r == rank:
+                assert {b: c for b, c in cells.get((r, no), {}).items() if first <= b < last} == \
+                       {b: c for b, c in got.items() if first <= b < last}
+
+    cells = tl.cells(b0, 100, w, [1])
+    assert {r for r, _ in cells} == {1}
+    same(cells, 1, b0, b0 + 100)
+    fetched = tl.fetched
+    # Scrolled to rank 0 and panned: rank 0 all 100 columns, rank 1 only the 10 new ones.
+    cells = tl.cells(b0 + 10, 100, w, [0, 1])
+    assert tl.fetched == fetched + 100 + 10
+    same(cells, 0, b0 + 10, b0 + 110)
+    same(cells, 1, b0, b0 + 110)
+
+
 @pytest.mark.parametrize("profile", ["demo", "kernels_only"])
 def test_a_range_holds_what_the_kernels_and_lanes_say(profile, request):
     s = request.getfixturevalue(profile)

@@ -202,7 +202,7 @@ def test_a_short_kernel_stays_visible_zoomed_out(tmp_path):
     cells = [None] * view.n
     cells[7] = two_us
     cells[9] = Cell("FA", view.w, 3)  # a full column
-    line = draw(Frame(view, {(0, 10): tuple(cells)}, {}), [lane], 2).plain.splitlines()[1]
+    line = draw(Frame(view, 1, {(0, 10): tuple(cells)}, {}), [lane], 2).plain.splitlines()[1]
     assert line[LABEL + 7] == "▁" and line[LABEL + 9] == "█" and line[LABEL + 8] == " "
 
 
@@ -236,3 +236,29 @@ async def test_one_rank_without_stream_ids_draws_and_takes_every_key():
                     "left_square_bracket", "0", "space", "right", "space", "g", "escape"):
             await _keys(app, pilot, key)
         assert view.frame is not None and "r0  stage" in screen_text(app)
+
+
+@async_test
+async def test_the_lanes_scrolled_to_and_those_a_taller_terminal_shows_are_drawn():
+    # A redraw buckets the ranks on screen only: rank 1 is drawn once scrolled to or made room for.
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=(120, 16)) as pilot:
+        view = await _timeline(app, pilot)
+        shown = view.lanes[view.view.top:view.view.top + view.lane_rows]
+        assert {lane.rank for lane in shown} == {0}
+        assert {rank for rank, _ in view.frame.cells} == {0}
+        assert "r1  stage" not in screen_text(app)
+
+        first_of_1 = next(i for i, lane in enumerate(view.lanes) if lane.rank == 1)
+        await _keys(app, pilot, *["down"] * (first_of_1 - view.view.lane + 1))
+        view = await _drawn(app, pilot)
+        assert view.lane.rank == 1 and 1 in {rank for rank, _ in view.frame.cells}
+        assert any(view.frame.cells[1, 1])  # the profiler's Computing lane, through the run
+        assert "r1  stage" in screen_text(app)
+
+        await _keys(app, pilot, *["up"] * len(view.lanes))  # back to the top, rank 1 below the fold
+        assert {rank for rank, _ in view.frame.cells} == {0}
+        await pilot.resize_terminal(120, 40)
+        view = await _drawn(app, pilot)
+        assert view.frame.rows == view.lane_rows and {rank for rank, _ in view.frame.cells} == {0, 1}
+        assert "r1  stage" in screen_text(app)

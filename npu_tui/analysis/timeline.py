@@ -15,7 +15,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from importlib import resources
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..text import inline_params
 
@@ -122,10 +122,10 @@ class _RankSpans:
 
 @dataclass
 class _Level:
-    """The cells computed at one zoom level: buckets [lo, hi) (absolute: bucket b is [b·w, (b+1)·w))."""
+    """The cells computed at one zoom level: per rank, the buckets [lo, hi) computed (absolute:
+    bucket b is [b·w, (b+1)·w)); the ranks scrolled to at different places have different ones."""
 
-    lo: int
-    hi: int
+    ranges: Dict[int, Tuple[int, int]]
     cells: Dict[Tuple[int, int], Dict[int, Cell]]
 
 
@@ -192,27 +192,39 @@ class Timeline:
 
     # -- cells --------------------------------------------------------------------------------
 
-    def cells(self, b0: int, n: int, w: int) -> Dict[Tuple[int, int], Dict[int, Cell]]:
+    def cells(self, b0: int, n: int, w: int, ranks: Optional[Sequence[int]] = None
+              ) -> Dict[Tuple[int, int], Dict[int, Cell]]:
         """The cells of buckets [b0, b0 + n) at bucket width ``w`` ns, per (rank, lane no): bucket
-        → Cell, absent where nothing runs. Only buckets not computed at this zoom level before are
-        queried."""
+        → Cell, absent where nothing runs; for ``ranks`` (default: every rank), the others as
+        computed before. Only buckets of a rank not computed at this zoom level before are
+        queried: a screen shows a few ranks of 64, and their spans are a few row groups."""
         with self.lock:
-            level = self._levels.get(w)
-            if level is None or b0 + n < level.lo or b0 > level.hi or level.hi - level.lo > CACHE_SCREENS * n:
-                level = self._levels[w] = _Level(b0, b0, {})
-            if b0 < level.lo:
-                self._fetch(level, b0, level.lo, w)
-                level.lo = b0
-            if b0 + n > level.hi:
-                self._fetch(level, level.hi, b0 + n, w)
-                level.hi = b0 + n
+            level = self._levels.setdefault(w, _Level({}, {}))
+            missing: Dict[Tuple[int, int], List[int]] = defaultdict(list)
+            for r in self.ranks if ranks is None else ranks:
+                lo, hi = level.ranges.get(r, (b0, b0))
+                if b0 + n < lo or b0 > hi or hi - lo > CACHE_SCREENS * n:
+                    for key in [k for k in level.cells if k[0] == r]:
+                        del level.cells[key]
+                    lo = hi = b0
+                if b0 < lo:
+                    missing[b0, lo].append(r)
+                if b0 + n > hi:
+                    missing[hi, b0 + n].append(r)
+                level.ranges[r] = (min(lo, b0), max(hi, b0 + n))
+            for (lo, hi), rs in missing.items():
+                self._fetch(level, lo, hi, w, rs)
             return level.cells
 
-    def _fetch(self, level: _Level, lo: int, hi: int, w: int) -> None:
-        rows = self.con.execute(CELLS_SQL, {"t0": lo * w, "w": w, "n": hi - lo}).fetchall()
+    def _fetch(self, level: _Level, lo: int, hi: int, w: int, ranks: List[int]) -> None:
+        # The ranks shown are next to each other: one range of them for the scan to skip the rest.
+        rows = self.con.execute(CELLS_SQL, {"t0": lo * w, "w": w, "n": hi - lo,
+                                            "r0": min(ranks), "r1": max(ranks)}).fetchall()
         self.fetched += hi - lo
+        wanted = set(ranks)
         for rank, lane_no, b, code, ns, spans in rows:
-            level.cells.setdefault((rank, lane_no), {})[lo + b] = Cell(self.cats[code], ns, spans)
+            if rank in wanted:
+                level.cells.setdefault((rank, lane_no), {})[lo + b] = Cell(self.cats[code], ns, spans)
 
     # -- what to jump to and what lies under the cursor ------------------------------------
 

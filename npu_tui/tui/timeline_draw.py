@@ -137,28 +137,34 @@ class Viewport:
 
 @dataclass(frozen=True)
 class Frame:
-    """What one redraw shows: the viewport it was computed for, each lane's cells in view (None
-    where nothing runs), the stage windows in view per rank, and what lies under the cursor."""
+    """What one redraw shows: the viewport it was computed for, the cells in view of each lane shown
+    (None where nothing runs), the stage windows in view of their ranks, and what lies under the
+    cursor."""
 
     view: Viewport
+    rows: int  # the lanes it holds, from view.top
     cells: Dict[Tuple[int, int], Tuple[Optional[Cell], ...]]
     windows: Dict[int, Tuple[Span, ...]]
     under_cursor: Optional[dict] = None
 
 
-def frame_for(timeline: Timeline, view: Viewport, cancelled: Callable[[], bool] = lambda: False
+def frame_for(timeline: Timeline, view: Viewport, rows: int, cancelled: Callable[[], bool] = lambda: False
               ) -> Optional[Frame]:
-    """A redraw's data (run in a worker): the cells in view, one grouped query for the columns not
-    computed at this zoom level before, the stage windows in view and the kernel under the cursor
-    (a lookup of its own). None when ``cancelled`` says a newer redraw replaced this one."""
+    """A redraw's data (run in a worker) for the ``rows`` lanes shown from ``view.top``: their cells
+    in view, one grouped query for the columns not computed at this zoom level before, their stage
+    windows in view and the kernel under the cursor (a lookup of its own). None when
+    ``cancelled`` says a newer redraw replaced this one."""
     if cancelled():
         return None
-    cells = timeline.cells(view.b0, view.n, view.w)
+    shown_lanes = timeline.lanes[view.top:view.top + rows]
+    ranks = sorted({lane.rank for lane in shown_lanes})
+    cells = timeline.cells(view.b0, view.n, view.w, ranks)
     if cancelled():
         return None
-    shown = {key: tuple(got.get(b) for b in range(view.b0, view.b0 + view.n)) for key, got in list(cells.items())}
+    shown = {(lane.rank, lane.no): tuple(got.get(b) for b in range(view.b0, view.b0 + view.n))
+             for lane in shown_lanes if (got := cells.get((lane.rank, lane.no))) is not None}
     t0, t1 = view.visible
-    windows = {r: tuple(timeline.windows_in(r, t0, t1)) for r in timeline.ranks}
+    windows = {r: tuple(timeline.windows_in(r, t0, t1)) for r in ranks}
     lane = timeline.lanes[view.lane]
     under = None
     if lane.kind == "stream":
@@ -167,7 +173,7 @@ def frame_for(timeline: Timeline, view: Viewport, cancelled: Callable[[], bool] 
         win = next((s for s in windows.get(lane.rank, ()) if s.start_ns < view.cursor_t + view.w
                     and s.end_ns > view.cursor_t), None)
         under = {"window": win} if win is not None else None
-    return Frame(view, shown, windows, under)
+    return Frame(view, rows, shown, windows, under)
 
 
 def fmt_ms(ns: float, w: int = 1_000_000) -> str:

@@ -1,5 +1,5 @@
--- The Timeline's cells: timeline_draw's spans (aligned ns) cut into $n buckets of $w ns from $t0;
--- per rank, lane and bucket the dominant colour code (the most time; memory: the highest), the time covered and the
+-- The Timeline's cells: timeline_draw's spans (aligned ns) of ranks $r0 to $r1 cut into $n buckets of $w ns
+-- from $t0; per rank, lane and bucket the dominant colour code (the most time; memory: the highest), the time covered and the
 -- number of spans. Most spans fall in one bucket and are placed without a list; only those across
 -- bucket edges are cut into one row a bucket.
 WITH b AS (
@@ -7,7 +7,7 @@ WITH b AS (
            greatest((start_ns - $t0::BIGINT) // $w::BIGINT, 0) AS b0,
            least((end_ns - 1 - $t0::BIGINT) // $w::BIGINT, $n::BIGINT - 1) AS b1
     FROM timeline_draw
-    WHERE end_ns > $t0::BIGINT AND start_ns < $t0::BIGINT + $w::BIGINT * $n::BIGINT
+    WHERE rank BETWEEN $r0 AND $r1 AND end_ns > $t0::BIGINT AND start_ns < $t0::BIGINT + $w::BIGINT * $n::BIGINT
 ),
 cut AS (
     SELECT rank, lane_no, code, b0 AS b,

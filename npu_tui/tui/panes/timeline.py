@@ -165,23 +165,29 @@ class TimelineView(Widget, can_focus=True):
         return max(self.size.height - 1, 1)  # the ruler takes one
 
     def on_resize(self) -> None:
-        if self.view is not None and self.columns != self.view.n:
-            self.view = self.view.resized(self.columns).with_lane(self.view.lane, len(self.lanes), self.lane_rows)
-            self.request()
+        if self.view is None:
+            return
+        if self.columns != self.view.n:
+            self.view = self.view.resized(self.columns)
+        elif self.frame is not None and self.frame.rows == self.lane_rows:
+            return
+        # taller or shorter: the frame holds the cells of the lanes it had room for
+        self.view = self.view.with_lane(self.view.lane, len(self.lanes), self.lane_rows)
+        self.request()
 
     # -- drawing ----------------------------------------------------------------------------
 
     def request(self) -> None:
         if self.timeline is not None and self.view is not None:
             self.refresh()
-            self._draw(self.view)
+            self._draw(self.view, self.lane_rows)
 
     @work(thread=True, exclusive=True, group="timeline-draw")
-    def _draw(self, view: Viewport) -> None:
+    def _draw(self, view: Viewport, rows: int) -> None:
         # A held key queues a redraw a repeat: the replaced ones stop before their queries.
         worker = get_current_worker()
         timeline = self.timeline
-        frame = frame_for(timeline, view, lambda: worker.is_cancelled)
+        frame = frame_for(timeline, view, rows, lambda: worker.is_cancelled)
         if frame is not None and not worker.is_cancelled:
             self.post_message(Drawn(timeline, frame))
 
