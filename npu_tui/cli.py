@@ -80,7 +80,9 @@ def _sub_parser() -> argparse.ArgumentParser:
 
 
 def _fail(msg: str) -> int:
-    print(f"npu-tui: {msg}", file=sys.stderr)
+    from .text import path_text
+
+    print(f"npu-tui: {path_text(msg)}", file=sys.stderr)  # the paths it names as the disk spells them
     return EXIT_INPUT
 
 

@@ -24,6 +24,7 @@ from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
 from .profile import LoadCancelled, Profile, ProfileError, load_profile
 from .profile.health import HealthItem, health, passing_failure
+from .text import path_text
 
 Progress = Callable[[int, int, str], None]
 RulesLike = Union[Rules, str, Path, None]
@@ -231,8 +232,8 @@ class Session:
         from .analysis.diff import compare, run_data
 
         base = other if isinstance(other, Session) else open_session(other, self.rules)
-        return compare(run_data(base.con, str(base.path), base._report()),
-                       run_data(self.con, str(self.path), self._report()))
+        return compare(run_data(base.con, path_text(base.path), base._report()),
+                       run_data(self.con, path_text(self.path), self._report()))
 
     def close(self) -> None:
         if self._engine is not None:

@@ -5,6 +5,7 @@ frame, the reports and the CLI share it without importing the analysis (and Duck
 from __future__ import annotations
 
 import decimal
+import os
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -19,8 +20,16 @@ def literal(value: Any) -> str:
     return "".join(c if c.isprintable() else _escape(c) for c in text)
 
 
+def path_text(path: Any) -> str:
+    """A path as text every output and DuckDB take: bytes of a name that are not UTF-8 (written in
+    another locale, as GBK) as ``\\xNN`` escapes, where Python keeps them as lone surrogates."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _escape(c: str) -> str:
     n = ord(c)
+    if 0xDC80 <= n <= 0xDCFF:  # a byte of a name that is not UTF-8, as path_text writes it
+        return f"\\x{n - 0xDC00:02x}"
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 

@@ -194,3 +194,33 @@ def test_a_csv_header_is_a_line_of_the_head():
     assert csv_header(trace_head) == []
     assert csv_header(b"Name,Start Time(us),Duration(us)") == ["Name", "Start Time(us)", "Duration(us)"]
     assert csv_header(b'"Name", Type\r\nMatMul,MatMulV2\r\n') == ["Name", "Type"]
+
+
+def test_folder_names_in_another_locale_load_and_show_as_their_bytes(real, tmp_path, capsys):
+    """A rank folder named on a GBK system ("数据", not UTF-8): its files load, from the cache on the
+    second open, and every output names it by its bytes; DuckDB itself opens only UTF-8 names."""
+    import json
+    import os
+
+    from npu_tui.cli import main
+    from npu_tui.session import open_session
+
+    root = tmp_path / "job"
+    root.mkdir()
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", root / "rank0_ascend_pt")
+    shutil.copytree(real / LEVEL1 / "rank1_ascend_pt", root / os.fsdecode(b"\xca\xfd\xbe\xdd_rank1_ascend_pt"))
+    shown = "\\xca\\xfd\\xbe\\xdd_rank1_ascend_pt"
+    for _ in range(2):  # loaded, then reopened from the cache
+        p = open_session(root).profile
+        assert p.ranks == [0, 1]
+        kernels = p.con.execute("SELECT count(*) FROM kernels WHERE rank = 1").fetchone()[0]
+        assert kernels == len(csv_rows(real / LEVEL1 / "rank1_ascend_pt" / KD))
+        assert p.con.execute("SELECT path FROM ranks WHERE rank = 1").fetchone()[0].endswith(shown)
+        assert p.con.execute("SELECT count(*) FROM load_log WHERE rows = 0 AND note LIKE '%unreadable%'"
+                             ).fetchone()[0] == 0
+    assert p.from_cache
+    assert main(["report", str(root), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["complete"] and report["profile"]["ranks"] == [0, 1]
+    assert main(["report", str(root / os.fsdecode(b"\xca\xfd_missing"))]) == 2
+    assert "\\xca\\xfd_missing: no such file" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import duckdb
 
 from ..profile.health import HealthItem, failed, health
-from ..text import sql_literal
+from ..text import path_text, sql_literal
 from .render import Encoded
 from .rules import Rules
 from .views import ensure_views
@@ -256,7 +256,7 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
     })
     return {
         "schema_version": SCHEMA_VERSION,
-        "profile": {"path": str(profile.path), "format": _format(profile.formats),
+        "profile": {"path": path_text(profile.path), "format": _format(profile.formats),
                     "ranks": list(profile.ranks)},
         # False when a file that exists could not be loaded: the figures below leave it out
         "complete": not failed(items),

@@ -81,7 +81,7 @@ def cache_key(disc: Discovery) -> Optional[str]:
         for s in disc.ranks:
             files += [f for f in s.root.iterdir() if INFO_RE.match(f.name)] if s.root.is_dir() else []
         for line in _stat_lines(files, disc.path):
-            h.update(line.encode())
+            h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them
     except OSError:
         return None
     return h.hexdigest()[:32]

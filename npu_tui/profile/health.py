@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import List, Optional, Pattern, Tuple
 
+from ..text import path_text
 from .sources import KERNEL_SOURCES
 
 ROWS = """
@@ -121,7 +122,7 @@ def health(profile) -> List[HealthItem]:
                     if i.severity == "error" and kind in KERNEL_SOURCES}
     if not profile.ranks:
         items.insert(0, HealthItem(
-            "warning", None, str(profile.path),
+            "warning", None, path_text(profile.path),
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall():
@@ -136,13 +137,13 @@ def health(profile) -> List[HealthItem]:
         "FROM ranks").fetchone()
     if missing:
         items.append(HealthItem(
-            "warning", None, str(profile.path),
+            "warning", None, path_text(profile.path),
             f"partial rank set: the communication data links to {_ranks(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
             f"loaded)", PARTIAL_FIX, 0))
     elif world and world > claimed:
         items.append(HealthItem(
-            "warning", None, str(profile.path),
+            "warning", None, path_text(profile.path),
             f"partial rank set: the traces give the job {world} ranks (its world size); "
             f"{claimed} of them loaded", PARTIAL_FIX, 0))
     # One order for the report and the health screen: errors, warnings, then what was left out by

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 import duckdb
 
+from ..text import path_text
 from .cache import Store, cache_key, discard, open_cached, start_store
 from .discover import Discovery, RankSource, discover
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
@@ -126,6 +129,21 @@ def _reason(e: BaseException) -> str:
     return one_line(text[0] if text else type(e).__name__)
 
 
+@contextmanager
+def _readable(path: Path) -> Iterator[Path]:
+    """``path``, or a link to it under a UTF-8 name where its own name is not one (written in another
+    locale): DuckDB opens only UTF-8 names."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        with tempfile.TemporaryDirectory(prefix="npu_tui_name_") as tmp:
+            link = Path(tmp) / path_text(path.name)
+            link.symlink_to(path.absolute())
+            yield link
+        return
+    yield path
+
+
 class _OutOfMemory(Exception):
     """A file hit DuckDB's memory cap while other ranks were loading too; it is tried again alone."""
 
@@ -136,7 +154,8 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
     (``capped=False``): the cap is there to protect the machine, not to turn valid files away."""
     try:
         con.execute("BEGIN TRANSACTION")
-        result = module.load(con, path, ctx)
+        with _readable(path) as named:
+            result = module.load(con, named, ctx)
     except MalformedTrace as e:
         _rollback(con)
         if ctx.salvage:
@@ -258,6 +277,11 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
     return deferred, []
 
 
+def _log(con, rank: Optional[int], path: Path, kind: str, rows: int, skipped: int, secs: float, note: str) -> None:
+    # Paths, and notes naming them, may hold bytes of another locale: DuckDB takes only UTF-8.
+    con.execute(INSERT_LOG, [rank, path_text(path), kind, rows, skipped, secs, path_text(note)])
+
+
 def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress: _Progress,
                  alone: bool) -> None:
     progress.start(f"rank {ctx.rank}: {path.name}" if ctx.rank is not None else path.name)
@@ -265,8 +289,7 @@ def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress
     result = _load_file(cur, module, path, ctx, alone)
     if result.rows:
         ctx.loaded.add(module.KIND)
-    cur.execute(INSERT_LOG, [ctx.rank, str(path), module.KIND, result.rows,
-                             result.skipped, time.perf_counter() - t0, result.note])
+    _log(cur, ctx.rank, path, module.KIND, result.rows, result.skipped, time.perf_counter() - t0, result.note)
     progress.finish()
 
 
@@ -433,9 +456,9 @@ def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: 
     background. Raises ProfileError when nothing could be loaded."""
     con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
     for note in _assign_ranks(disc.ranks):
-        con.execute(INSERT_LOG, [None, str(disc.path), "discovery", 0, 0, 0.0, note])
+        _log(con, None, disc.path, "discovery", 0, 0, 0.0, note)
     for path, note in disc.problems:
-        con.execute(INSERT_LOG, [None, str(path), "discovery", 0, 0, 0.0, note])
+        _log(con, None, path, "discovery", 0, 0, 0.0, note)
 
     jobs = _rank_jobs(disc)
     cluster = [(m, p) for m in cluster_modules() for p in disc.cluster.get(m.KIND, [])]
@@ -447,7 +470,7 @@ def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: 
         _load_logged(con, module, path, job_ctx, steps, alone=True)
     for job in jobs:
         ctx = job.ctx
-        con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, str(job.src.root), ctx.source_format,
+        con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, path_text(job.src.root), ctx.source_format,
                                   ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level, ctx.world_size])
     if progress:
         progress(total, total, "done")
