@@ -224,3 +224,19 @@ def test_folder_names_in_another_locale_load_and_show_as_their_bytes(real, tmp_p
     assert report["complete"] and report["profile"]["ranks"] == [0, 1]
     assert main(["report", str(root / os.fsdecode(b"\xca\xfd_missing"))]) == 2
     assert "\\xca\\xfd_missing: no such file" in capsys.readouterr().err
+
+
+def test_a_start_before_the_clocks_zero_is_skipped_and_counted(real, tmp_path):
+    """One kernel's start hand-edited negative: that row is skipped and counted, not a step 55 years long."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(src, dst)
+    rows = csv_rows(src / KD)
+    text = (src / KD).read_text(encoding="utf-8")
+    start = rows[5]["Start Time(us)"]
+    assert text.count(start) == 1
+    (dst / KD).write_text(text.replace(start, "-" + start.strip()), encoding="utf-8")
+    p = load_profile(dst)
+    kernels, first = p.con.execute("SELECT count(*), min(start_ns) FROM kernels").fetchone()
+    assert kernels == len(rows) - 1 and first > 0
+    assert p.con.execute("SELECT skipped_rows FROM load_log WHERE kind = 'kernel_details'").fetchone()[0] == 1

@@ -257,7 +257,8 @@ BAD_EVENTS = {
                     b'{"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": 1000, "dur": -5}',
                     b'{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 1e400, "dur": 1}',
                     b'{"ph": "X", "name": "huge_ts", "pid": 1, "tid": 1, "ts": 99999999999999999.5, '
-                    b'"dur": 1}'],
+                    b'"dur": 1}',
+                    b'{"ph": "X", "name": "before_zero", "pid": 1, "tid": 1, "ts": -100, "dur": 1}'],
 }
 BAD_OPS = {
     "communication": {

@@ -22,6 +22,11 @@ CREATE OR REPLACE MACRO us_decimal(x) AS
 -- TRY: a hand-edited 17-digit value overflows BIGINT ns, and one such cell must not fail the file.
 CREATE OR REPLACE MACRO us_to_ns(x) AS TRY_CAST(us_decimal(x) * 1000 AS BIGINT);
 
+-- A moment in microseconds -> integer ns, NULL before the clock's zero as well: the profilers'
+-- clocks (the epoch, the boot) never read negative, and one such start, hand-edited or garbage,
+-- would stretch its step over decades. (Unsigned first: a negative value does not cast.)
+CREATE OR REPLACE MACRO ts_to_ns(x) AS TRY_CAST(TRY_CAST(us_decimal(x) * 1000 AS UBIGINT) AS BIGINT);
+
 -- DOUBLE -> NULL for NaN and +-inf, which would poison every sum over the column.
 CREATE OR REPLACE MACRO finite(x) AS CASE WHEN isfinite(x) THEN x END;
 

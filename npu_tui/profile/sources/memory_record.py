@@ -25,7 +25,7 @@ INSERT = """
 INSERT INTO memory_record
 SELECT $rank, clean_text({device}), component, ts_ns, mb_bytes(num({allocated})), mb_bytes(num({reserved})),
        mb_bytes(num({active})), clean_text({stream})
-FROM (SELECT *, clean_text({component}) AS component, us_to_ns({ts}) AS ts_ns FROM {table})
+FROM (SELECT *, clean_text({component}) AS component, ts_to_ns({ts}) AS ts_ns FROM {table})
 WHERE component IS NOT NULL AND ts_ns IS NOT NULL
 """
 

@@ -22,7 +22,7 @@ NOT_IT = "Total Allocated(MB)"  # memory_record.csv's
 INSERT = """
 INSERT INTO npu_module_mem
 SELECT $rank, clean_text({device}), component, ts_ns, mb_bytes(num({reserved}))
-FROM (SELECT *, clean_text({component}) AS component, us_to_ns({ts}) AS ts_ns FROM {table})
+FROM (SELECT *, clean_text({component}) AS component, ts_to_ns({ts}) AS ts_ns FROM {table})
 WHERE component IS NOT NULL AND ts_ns IS NOT NULL
 """
 

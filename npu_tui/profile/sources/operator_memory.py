@@ -22,11 +22,11 @@ REQUIRED = {"Name", "Size(KB)", "Allocation Time(us)"}
 INSERT = """
 INSERT INTO operator_memory
 SELECT $rank, clean_text({device}), om_name, CAST(round(num({size}) * 1024) AS BIGINT), alloc_ns,
-       us_to_ns({release}), us_to_ns({active_release}), us_to_ns({duration}), us_to_ns({active_duration}),
+       ts_to_ns({release}), ts_to_ns({active_release}), us_to_ns({duration}), us_to_ns({active_duration}),
        num({alloc_allocated}), num({alloc_reserved}), num({alloc_active}),
        num({release_allocated}), num({release_reserved}), num({release_active}), clean_text({stream})
 -- om_ prefix: identifiers are case-insensitive, so `name` would be the file's raw Name text.
-FROM (SELECT *, clean_text({name}) AS om_name, us_to_ns({alloc}) AS alloc_ns FROM {table})
+FROM (SELECT *, clean_text({name}) AS om_name, ts_to_ns({alloc}) AS alloc_ns FROM {table})
 WHERE om_name IS NOT NULL AND alloc_ns IS NOT NULL AND num({size}) IS NOT NULL
 """
 

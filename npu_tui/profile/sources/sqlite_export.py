@@ -106,7 +106,7 @@ SELECT $rank, COALESCE(d.device_id, $device_id),
        d.block_dim, d.stream_id, d.task_id, d.input_shapes, d.input_dtypes, d.input_formats,
        d.output_shapes, d.output_dtypes, 'db'
 FROM stg_db_device d
-WHERE d.name IS NOT NULL AND d.start_ns IS NOT NULL AND d.dur_ns >= 0
+WHERE d.name IS NOT NULL AND d.start_ns >= 0 AND d.dur_ns >= 0
 """
 
 # OVERLAP_ANALYSIS.type codes; checked on the samples: the per-type sums equal analysis.db's
@@ -118,7 +118,7 @@ FROM (SELECT CASE int_or_null(type) WHEN 0 THEN 'Computing' WHEN 1 THEN 'Communi
                  WHEN 2 THEN 'Communication(Not Overlapped)' WHEN 3 THEN 'Free' END AS lane,
              int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
       FROM stg_db_OVERLAP_ANALYSIS)
-WHERE lane IS NOT NULL AND start_ns IS NOT NULL AND end_ns >= start_ns
+WHERE lane IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 
 # globalTid is (pid << 32) | tid. The categories are named as trace_view.json names them.
@@ -140,7 +140,7 @@ FROM (SELECT s_name.value AS name,
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = p.type
       LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = {shapes}
       LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = {dtypes})
-WHERE start_ns IS NOT NULL
+WHERE start_ns >= 0
 """
 CANN_API = """
 INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
@@ -151,7 +151,7 @@ FROM (SELECT s_name.value AS name, int_or_null(c.startNs) AS start_ns, int_or_nu
       FROM stg_db_CANN_API c
       LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = c.type)
-WHERE start_ns IS NOT NULL
+WHERE start_ns >= 0
 """
 NO_API_TYPES = "CREATE OR REPLACE TEMP TABLE stg_db_ENUM_API_TYPE (id VARCHAR, name VARCHAR)"
 
@@ -162,7 +162,7 @@ SELECT $rank, ci.connectionId, 'async_npu', int_or_null(p.startNs), d.start_ns
 FROM stg_db_PYTORCH_API p
 JOIN stg_db_CONNECTION_IDS ci ON ci.id = p.connectionId
 JOIN stg_db_device d ON d.connection_id = ci.connectionId
-WHERE d.name IS NOT NULL AND d.start_ns IS NOT NULL
+WHERE d.name IS NOT NULL AND d.start_ns >= 0
 """
 
 # The values are µs, not ms: in the samples computing / communication_not_overlapped / free equal
