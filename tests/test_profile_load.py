@@ -240,3 +240,28 @@ def test_a_start_before_the_clocks_zero_is_skipped_and_counted(real, tmp_path):
     kernels, first = p.con.execute("SELECT count(*), min(start_ns) FROM kernels").fetchone()
     assert kernels == len(rows) - 1 and first > 0
     assert p.con.execute("SELECT skipped_rows FROM load_log WHERE kind = 'kernel_details'").fetchone()[0] == 1
+
+
+def test_rank_and_prof_folders_gathered_by_links_load(real, tmp_path):
+    """Ranks collected into one folder by links (often so, on a shared disk) are found like the
+    folders themselves; msprof's PROF_* too. Links back up are loops, not more ranks (see
+    test_robust_corpus)."""
+    job = tmp_path / "job"
+    job.mkdir()
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", job / "rank0_ascend_pt")
+    (job / "rank1_ascend_pt").symlink_to(real / LEVEL1 / "rank1_ascend_pt")
+    p = load_profile(job)
+    assert p.ranks == [0, 1]
+    assert p.con.execute("SELECT count(*) FROM kernels WHERE rank = 1").fetchone()[0] == \
+        len(csv_rows(real / LEVEL1 / "rank1_ascend_pt" / KD))
+
+    msprof = tmp_path / "msprof"
+    msprof.mkdir()
+    profs = sorted((real / "mindinsight-msprof-2dev-hccl").glob("PROF_*"))
+    for prof in profs:
+        (msprof / prof.name).symlink_to(prof)
+    linked = load_profile(msprof)
+    direct = load_profile(real / "mindinsight-msprof-2dev-hccl")
+    assert linked.ranks == direct.ranks and len(linked.ranks) == len(profs)
+    count = "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
+    assert linked.con.execute(count).fetchall() == direct.con.execute(count).fetchall()

@@ -138,7 +138,21 @@ def _files(folder: Path) -> List[Path]:
 
 
 def _dirs(folder: Path) -> List[Path]:
-    return [p for p in _entries(folder) if _is_dir(p) and not p.is_symlink()]
+    """Sub-folders, linked ones too (ranks gathered into one folder by links), except a link back
+    to the folder or one above it: that is a loop, and would find the same ranks again."""
+    out = []
+    for p in _entries(folder):
+        if not _is_dir(p):
+            continue
+        if p.is_symlink():
+            try:
+                target, here = p.resolve(), folder.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if target == here or target in here.parents:
+                continue
+        out.append(p)
+    return out
 
 
 def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]]:
