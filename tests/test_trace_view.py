@@ -212,6 +212,30 @@ def test_cut_trace_loads_with_a_note(real, tmp_path):
     assert rows > 0 and skipped == 1 and note.startswith("file cut short")
 
 
+def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
+    """Host or device is told by the process_name metadata, which torch_npu writes a third of the
+    way in: without it (left out, or cut off with what follows) the events cannot be placed, and
+    are said and counted, not dropped without a word."""
+    evs = events(real / ADVISOR)
+    timed = sum(1 for e in evs if e.get("ph") in ("X", "i", "I"))
+    d = tmp_path / "unnamed"
+    d.mkdir()
+    (d / "trace_view.json").write_text(json.dumps([e for e in evs if e.get("ph") != "M"], default=str))
+    p = load_profile(d)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert skipped == timed and f"{timed:,} events of processes the trace does not name" in note
+
+    data = (real / ADVISOR).read_bytes()
+    first_name = data.index(b'"process_name"')
+    cut = data[:data.rindex(b"}", 0, first_name - 200) + 1] + b", {"  # cut after an event, before the names
+    before = sum(1 for e in json.loads(cut[:-3] + b"]") if e.get("ph") in ("X", "i", "I"))
+    assert before > 0
+    (d / "trace_view.json").write_bytes(cut)
+    p = load_profile(d)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert skipped == before + 1 and "before the cut" in note and note.startswith("file cut short")
+
+
 def test_non_utf8_bytes_give_a_one_line_reason(real, tmp_path):
     data = (real / ADVISOR).read_bytes()
     at = data.index(b"aclnn")
