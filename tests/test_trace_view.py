@@ -236,15 +236,18 @@ def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     assert skipped == before + 1 and "before the cut" in note and note.startswith("file cut short")
 
 
-def test_non_utf8_bytes_give_a_one_line_reason(real, tmp_path):
+def test_bytes_of_another_encoding_cost_their_event_only(real, tmp_path):
+    """A GBK path in one event (a call stack): that event is dropped and counted, the rest load."""
     data = (real / ADVISOR).read_bytes()
     at = data.index(b"aclnn")
     d = tmp_path / "bad"
     d.mkdir()
-    (d / "trace_view.json").write_bytes(data[:at] + b"\xff\xfe" + data[at + 2:])
-    with pytest.raises(ProfileError, match="not UTF-8") as e:
-        load_profile(d)
-    assert "\n" not in str(e.value)
+    (d / "trace_view.json").write_bytes(data[:at] + b"\xca\xfd" + data[at + 2:])
+    staged = stage_trace(connect(), d / "trace_view.json", "stg_gbk", salvage=True)
+    assert staged.events == len(events(real / ADVISOR)) - 1 and staged.lost == 1
+    p = load_profile(d)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert rows > 0 and skipped == 1 and note == "not UTF-8: 1 event(s) with bytes of another encoding dropped, the rest kept"
 
 
 def _events(data: bytes) -> list:

@@ -177,9 +177,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         if span.start == span.end:
             raise SourceError("no events: the trace is an empty list")
         if salvage:
-            pieces, written = _lines(plain, span, Path(tmp))
+            pieces, written, not_utf8 = _lines(plain, span, Path(tmp))
         else:
-            pieces, written = _pieces(plain, span, Path(tmp), shape), 0
+            pieces, written, not_utf8 = _pieces(plain, span, Path(tmp), shape), 0, 0
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
@@ -192,7 +192,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             raise  # not the file's fault: the loader tries it again (loader._load_file)
         except duckdb.Error as e:
             reason = _reason(e)
-            raise (MalformedTrace if reason.startswith("malformed JSON") else SourceError)(reason) from None
+            salvageable = reason.startswith(("malformed JSON", "not UTF-8"))
+            raise (MalformedTrace if salvageable else SourceError)(reason) from None
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
@@ -206,6 +207,10 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.lost += dropped
         staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
                                               "parse dropped, the rest kept"]))
+    if not_utf8:
+        staged.lost += not_utf8
+        staged.note = "; ".join(filter(None, [staged.note, f"not UTF-8: {not_utf8:,} event(s) with bytes of "
+                                              "another encoding dropped, the rest kept"]))
     if staged.events == 0 and not where:  # filtered: told apart above
         raise SourceError("no events: the trace is an empty list")
     if salvage and phases:
@@ -377,9 +382,10 @@ def _one_line(event: bytes) -> bytes:
 
 
 def _lines(path: Path, span: _Span, tmp: Path):
-    """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written).
-    Split at event boundaries ("}, {"); a boundary inside a string only makes a bad line."""
-    out, written = [], 0
+    """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
+    events left out for bytes that are not UTF-8). Split at event boundaries ("}, {"); a boundary
+    inside a string only makes a bad line."""
+    out, written, not_utf8 = [], 0, 0
     with open(path, "rb") as f:
         f.seek(span.start)
         left, carry, piece = span.end - span.start, b"", 0
@@ -399,12 +405,25 @@ def _lines(path: Path, span: _Span, tmp: Path):
             # the split takes each event's closing brace with the comma after it, but the last one's
             events = [e + b"}" for e in events[:-1]] + events[-1:]
             lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
+            lines = [line for line in lines if line]
+            if not _utf8(text):  # text of another locale (a GBK path in a call stack): those events go
+                kept = [line for line in lines if _utf8(line)]
+                not_utf8 += len(lines) - len(kept)
+                lines = kept
             name = tmp / f"events.{piece}.ndjson"
-            name.write_bytes(b"\n".join(line for line in lines if line) + b"\n")
-            written += sum(1 for line in lines if line)
+            name.write_bytes(b"\n".join(lines) + b"\n")
+            written += len(lines)
             out.append(name)
             piece += 1
-    return out, written
+    return out, written, not_utf8
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _reason(e: duckdb.Error) -> str:
