@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_tui.profile import load_profile
+from npu_tui.profile import ProfileError, load_profile
+from npu_tui.profile.health import failed, health
 from npu_tui.profile.schema import connect
 from npu_tui.profile.sources import kineto
 from npu_tui.profile.sources.base import read_head
@@ -93,7 +94,6 @@ def test_two_rank_folder_loads_each_trace_as_its_rank(real, tmp_path):
         assert q("SELECT device_id FROM ranks WHERE rank = ?", [rank]).fetchall() == [(min(devices),)]
         assert q("SELECT world_size FROM ranks WHERE rank = ?", [rank]).fetchone() == (doc["distributedInfo"]["world_size"],)
     # The sampled job ran on 128 ranks, and 2 are here: a partial rank set.
-    from npu_tui.profile.health import health
 
     (partial,) = health(p)
     assert partial.severity == "warning" and partial.what.startswith("partial rank set: the traces give the job 128 ranks")
@@ -233,7 +233,6 @@ def test_cut_gzip_trace_keeps_complete_events(real, tmp_path):
 
 
 def test_a_damaged_gzip_keeps_what_comes_before_the_damage_and_is_an_error(real, tmp_path):
-    from npu_tui.profile.health import health
 
     raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()
     at = len(raw) // 3
@@ -271,7 +270,6 @@ def test_a_gzip_of_several_members_loads_them_all(real, tmp_path):
 def test_a_trace_whose_gzip_breaks_in_its_first_bytes_is_said(real, tmp_path):
     """Its name says nothing (no .pt.trace.json), its head does not decompress: it is still a
     trace that failed, not a file passed over."""
-    from npu_tui.profile.health import health
 
     for rank in (0, 1):
         shutil.copy(real / SAMPLED / f"sampled_rank-{rank}.json.gz", tmp_path / f"r{rank}.json.gz")
@@ -303,6 +301,14 @@ def test_a_schedule_that_cycles_is_one_rank_and_its_empty_cycle_a_note(tmp_path)
     assert {s for (s,) in p.con.execute("SELECT DISTINCT step FROM kernels").fetchall()} == steps
     log = dict(p.con.execute("SELECT file, note FROM load_log").fetchall())
     assert log[str(full)] == "" and "empty profiling cycle" in log[str(empty)]
+    # A cycle written with no events at all is the same empty cycle, not a file that failed.
+    empty.write_text(json.dumps({**trace(empty), "traceEvents": []}))
+    p = load_profile(tmp_path)
+    assert p.ranks == [0] and not failed(health(p))
+    assert "empty profiling cycle" in dict(p.con.execute("SELECT file, note FROM load_log").fetchall())[str(empty)]
+    # Alone, it is a trace that holds nothing.
+    with pytest.raises(ProfileError, match="no events"):
+        load_profile(empty)
 
 
 def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
@@ -319,7 +325,6 @@ def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
 def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     """A job run twice into one folder: two workers (host_pid) whose traces carry the same
     distributedInfo rank. Merged, each step spanned both runs; they are the rank claimed twice."""
-    from npu_tui.profile.health import health
 
     for worker in ("node1_1111", "node1_2222"):
         shutil.copy(real / SAMPLED / "sampled_rank-0.json.gz", tmp_path / f"{worker}.1682725898000.pt.trace.json.gz")

@@ -27,5 +27,12 @@ class MalformedTrace(SourceError):
     """A trace's JSON breaks somewhere among its events: read it again event by event (salvage)."""
 
 
+class EmptyTrace(SourceError):
+    """A trace whose list of events is empty."""
+
+    def __init__(self) -> None:
+        super().__init__("no events: the trace is an empty list")
+
+
 class LoadCancelled(Exception):
     """The caller asked the load to stop."""

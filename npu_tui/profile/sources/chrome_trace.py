@@ -41,7 +41,7 @@ from typing import Optional, Tuple
 
 import duckdb
 
-from ..errors import MalformedTrace, SourceError
+from ..errors import EmptyTrace, MalformedTrace, SourceError
 from .base import inflate, read_head
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
@@ -175,7 +175,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
                            f"{plain.stat().st_size - span.end} bytes of an unfinished one")
         if span.start == span.end:
-            raise SourceError("no events: the trace is an empty list")
+            raise EmptyTrace()
         if salvage:
             pieces, written, not_utf8 = _lines(plain, span, Path(tmp))
         else:
@@ -197,7 +197,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
-            raise SourceError("no events: the trace is an empty list")
+            raise EmptyTrace()
     con.execute(SEQ_VIEW.format(table=table))
     if salvage:  # a line that does not parse comes back as a row of NULLs
         con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
@@ -212,7 +212,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, f"not UTF-8: {not_utf8:,} event(s) with bytes of "
                                               "another encoding dropped, the rest kept"]))
     if staged.events == 0 and not where:  # filtered: told apart above
-        raise SourceError("no events: the trace is an empty list")
+        raise EmptyTrace()
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]

@@ -27,6 +27,7 @@ from typing import List, Optional, Tuple
 
 import duckdb
 
+from ..errors import EmptyTrace
 from .base import LoadResult, RankContext, read_head
 from .chrome_trace import drop_staged_trace, stage_trace, trace_flavour
 
@@ -183,8 +184,19 @@ def devices(head: bytes) -> List[Tuple[int, str, int]]:
     return [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))] if block else []
 
 
+EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
+
+
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    staged = stage_trace(con, path, STAGE, salvage=ctx.salvage, phases=PHASES)
+    # A schedule that cycles can leave a last trace holding one empty ProfilerStep, or no events
+    # at all, beside the worker's real ones.
+    cycles = len(ctx.files.get(KIND, [])) > 1
+    try:
+        staged = stage_trace(con, path, STAGE, salvage=ctx.salvage, phases=PHASES)
+    except EmptyTrace:
+        if cycles:
+            return LoadResult(rows=0, note=EMPTY_CYCLE)
+        raise
     try:
         con.execute(EVENTS)
         if ctx.device_id is None:
@@ -197,10 +209,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         runtime = con.execute(RUNTIME).fetchone()[0]
         rank = {"rank": ctx.rank}
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
-        if rows == 0 and len(ctx.files.get(KIND, [])) > 1 and not con.execute(CPU_OPS).fetchone()[0]:
-            # A schedule that cycles can leave a last trace holding one empty ProfilerStep, beside
-            # the worker's real ones.
-            return LoadResult(rows=0, note="an empty profiling cycle (no ops, no kernels): skipped")
+        if rows == 0 and cycles and not con.execute(CPU_OPS).fetchone()[0]:
+            return LoadResult(rows=0, note=EMPTY_CYCLE)
         # A cut trace without device events is not a CPU-only run: its device events were still
         # to come (torch writes them after the CPU ops), so its CPU ops must not pass for kernels;
         # nor are they where another cycle of the same worker ran on the device.
