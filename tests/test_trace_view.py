@@ -202,6 +202,22 @@ def test_cut_file_keeps_complete_events(real, tmp_path, gz):
     assert staged.lost == 1 and "cut short" in staged.note
 
 
+def test_a_cut_just_after_an_event_keeps_it(real, tmp_path):
+    """Only the list's ']' missing, or only the object's '}': no event is cut in two, so none is
+    lost; the first is still a file that stops early, the second holds everything."""
+    data = (real / ADVISOR).read_bytes().rstrip()
+    assert data.endswith(b"]")
+    f = tmp_path / "trace_view.json"
+    f.write_bytes(data[:-1])
+    staged = stage_trace(connect(), f, "stg_open")
+    assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0
+    assert staged.note.startswith("file ends after a complete event")
+    wrapped = tmp_path / "wrapped.json"
+    wrapped.write_bytes(b'{"traceEvents": ' + data + b', "traceName": "x"')  # the last '}' missing
+    staged = stage_trace(connect(), wrapped, "stg_object")
+    assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0 and staged.note == ""
+
+
 def test_cut_trace_loads_with_a_note(real, tmp_path):
     data = (real / ADVISOR).read_bytes()
     d = tmp_path / "cut"

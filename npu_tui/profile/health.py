@@ -30,6 +30,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^folder not searched", "{folder}/ was not searched: {note_head}", "if it holds profiler output, make "
      "it readable (chmod a+rx on the folder)"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
+    (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{note_head}", "two rank folders carry the same profiler_info_N.json, or two "

@@ -167,9 +167,12 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             raise
         staged = StagedTrace(events=0, base_ns=span.base_ns, distributed_info=span.distributed_info)
         if damage:
-            staged.lost = int(span.cut)
+            staged.lost = int(span.cut and not span.at_event_end)
             staged.note = (f"{damage}: the events that parse before it are kept, though those just "
                            f"before it may hold damaged values; what follows is lost")
+        elif span.at_event_end:
+            staged.note = ("file ends after a complete event, its list not closed: every event in it "
+                           "kept (any that were to follow are missing)")
         elif span.cut:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
@@ -270,6 +273,8 @@ class _Span:
     cut: bool = False
     base_ns: int = 0
     distributed_info: dict = field(default_factory=dict)
+    # cut just after an event's closing brace: no event is cut in two (what was to follow is unknown)
+    at_event_end: bool = False
 
 
 def _span(path: Path, shape: str) -> _Span:
@@ -296,15 +301,32 @@ def _span(path: Path, shape: str) -> _Span:
         if tail_at + close < start:
             break
         rest = tail[close + 1:]
-        meta = _meta(prefix, rest) if prefix is not None else ({} if rest.strip() == b"" else None)
+        # (an object whose own closing brace alone is missing still holds every event and key)
+        meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
+            ({} if rest.strip() == b"" else None)
         if meta is not None:
             return _Span(start, tail_at + close, False, *_kineto_meta(meta))
-    # No end: the file was cut. The events end after the last complete one.
-    ends = [tail_at + m.start() + 1 for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
+    # No end: the file was cut. The events end after the last complete one, which is the last
+    # one in the file when the cut fell just after it (only the list's or the object's end lost).
+    bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
+    ends = [tail_at + m.start() + 1 for m in bounds]
+    last_at = tail_at + bounds[-1].end() if bounds else start
+    last = tail[last_at - tail_at:].rstrip() if last_at >= tail_at else b""
+    whole = _one_event(last[:-1].rstrip() if last.endswith(b"]") else last)
+    if whole:
+        ends.append(last_at + len(whole))
     if not ends:
         raise SourceError("file cut short and no complete event could be recovered")
     meta = _meta(prefix, b"}") if prefix is not None else {}
-    return _Span(start, ends[-1], True, *_kineto_meta(meta or {}))
+    return _Span(start, ends[-1], True, *_kineto_meta(meta or {}), at_event_end=bool(whole))
+
+
+def _one_event(text: bytes) -> bytes:
+    """``text`` when it is one whole JSON object, else b""."""
+    try:
+        return text if text[:1] == b"{" and isinstance(json.loads(text), dict) else b""
+    except ValueError:
+        return b""
 
 
 def _meta(prefix: bytes, rest: bytes):
