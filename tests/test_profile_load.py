@@ -265,3 +265,33 @@ def test_rank_and_prof_folders_gathered_by_links_load(real, tmp_path):
     assert linked.ranks == direct.ranks and len(linked.ranks) == len(profs)
     count = "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
     assert linked.con.execute(count).fetchall() == direct.con.execute(count).fetchall()
+
+
+@pytest.mark.parametrize("sample,file", [
+    (LEVEL1 + "/rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT/communication.json"),
+    (LEVEL1 + "/rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT/trace_view.json"),
+    (LEVEL1 + "/rank0_ascend_pt", KD),
+    ("kineto/hta-alexnet-1gpu", None),
+    ("kineto/hta-sampled-2rank", None),  # gzipped: the mark inside the stream
+])
+def test_a_byte_order_mark_changes_nothing(real, tmp_path, sample, file):
+    """A file saved by a Windows editor starts with a UTF-8 byte order mark: it loads as without."""
+    import gzip
+
+    src = real / sample
+    dst = tmp_path / "p"
+    shutil.copytree(src, dst)
+    targets = [dst / file] if file else [f for f in dst.iterdir() if f.is_file()]
+    for f in targets:
+        data = f.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            f.write_bytes(gzip.compress(b"\xef\xbb\xbf" + gzip.decompress(data)))
+        else:
+            f.write_bytes(b"\xef\xbb\xbf" + data)
+    logs = "SELECT replace(file, ?, ''), kind, rows, skipped_rows, note FROM load_log ORDER BY ALL"
+    tables = ["kernels", "host_events", "flows", "comm_ops", "overlap_lanes"]
+    got, want = load_profile(dst), load_profile(src)
+    assert got.con.execute(logs, [str(dst)]).fetchall() == want.con.execute(logs, [str(src)]).fetchall()
+    for t in tables:
+        q = f"SELECT count(*) FROM {t}"
+        assert got.con.execute(q).fetchone() == want.con.execute(q).fetchone(), t

@@ -71,15 +71,19 @@ def inflate(d, data: bytes, limit: int = 0) -> Tuple[bytes, Optional[int]]:
     return bytes(out[:limit] if limit else out), len(data)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first bytes of a file, decompressed when it is gzip (up to any damage in the stream).
-    OSError (unreadable, gone since discovery) propagates, so the load log says why."""
+    """The first bytes of a file, decompressed when it is gzip (up to any damage in the stream),
+    without a UTF-8 byte order mark (Windows editors write one). OSError (unreadable, gone since
+    discovery) propagates, so the load log says why."""
     with open(path, "rb") as f:
         raw = f.read(size)
     if raw[:2] == b"\x1f\x8b":
         # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
-        return inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw, size)[0]
-    return raw
+        raw = inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw, size)[0]
+    return raw.removeprefix(BOM)
 
 
 def damaged_gzip_head(path: Path) -> bool:

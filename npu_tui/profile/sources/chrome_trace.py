@@ -42,7 +42,7 @@ from typing import Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import inflate, read_head
+from .base import BOM, inflate, read_head
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -228,7 +228,7 @@ def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def _shape(path: Path) -> str:
-    head = read_head(path, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = read_head(path, 4096).lstrip(b" \t\r\n")
     if head[:1] == b"[":
         return "array"
     if head[:1] == b"{":
@@ -294,7 +294,7 @@ def _span(path: Path, shape: str) -> _Span:
         if m is None:
             raise SourceError("a JSON object without a traceEvents list (in its first "
                               f"{HEAD_BYTES >> 20} MiB)")
-        start, prefix = m.end(), head[:m.start()]
+        start, prefix = m.end(), head[:m.start()].removeprefix(BOM)
     # The events end at the last ']' after which the rest of the document parses (the few keys
     # after the events hold no brackets, or one or two).
     for close in list(reversed([m.start() for m in re.finditer(rb"\]", tail)]))[:END_TRIES]:

@@ -45,7 +45,7 @@ STAGE_JSON = """
 CREATE OR REPLACE TEMP TABLE {table} AS
 SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
        CASE WHEN json_valid(text) THEN json(text) END AS doc
-FROM (SELECT TRY(decode(content)) AS text FROM read_blob($path))
+FROM (SELECT ltrim(TRY(decode(content)), chr(65279)) AS text FROM read_blob($path))  -- without a byte order mark
 """
 
 def flatten_sql(table: str, levels: Tuple[str, ...]) -> str:
