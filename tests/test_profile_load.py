@@ -295,3 +295,21 @@ def test_a_byte_order_mark_changes_nothing(real, tmp_path, sample, file):
     for t in tables:
         q = f"SELECT count(*) FROM {t}"
         assert got.con.execute(q).fetchone() == want.con.execute(q).fetchone(), t
+
+
+@pytest.mark.parametrize("cut", [None, "inside its quoted call stack"])
+def test_a_last_row_of_several_lines_without_a_line_break(real, tmp_path, cut):
+    """operator_details.csv quotes a call stack of several lines in each row: without the final
+    line break the last row is still whole; cut inside its quotes, it is the one row lost."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(src, dst)
+    f = dst / "ASCEND_PROFILER_OUTPUT" / "operator_details.csv"
+    data = f.read_bytes().rstrip(b"\r\n")
+    with open(src / "ASCEND_PROFILER_OUTPUT" / "operator_details.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))[1:]
+    assert any("\n" in cell for cell in rows[-1])  # the last row spans lines
+    f.write_bytes(data if cut is None else data[:data.rindex(b"\n") - 3])
+    p = load_profile(dst)
+    log = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'operator_details'").fetchone()
+    assert log == ((len(rows), 0) if cut is None else (len(rows) - 1, 1))

@@ -13,7 +13,9 @@ counted as rejected, and the rest is read from a copy without it; so is one that
 from __future__ import annotations
 
 import csv
+import io
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -71,46 +73,65 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
 
 
 def _complete_size(path: Path, fields: int) -> Optional[int]:
-    """None when the file ends with a line break or its last line is a whole row of ``fields``
-    fields, else the size up to its last line break."""
+    """None when the file ends with a line break or its last row is a whole row of ``fields``
+    fields, else the size up to where its last row starts."""
     size = path.stat().st_size
     with open(path, "rb") as f:
         f.seek(max(0, size - 1))
         if f.read(1) in (b"\n", b"\r"):
             return None
-        # the last two lines: a cut row is told by its own shape and by the row before it
-        pos, tail = size, b""
-        while pos > 0 and tail.count(b"\n") + tail.count(b"\r") < 3:
-            step = min(1 << 16, pos)
-            f.seek(pos - step)
-            tail = f.read(step) + tail
-            pos -= step
-    lines = tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    last = lines[-1]
-    start = size - len(last)
+    before, last, start = _last_rows(path, size)
     if start == 0:
         return 0
-    before = lines[-2] if len(lines) >= 2 and (len(lines) >= 3 or pos == 0) else b""
     return None if _whole_row(last, fields, before) else start
 
 
-def _whole_row(line: bytes, fields: int, before: bytes = b"") -> bool:
-    # A quoted cell may hold line breaks, so a row can start before the last one: then the tail
-    # has an odd number of quotes, and is not taken for a row of its own. A writer that leaves the
-    # last line break out still writes the last cell; ending on its delimiter is a cut right after
-    # it, and so is a last cell that is the start of the row before's (``NPU:`` under ``NPU:0``).
-    if line.count(b'"') % 2 or line.endswith(b","):
+LINE_BREAK = re.compile(rb"\r\n|\n|\r")
+COUNT_CHUNK = 1 << 24
+
+
+def _last_rows(path: Path, size: int, tail: int = 1 << 16) -> Tuple[bytes, bytes, int]:
+    """The last two rows of a file that does not end with a line break, and where the last
+    starts. A quoted cell may hold line breaks (a call stack), so a row ends at a line break
+    outside quotes: one with an even number of quotes before it (an escaped quote is two)."""
+    while True:
+        at, quotes = max(0, size - tail), 0
+        with open(path, "rb") as f:
+            while f.tell() < at and (block := f.read(min(COUNT_CHUNK, at - f.tell()))):
+                quotes += block.count(b'"')
+            text = f.read(size - at)
+        ends, seen = [], 0  # (start, end) of each line break that ends a row
+        for m in LINE_BREAK.finditer(text):
+            quotes += text.count(b'"', seen, m.start())
+            seen = m.start()
+            if quotes % 2 == 0:
+                ends.append(m.span())
+        if len(ends) >= 2 or at == 0:
+            break
+        tail *= 8  # a row longer than the tail: look further back
+    bounds = [(0, 0)] + ends  # the file's start ends nothing, but begins the first row
+    last_from = bounds[-1][1]
+    before = text[bounds[-2][1]:bounds[-1][0]] if len(bounds) >= 2 else b""
+    return before, text[last_from:], at + last_from
+
+
+def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
+    # A writer that leaves the last line break out still writes the last cell; ending on its
+    # delimiter is a cut right after it, and so is a last cell that is the start of the row
+    # before's (``NPU:`` under ``NPU:0``). A quote left open is a cut inside a quoted cell.
+    if row.count(b'"') % 2 or row.endswith(b","):
         return False
     try:
-        cells = next(csv.reader([line.decode("utf-8")]))
-        prev = next(csv.reader([before.decode("utf-8")])) if before else []
+        cells = next(csv.reader(io.StringIO(row.decode("utf-8"), newline="")))
+        prev = next(csv.reader(io.StringIO(before.decode("utf-8"), newline=""))) if before else []
     except (UnicodeDecodeError, csv.Error, StopIteration):
         return False
     if len(cells) != fields:
         return False
     return not (len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1]))
 
-def _mixed_line_ends(path: Path, chunk: int = 1 << 24) -> bool:
+
+def _mixed_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
     """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
 
     Decided up front rather than by retrying: a failed read aborts the loader's transaction. Counted
