@@ -203,6 +203,8 @@ def test_files_still_growing_are_in_progress(real, tmp_path):
     try:
         with pytest.raises(ProfileError, match="still growing"):
             load_profile(rank)
+        with pytest.raises(ProfileError, match="still growing"):  # its output folder is the rank too
+            load_profile(rank / "ASCEND_PROFILER_OUTPUT")
     finally:
         stop.set()
         t.join()

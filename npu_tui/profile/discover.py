@@ -425,8 +425,10 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         return Discovery(path, "file", [RankSource(root=path.parent, source_format=_format({kind}),
                                                    files={kind: [path]})])
 
-    if _is_rank_dir(path):
-        ranks, unparsed = _unparsed([_rank_source(path, modules)])
+    # A rank's output folder is that rank: its rank id, settings and parse state are beside it.
+    rank_dir = path.parent if path.name == OUTPUT_DIR and _is_rank_dir(path.parent) else path
+    if _is_rank_dir(rank_dir):
+        ranks, unparsed = _unparsed([_rank_source(rank_dir, modules)])
         return Discovery(path, "rank", ranks, problems=unparsed + _missing_info(ranks))
     if path.name.startswith("PROF_"):
         return Discovery(path, "msprof", _msprof_sources(path, modules))
