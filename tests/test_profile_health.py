@@ -211,3 +211,32 @@ def test_files_still_growing_are_in_progress(real, tmp_path):
     # A copy made just now does not grow: it loads.
     fresh = _rank_copy(real, tmp_path / "copy" / "r_ascend_pt")
     assert load_profile(fresh).ranks == [0]
+
+
+@pytest.mark.parametrize("damage", ["written in part", "permission denied", "not an object"])
+def test_a_profiler_info_that_cannot_be_read_is_said(real, tmp_path, monkeypatch, damage):
+    """The rank still loads, numbered by the file's name, but its settings (level, versions) are
+    unknown: a warning, not a quiet NULL."""
+    from pathlib import Path
+
+    rank = _rank_copy(real, tmp_path / "r_ascend_pt")
+    (rank / "profiler_info_0.json").rename(rank / "profiler_info_3.json")
+    info = rank / "profiler_info_3.json"
+    if damage == "written in part":
+        info.write_bytes(info.read_bytes()[:40])
+    elif damage == "not an object":
+        info.write_text("[1, 2]")
+    else:  # tests run as root, where chmod 000 does not stop reads: the read is refused here
+        read_text = Path.read_text
+
+        def refusing(self, *args, **kwargs):
+            if self == info:
+                raise PermissionError(13, "Permission denied", str(self))
+            return read_text(self, *args, **kwargs)
+        monkeypatch.setattr(Path, "read_text", refusing)
+    p = load_profile(rank)
+    assert p.ranks == [3]
+    (item,) = [h for h in health(p) if h.file == str(info)]
+    assert item.severity == "warning" and item.what.startswith("profiler_info_3.json cannot be read: ")
+    assert {"written in part": "not valid JSON", "permission denied": "Permission denied",
+            "not an object": "not a JSON object"}[damage] in item.what

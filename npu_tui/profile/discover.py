@@ -30,6 +30,7 @@ WORKER_RE = re.compile(r"^(.+)\.\d+\.pt\.trace\.json(?:\.gz)?$")
 PARSE_DONE = "analyse.done"
 RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice
 GROWTH_WAIT_S = 0.3
+INFO_UNREADABLE = "profiler_info cannot be read"
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
            "written or was copied in part; rank taken from folder order")
 
@@ -43,6 +44,7 @@ class RankSource:
     files: Dict[str, List[Path]] = field(default_factory=dict)
     rank: Optional[int] = None
     info: dict = field(default_factory=dict)
+    info_problem: Optional[Tuple[Path, str]] = None  # its profiler_info file, and why it could not be read
 
 
 @dataclass
@@ -164,23 +166,29 @@ def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]
     return out
 
 
-def _profiler_info(folder: Path) -> Tuple[Optional[int], dict]:
-    """Rank and settings from ``profiler_info[_N].json``: the file name's N, then its rank_id."""
+def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Path, str]]]:
+    """Rank and settings from ``profiler_info[_N].json``: the file name's N, then its rank_id; and
+    the file with why it could not be read, if it could not."""
     for f in _files(folder):
         m = INFO_RE.match(f.name)
         if not m:
             continue
+        problem = None
         try:
-            info = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            info = {}
-        if not isinstance(info, dict):
+            info = json.loads(f.read_text(encoding="utf-8-sig"))
+            if not isinstance(info, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            why = (e.strerror or type(e).__name__) if isinstance(e, OSError) else \
+                "not a JSON object" if str(e) == "not a JSON object" else "not valid JSON (damaged, or written in part)"
+            problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from its name, the profiler's "
+                          "settings are unknown")
             info = {}
         rank = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
         if not isinstance(rank, int) or rank < 0:
             rank = None
-        return rank, info
-    return None, {}
+        return rank, info, problem
+    return None, {}, None
 
 
 def _is_rank_dir(folder: Path) -> bool:
@@ -203,7 +211,7 @@ def _msprof_output_dirs(folder: Path) -> List[Path]:
 
 
 def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
-    rank, info = _profiler_info(folder)
+    rank, info, problem = _profiler_info(folder)
     out_dir = folder / OUTPUT_DIR
     files = _group(_files(out_dir), modules) if _is_dir(out_dir) else {}
     if not files:
@@ -214,7 +222,7 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
                     for k, v in _group(_files(d), modules).items():
                         files.setdefault(k, []).extend(v)
     fmt = "db" if set(files) == {"sqlite_export"} else "torch_npu"
-    return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info)
+    return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info, info_problem=problem)
 
 
 def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
@@ -269,10 +277,17 @@ def _unparsed(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[P
     return ready, problems
 
 
-def _missing_info(sources: List[RankSource]) -> List[Tuple[Path, str]]:
+def _info_problems(sources: List[RankSource]) -> List[Tuple[Path, str]]:
     """torch_npu writes profiler_info_N.json last, when the profiler stops: without it the folder
-    is from a job that died, is still being written, or was copied in part."""
-    return [(s.root, NO_INFO) for s in sources if not any(INFO_RE.match(f.name) for f in _files(s.root))]
+    is from a job that died, is still being written, or was copied in part. One that cannot be
+    read leaves the rank's settings unknown."""
+    out = []
+    for s in sources:
+        if s.info_problem:
+            out.append(s.info_problem)
+        elif not any(INFO_RE.match(f.name) for f in _files(s.root)):
+            out.append((s.root, NO_INFO))
+    return out
 
 
 def _msprof_rank(dev: Path) -> Optional[int]:
@@ -429,7 +444,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     rank_dir = path.parent if path.name == OUTPUT_DIR and _is_rank_dir(path.parent) else path
     if _is_rank_dir(rank_dir):
         ranks, unparsed = _unparsed([_rank_source(rank_dir, modules)])
-        return Discovery(path, "rank", ranks, problems=unparsed + _missing_info(ranks))
+        return Discovery(path, "rank", ranks, problems=unparsed + _info_problems(ranks))
     if path.name.startswith("PROF_"):
         return Discovery(path, "msprof", _msprof_sources(path, modules))
 
@@ -437,7 +452,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     rank_dirs = [d for d in subdirs if _is_rank_dir(d)]
     if rank_dirs:
         ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
-        return Discovery(path, "cluster", ranks, problems=unparsed + _missing_info(ranks))
+        return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks))
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if profs:
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)])

@@ -29,6 +29,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "make it readable (chmod a+rx on the folder), or open the folders you can read one at a time"),
     (r"^folder not searched", "{folder}/ was not searched: {note_head}", "if it holds profiler output, make "
      "it readable (chmod a+rx on the folder)"),
+    (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
+     "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
