@@ -325,3 +325,14 @@ def test_an_output_folder_opens_as_its_rank(real, tmp_path):
     q = "SELECT rank, profiler_level, torch_npu_version FROM ranks"
     assert output.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
     assert output.con.execute(q).fetchone()[1] is not None
+
+
+def test_a_csv_with_old_mac_line_ends_loads(real, tmp_path):
+    """Lines ended by a bare CR (an old Mac editor's save): every row, not 'no Name column'."""
+    dst = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", dst)
+    kd = dst / KD
+    kd.write_bytes(kd.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r"))
+    p = load_profile(dst)
+    log = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchone()
+    assert log == (len(csv_rows(real / LEVEL1 / "rank0_ascend_pt" / KD)), 0, "")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_tui.profile import load_profile
+from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import discover
 
 PT = "msinsight-pt-2rank-levels"
@@ -213,6 +213,15 @@ def test_corrupt_and_truncated_db_give_a_note(real, tmp_path):
     assert all("\n" not in n and "Traceback" not in n for n in bad.values())
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone() == (0,)
     assert p.con.execute("SELECT count(*) FROM step_trace").fetchone() == (1,)
+
+
+def test_an_empty_db_is_said_to_be_empty(tmp_path):
+    # SQLite opens a 0-byte file as a new database: it is the file a killed profiler left.
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    (out / "ascend_pytorch_profiler_0.db").write_bytes(b"")
+    with pytest.raises(ProfileError, match="empty"):
+        load_profile(out.parent)
 
 
 def test_msprof_style_db_named_dat_with_versions(tmp_path):

@@ -94,7 +94,8 @@ def damaged_gzip_head(path: Path) -> bool:
 
 
 def first_line(head: bytes) -> str:
-    line = head.split(b"\n", 1)[0].rstrip(b"\r")
+    # \r\n, \n or an old Mac editor's bare \r
+    line = head.split(b"\n", 1)[0].split(b"\r", 1)[0]
     return line.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
@@ -108,7 +109,7 @@ def _header_cells(head: bytes) -> Tuple[str, ...]:
     # Discovery asks every CSV sniffer about each file's head in turn: split it once. A first line
     # that fills the whole head is no header (a one-line JSON trace's head is one 64 KiB "line"),
     # nor is JSON (a one-line communication.json split at its commas was thousands of cells).
-    if len(head) >= HEAD_BYTES and b"\n" not in head:
+    if len(head) >= HEAD_BYTES and b"\n" not in head and b"\r" not in head:
         return ()
     line = first_line(head)
     if line.lstrip().startswith(("{", "[")):

@@ -249,6 +249,8 @@ def _insert(con, sql: str, params: dict) -> int:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    if path.stat().st_size == 0:  # SQLite takes a 0-byte file for a new, empty database
+        raise SourceError("empty file")
     try:
         sq = _open(path)
         try:
