@@ -250,8 +250,10 @@ def test_rank_and_prof_folders_gathered_by_links_load(real, tmp_path):
     job.mkdir()
     shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", job / "rank0_ascend_pt")
     (job / "rank1_ascend_pt").symlink_to(real / LEVEL1 / "rank1_ascend_pt")
+    (job / "again_ascend_pt").symlink_to(job / "rank0_ascend_pt")  # the same folder twice: once
     p = load_profile(job)
     assert p.ranks == [0, 1]
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note LIKE '%claimed twice%'").fetchone()[0] == 0
     assert p.con.execute("SELECT count(*) FROM kernels WHERE rank = 1").fetchone()[0] == \
         len(csv_rows(real / LEVEL1 / "rank1_ascend_pt" / KD))
 

@@ -141,18 +141,23 @@ def _files(folder: Path) -> List[Path]:
 
 def _dirs(folder: Path) -> List[Path]:
     """Sub-folders, linked ones too (ranks gathered into one folder by links), except a link back
-    to the folder or one above it: that is a loop, and would find the same ranks again."""
+    to the folder or one above it (a loop) and a link to a folder listed beside it already: either
+    would find the same ranks again."""
+    dirs = [p for p in _entries(folder) if _is_dir(p)]
+    if not any(p.is_symlink() for p in dirs):
+        return dirs
+    here = folder.resolve()
+    seen = {here / p.name for p in dirs if not p.is_symlink()}
     out = []
-    for p in _entries(folder):
-        if not _is_dir(p):
-            continue
+    for p in dirs:
         if p.is_symlink():
             try:
-                target, here = p.resolve(), folder.resolve()
+                target = p.resolve()
             except (OSError, RuntimeError):
                 continue
-            if target == here or target in here.parents:
+            if target == here or target in here.parents or target in seen:
                 continue
+            seen.add(target)
         out.append(p)
     return out
 
