@@ -338,3 +338,18 @@ def test_a_csv_with_old_mac_line_ends_loads(real, tmp_path):
     p = load_profile(dst)
     log = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchone()
     assert log == (len(csv_rows(real / LEVEL1 / "rank0_ascend_pt" / KD)), 0, "")
+
+
+@pytest.mark.parametrize("end", ["whole last row", "cut last row"])
+def test_a_stray_quote_does_not_hide_where_the_last_row_starts(tmp_path, end):
+    """A hand-edited cell with one quote inside it (a"b): the reader takes it as it is, and the
+    quotes after it no longer pair up; the last row is still found as the last line."""
+    out = tmp_path / "r" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    rows = ["Name,Type,Accelerator Core,Start Time(us),Duration(us)", 'a"b,MatMul,AI_CORE,1000,1']
+    rows += [f"k{i},MatMul,AI_CORE,{2000 + 10 * i},1" for i in range(1000)]
+    text = "\n".join(rows)
+    (out / "kernel_details.csv").write_text(text if end == "whole last row" else text[:-3])
+    p = load_profile(out.parent)
+    log = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'kernel_details'").fetchone()
+    assert log == ((1001, 0) if end == "whole last row" else (1000, 1))

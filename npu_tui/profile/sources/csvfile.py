@@ -80,26 +80,54 @@ def _complete_size(path: Path, fields: int) -> Optional[int]:
         f.seek(max(0, size - 1))
         if f.read(1) in (b"\n", b"\r"):
             return None
-    before, last, start = _last_rows(path, size)
+    # Most rows are one line: the last line, whole or cut, is told by itself and the line before.
+    before, last, start = _last_lines(path, size)
     if start == 0:
         return 0
+    if _whole_row(last, fields, before):
+        return None
+    # A quoted cell may hold line breaks (operator_details.csv's call stacks): the last row may
+    # start lines before the last one.
+    rows = _last_rows(path, size, fields)
+    if rows is None:
+        return start
+    before, last, start = rows
     return None if _whole_row(last, fields, before) else start
 
 
 LINE_BREAK = re.compile(rb"\r\n|\n|\r")
 COUNT_CHUNK = 1 << 24
+TAIL_BYTES = 1 << 16
 
 
-def _last_rows(path: Path, size: int, tail: int = 1 << 16) -> Tuple[bytes, bytes, int]:
-    """The last two rows of a file that does not end with a line break, and where the last
-    starts. A quoted cell may hold line breaks (a call stack), so a row ends at a line break
-    outside quotes: one with an even number of quotes before it (an escaped quote is two)."""
+def _last_lines(path: Path, size: int) -> Tuple[bytes, bytes, int]:
+    """The last two lines of a file that does not end with a line break, and where the last starts."""
+    with open(path, "rb") as f:
+        pos, tail = size, b""
+        while pos > 0 and tail.count(b"\n") + tail.count(b"\r") < 3:
+            step = min(TAIL_BYTES, pos)
+            f.seek(pos - step)
+            tail = f.read(step) + tail
+            pos -= step
+    lines = LINE_BREAK.split(tail)
+    before = lines[-2] if len(lines) >= 2 and (len(lines) >= 3 or pos == 0) else b""
+    return before, lines[-1], size - len(lines[-1])
+
+
+def _last_rows(path: Path, size: int, fields: int) -> Optional[Tuple[bytes, bytes, int]]:
+    """The last two rows, where rows end at line breaks outside quotes (an even number of quotes
+    before them: an escaped quote is two), and where the last starts; None when the file's quotes
+    do not pair up so (a stray quote inside a cell, which the reader takes as it is): the row
+    before the last must then be a whole row of ``fields`` cells."""
+    with open(path, "rb") as f:
+        total = sum(block.count(b'"') for block in iter(lambda: f.read(COUNT_CHUNK), b""))
+    tail = TAIL_BYTES
     while True:
-        at, quotes = max(0, size - tail), 0
+        at = max(0, size - tail)
         with open(path, "rb") as f:
-            while f.tell() < at and (block := f.read(min(COUNT_CHUNK, at - f.tell()))):
-                quotes += block.count(b'"')
-            text = f.read(size - at)
+            f.seek(at)
+            text = f.read()
+        quotes = total - text.count(b'"')  # before the tail
         ends, seen = [], 0  # (start, end) of each line break that ends a row
         for m in LINE_BREAK.finditer(text):
             quotes += text.count(b'"', seen, m.start())
@@ -109,10 +137,23 @@ def _last_rows(path: Path, size: int, tail: int = 1 << 16) -> Tuple[bytes, bytes
         if len(ends) >= 2 or at == 0:
             break
         tail *= 8  # a row longer than the tail: look further back
-    bounds = [(0, 0)] + ends  # the file's start ends nothing, but begins the first row
-    last_from = bounds[-1][1]
-    before = text[bounds[-2][1]:bounds[-1][0]] if len(bounds) >= 2 else b""
-    return before, text[last_from:], at + last_from
+    if not ends:
+        return None
+    before_from = ends[-2][1] if len(ends) >= 2 else 0
+    before, last = text[before_from:ends[-1][0]], text[ends[-1][1]:]
+    rows = _rows(before)
+    if rows is None or len(rows) != 1 or len(rows[0]) != fields or len(_rows(last) or [last]) != 1:
+        return None
+    return before, last, at + ends[-1][1]
+
+
+def _rows(data: bytes) -> Optional[List[List[str]]]:
+    """The rows Python's reader makes of ``data`` (a stray quote is a character to it, as to
+    DuckDB's); None when it cannot (a quote left open, bytes that are not UTF-8)."""
+    try:
+        return list(csv.reader(io.StringIO(data.decode("utf-8"), newline=""), strict=True))
+    except (UnicodeDecodeError, csv.Error):
+        return None
 
 
 def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
