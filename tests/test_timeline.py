@@ -106,10 +106,13 @@ def test_a_zoom_level_is_queried_once_and_a_pan_only_for_the_new_columns(demo):
     w = -(-(hi - lo) // 100)
     first = tl.cells(lo // w, 100, w)
     fetched = tl.fetched
-    assert tl.cells(lo // w + 10, 80, w) is first and tl.fetched == fetched  # inside: nothing queried
+    inside = tl.cells(lo // w + 10, 80, w)
+    assert tl.fetched == fetched  # inside: nothing queried
+    assert inside == {key: {b: c for b, c in got.items() if lo // w + 10 <= b < lo // w + 90} for key, got in first.items()}
     tl.cells(lo // w + 25, 100, w)
     assert tl.fetched == fetched + 25  # only the 25 new columns
-    assert tl.cells(lo // w, 100, w // 2) is not first  # another zoom level, its own cells
+    tl.cells(lo // w, 100, w // 2)
+    assert tl.fetched == fetched + 125  # another zoom level, its own cells
 
 
 def test_only_the_ranks_asked_for_are_queried_and_each_keeps_its_own_columns(demo):
@@ -135,7 +138,11 @@ def test_only_the_ranks_asked_for_are_queried_and_each_keeps_its_own_columns(dem
     cells = tl.cells(b0 + 10, 100, w, [0, 1])
     assert tl.fetched == fetched + 100 + 10
     same(cells, 0, b0 + 10, b0 + 110)
-    same(cells, 1, b0, b0 + 110)
+    same(cells, 1, b0 + 10, b0 + 110)
+    # What a redraw got stays as it was while another, far away, starts the level afresh.
+    kept = {key: dict(got) for key, got in cells.items()}
+    tl.cells(b0 + 100 * 100, 100, w, [0, 1])
+    assert cells == kept
 
 
 @pytest.mark.parametrize("profile", ["demo", "kernels_only"])

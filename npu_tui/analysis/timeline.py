@@ -194,27 +194,33 @@ class Timeline:
 
     def cells(self, b0: int, n: int, w: int, ranks: Optional[Sequence[int]] = None
               ) -> Dict[Tuple[int, int], Dict[int, Cell]]:
-        """The cells of buckets [b0, b0 + n) at bucket width ``w`` ns, per (rank, lane no): bucket
-        → Cell, absent where nothing runs; for ``ranks`` (default: every rank), the others as
-        computed before. Only buckets of a rank not computed at this zoom level before are
-        queried: a screen shows a few ranks of 64, and their spans are a few row groups."""
+        """The cells of buckets [b0, b0 + n) at bucket width ``w`` ns, per (rank, lane no) of
+        ``ranks`` (default: every rank): bucket → Cell, absent where nothing runs. Only buckets
+        of a rank not computed at this zoom level before are queried: a screen shows a few ranks
+        of 64, and their spans are a few row groups. A copy: another redraw's worker may change
+        the cache while this one draws."""
+        wanted = set(self.ranks if ranks is None else ranks)
         with self.lock:
             level = self._levels.setdefault(w, _Level({}, {}))
             missing: Dict[Tuple[int, int], List[int]] = defaultdict(list)
-            for r in self.ranks if ranks is None else ranks:
+            grown = {}
+            for r in wanted:
                 lo, hi = level.ranges.get(r, (b0, b0))
                 if b0 + n < lo or b0 > hi or hi - lo > CACHE_SCREENS * n:
                     for key in [k for k in level.cells if k[0] == r]:
                         del level.cells[key]
                     lo = hi = b0
+                    level.ranges[r] = (b0, b0)
                 if b0 < lo:
                     missing[b0, lo].append(r)
                 if b0 + n > hi:
                     missing[hi, b0 + n].append(r)
-                level.ranges[r] = (min(lo, b0), max(hi, b0 + n))
+                grown[r] = (min(lo, b0), max(hi, b0 + n))
             for (lo, hi), rs in missing.items():
                 self._fetch(level, lo, hi, w, rs)
-            return level.cells
+            level.ranges.update(grown)  # only once fetched: a query that failed leaves no hole
+            return {key: {b: c for b in range(b0, b0 + n) if (c := got.get(b)) is not None}
+                    for key, got in level.cells.items() if key[0] in wanted}
 
     def _fetch(self, level: _Level, lo: int, hi: int, w: int, ranks: List[int]) -> None:
         # The ranks shown are next to each other: one range of them for the scan to skip the rest.

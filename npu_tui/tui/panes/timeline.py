@@ -100,6 +100,7 @@ class TimelineView(Widget, can_focus=True):
         self.kept: Optional[Viewport] = None  # the view before a rebuild on the same profile
         self.message = "building the timeline…"
         self.note = ""  # what the last jump found, for the header, until the next key
+        self.rows_asked = 0  # the lanes the last redraw asked cells for (a frame may still be coming)
 
     @property
     def lanes(self) -> List[Lane]:
@@ -169,9 +170,9 @@ class TimelineView(Widget, can_focus=True):
             return
         if self.columns != self.view.n:
             self.view = self.view.resized(self.columns)
-        elif self.frame is not None and self.frame.rows == self.lane_rows:
+        elif self.rows_asked == self.lane_rows:
             return
-        # taller or shorter: the frame holds the cells of the lanes it had room for
+        # taller or shorter: a frame holds the cells of the lanes it had room for
         self.view = self.view.with_lane(self.view.lane, len(self.lanes), self.lane_rows)
         self.request()
 
@@ -180,6 +181,7 @@ class TimelineView(Widget, can_focus=True):
     def request(self) -> None:
         if self.timeline is not None and self.view is not None:
             self.refresh()
+            self.rows_asked = self.lane_rows
             self._draw(self.view, self.lane_rows)
 
     @work(thread=True, exclusive=True, group="timeline-draw")
