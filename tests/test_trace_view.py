@@ -241,6 +241,16 @@ def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
     assert skipped == timed and f"{timed:,} events of processes the trace does not name" in note
 
+    # Labelled CPU but not named: host events, loaded and not counted.
+    cpu = {e["pid"] for e in evs if e.get("name") == "process_labels" and e["args"].get("labels") == "CPU"}
+    assert cpu
+    (d / "trace_view.json").write_text(json.dumps(
+        [e for e in evs if not (e.get("name") == "process_name" and e["pid"] in cpu)], default=str))
+    p = load_profile(d)
+    assert p.con.execute("SELECT skipped_rows FROM load_log").fetchone()[0] == 0
+    assert p.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == \
+        sum(1 for e in evs if e.get("pid") in cpu and e.get("ph") in ("X", "i", "I"))
+
     data = (real / ADVISOR).read_bytes()
     first_name = data.index(b'"process_name"')
     cut = data[:data.rindex(b"}", 0, first_name - 200) + 1] + b", {"  # cut after an event, before the names

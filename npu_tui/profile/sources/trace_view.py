@@ -114,9 +114,10 @@ SELECT $rank, name, coalesce(cat, pname), ts_ns, dur_ns, tid, args
 FROM tv_event WHERE host AND ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL
 """
 
-# Events of a process the trace never names cannot be told host from device: counted, not loaded.
-# torch_npu writes the names a third of the way into the file, so a trace cut before them has none.
-UNNAMED = "SELECT count(*) FROM tv_event WHERE pname IS NULL AND ph IN ('X', 'i', 'I')"
+# Events of a process the trace neither names nor labels CPU cannot be told host from device:
+# counted, not loaded. torch_npu writes that metadata a third of the way into the file, so a trace
+# cut before it has none.
+UNNAMED = "SELECT count(*) FROM tv_event WHERE pname IS NULL AND NOT coalesce(host, false) AND ph IN ('X', 'i', 'I')"
 
 DEVICE_ID = """
 SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
