@@ -178,17 +178,19 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
         m = INFO_RE.match(f.name)
         if not m:
             continue
-        problem = None
+        problem, why = None, ""
         try:
             info = json.loads(f.read_text(encoding="utf-8-sig"))
-            if not isinstance(info, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as e:
-            why = (e.strerror or type(e).__name__) if isinstance(e, OSError) else \
-                "not a JSON object" if str(e) == "not a JSON object" else "not valid JSON (damaged, or written in part)"
-            problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from its name, the profiler's "
+        except OSError as e:
+            why, info = e.strerror or type(e).__name__, {}
+        except ValueError:
+            why, info = "not valid JSON (damaged, or written in part)", {}
+        if not isinstance(info, dict):
+            why, info = "not a JSON object", {}
+        if why:
+            whence = "its name" if m.group(1) is not None else "folder order"
+            problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from {whence}, the profiler's "
                           "settings are unknown")
-            info = {}
         rank = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
         if not isinstance(rank, int) or rank < 0:
             rank = None
