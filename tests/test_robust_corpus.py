@@ -552,6 +552,15 @@ def test_symlink_loops_do_not_hang_discovery(real, tmp_path):
     assert p.ranks == [0]
     n = kernel_rows(real / L1 / "kernel_details.csv")
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
+    # Two folders linked to each other: a loop of two links, each rank found once.
+    pair = tmp_path / "pair"
+    small_rank(real, pair / "y" / "r_ascend_pt")
+    (pair / "x").mkdir()
+    (pair / "x" / "to_y").symlink_to(pair / "y")
+    (pair / "y" / "to_x").symlink_to(pair / "x")
+    with pytest.raises(ProfileError) as e:
+        run_with_deadline(lambda: load_profile(pair), 30)
+    assert e.value.candidates == [pair / "y"]
     # A folder holding nothing but loops is no profile, said in one line.
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -87,6 +87,8 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
 # The folders this thread's discovery could not list, and why (permission denied): said in the
 # load's health, never passed over as if empty.
 _UNLISTED: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_unlisted", default=None)
+# Each real folder this thread's discovery listed, by the path it first reached it through.
+_REACHED: ContextVar[Optional[Dict[Path, Path]]] = ContextVar("npu_tui_reached", default=None)
 
 
 def _entries(folder: Path) -> List[Path]:
@@ -141,13 +143,19 @@ def _files(folder: Path) -> List[Path]:
 
 def _dirs(folder: Path) -> List[Path]:
     """Sub-folders, linked ones too (ranks gathered into one folder by links), except a link back
-    to the folder or one above it (a loop) and a link to a folder listed beside it already: either
+    to the folder or one above it (a loop) and a link to a folder this discovery reached another
+    way (beside it, or through another link: two links to each other are a loop too); either
     would find the same ranks again."""
     dirs = [p for p in _entries(folder) if _is_dir(p)]
-    if not any(p.is_symlink() for p in dirs):
-        return dirs
+    reached = _REACHED.get()
+    if reached is None:
+        if not any(p.is_symlink() for p in dirs):
+            return dirs
+        reached = {}
     here = folder.resolve()
-    seen = {here / p.name for p in dirs if not p.is_symlink()}
+    for p in dirs:
+        if not p.is_symlink():
+            reached.setdefault(here / p.name, p)
     out = []
     for p in dirs:
         if p.is_symlink():
@@ -155,9 +163,8 @@ def _dirs(folder: Path) -> List[Path]:
                 target = p.resolve()
             except (OSError, RuntimeError):
                 continue
-            if target == here or target in here.parents or target in seen:
+            if target == here or target in here.parents or reached.setdefault(target, p) != p:
                 continue
-            seen.add(target)
         out.append(p)
     return out
 
@@ -408,12 +415,13 @@ def discover(path: Path) -> Discovery:
     except OSError as e:
         raise ProfileError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
     unlisted: Dict[Path, str] = {}
-    token = _UNLISTED.set(unlisted)
+    token, reached = _UNLISTED.set(unlisted), _REACHED.set({})
     try:
         cluster = _cluster_files(path) if path.is_dir() else {}
         disc = _discover(path, bool(cluster))
     finally:
         _UNLISTED.reset(token)
+        _REACHED.reset(reached)
     disc.cluster = cluster
     _unreadable(disc, unlisted)
     return disc
