@@ -117,7 +117,10 @@ FROM tv_event WHERE host AND ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL
 # Events of a process the trace neither names nor labels CPU cannot be told host from device:
 # counted, not loaded. torch_npu writes that metadata a third of the way into the file, so a trace
 # cut before it has none.
-UNNAMED = "SELECT count(*) FROM tv_event WHERE pname IS NULL AND NOT coalesce(host, false) AND ph IN ('X', 'i', 'I')"
+UNNAMED = """
+SELECT count(*) FROM stg_trace_view e LEFT JOIN tv_process p USING (pid)
+WHERE e.ph IN ('X', 'i', 'I') AND p.pname IS NULL AND NOT coalesce(p.host, false)
+"""
 
 DEVICE_ID = """
 SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
