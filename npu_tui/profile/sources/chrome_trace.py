@@ -109,7 +109,8 @@ COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', record
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing, unparsable or before the clock's zero (see
-# ts_to_ns), or a complete event whose dur is missing, unparsable, NaN, inf or negative. Dropped here and counted, so no loader ever sees them.
+# ts_to_ns), or a complete event whose dur is missing, unparsable, NaN, inf or negative. Dropped
+# here and counted, so no loader ever sees them.
 DROP_UNTIMED = """
 DELETE FROM {table}_rows
 WHERE (ph IN ('X', 'B', 'E', 'i', 'I', 's', 't', 'f') AND (ts_ns IS NULL OR ts_ns < 0))
