@@ -202,7 +202,7 @@ def test_a_short_kernel_stays_visible_zoomed_out(tmp_path):
     cells = [None] * view.n
     cells[7] = two_us
     cells[9] = Cell("FA", view.w, 3)  # a full column
-    line = draw(Frame(view, 1, {(0, 10): tuple(cells)}, {}), [lane], 2).plain.splitlines()[1]
+    line = draw(Frame(view, {(0, 10): tuple(cells)}, {}), [lane], 2).plain.splitlines()[1]
     assert line[LABEL + 7] == "▁" and line[LABEL + 9] == "█" and line[LABEL + 8] == " "
 
 
@@ -260,5 +260,5 @@ async def test_the_lanes_scrolled_to_and_those_a_taller_terminal_shows_are_drawn
         assert {rank for rank, _ in view.frame.cells} == {0}
         await pilot.resize_terminal(120, 40)
         view = await _drawn(app, pilot)
-        assert view.frame.rows == view.lane_rows and {rank for rank, _ in view.frame.cells} == {0, 1}
+        assert view.rows_asked == view.lane_rows and {rank for rank, _ in view.frame.cells} == {0, 1}
         assert "r1  stage" in screen_text(app)

@@ -123,9 +123,10 @@ def health(profile) -> List[HealthItem]:
     # file's failure, say communication.json's, does not.
     failed_ranks = {i.rank for i, (_, _, kind, *_) in zip(items, rows)
                     if i.severity == "error" and kind in KERNEL_SOURCES}
+    where = path_text(profile.path)
     if not profile.ranks:
         items.insert(0, HealthItem(
-            "warning", None, path_text(profile.path),
+            "warning", None, where,
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall():
@@ -140,13 +141,13 @@ def health(profile) -> List[HealthItem]:
         "FROM ranks").fetchone()
     if missing:
         items.append(HealthItem(
-            "warning", None, path_text(profile.path),
+            "warning", None, where,
             f"partial rank set: the communication data links to {_ranks(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
             f"loaded)", PARTIAL_FIX, 0))
     elif world and world > claimed:
         items.append(HealthItem(
-            "warning", None, path_text(profile.path),
+            "warning", None, where,
             f"partial rank set: the traces give the job {world} ranks (its world size); "
             f"{claimed} of them loaded", PARTIAL_FIX, 0))
     # One order for the report and the health screen: errors, warnings, then what was left out by

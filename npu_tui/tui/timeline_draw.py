@@ -142,7 +142,6 @@ class Frame:
     cursor."""
 
     view: Viewport
-    rows: int  # the lanes it holds, from view.top
     cells: Dict[Tuple[int, int], Tuple[Optional[Cell], ...]]
     windows: Dict[int, Tuple[Span, ...]]
     under_cursor: Optional[dict] = None
@@ -173,7 +172,7 @@ def frame_for(timeline: Timeline, view: Viewport, rows: int, cancelled: Callable
         win = next((s for s in windows.get(lane.rank, ()) if s.start_ns < view.cursor_t + view.w
                     and s.end_ns > view.cursor_t), None)
         under = {"window": win} if win is not None else None
-    return Frame(view, rows, shown, windows, under)
+    return Frame(view, shown, windows, under)
 
 
 def fmt_ms(ns: float, w: int = 1_000_000) -> str:

@@ -135,7 +135,8 @@ class StagedTrace:
     """What ``stage_trace`` put in its table, and what the file said about itself."""
 
     events: int  # events read (of the phases asked for; in salvage, before those are picked)
-    lost: int = 0  # unfinished events dropped at a cut end
+    lost: int = 0  # events dropped: unfinished at a cut end, or (salvage) not parsable or not UTF-8
+    cut: bool = False  # the file stops before the end of its events
     untimed: int = 0  # events without a usable ts / dur, dropped (DROP_UNTIMED)
     note: str = ""
     base_ns: int = 0  # Kineto's baseTimeNanoseconds, already added to ts_ns
@@ -166,7 +167,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             if damage:
                 raise SourceError(f"{damage}: no event could be read before it") from None
             raise
-        staged = StagedTrace(events=0, base_ns=span.base_ns, distributed_info=span.distributed_info)
+        staged = StagedTrace(events=0, cut=span.cut, base_ns=span.base_ns, distributed_info=span.distributed_info)
         if damage:
             staged.lost = int(span.cut and not span.at_event_end)
             staged.note = (f"{damage}: the events that parse before it are kept, though those just "

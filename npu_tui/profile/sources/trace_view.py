@@ -152,7 +152,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         unnamed = con.execute(UNNAMED).fetchone()[0]
         note = "; ".join(filter(None, [staged.note, unnamed and (
             f"{unnamed:,} events of processes the trace does not name (no process_name metadata"
-            f"{' before the cut' if staged.lost else ''}): not loaded")]))
+            f"{' before the cut' if staged.cut else ''}): not loaded")]))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed + unnamed, note=note)
     finally:
         con.execute("DROP VIEW IF EXISTS tv_event")
