@@ -217,8 +217,6 @@ def test_files_still_growing_are_in_progress(real, tmp_path):
 def test_a_profiler_info_that_cannot_be_read_is_said(real, tmp_path, monkeypatch, damage):
     """The rank still loads, numbered by the file's name, but its settings (level, versions) are
     unknown: a warning, not a quiet NULL."""
-    from pathlib import Path
-
     rank = _rank_copy(real, tmp_path / "r_ascend_pt")
     (rank / "profiler_info_0.json").rename(rank / "profiler_info_3.json")
     info = rank / "profiler_info_3.json"

@@ -1,15 +1,20 @@
 """Discovery and the kernel_details loader on real samples, bad input and read-only folders."""
 
 import csv
+import gzip
 import hashlib
+import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from npu_tui.cli import main
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.sources import missing_sources
 from npu_tui.profile.sources.base import HEAD_BYTES, csv_header
+from npu_tui.session import open_session
 
 LEVEL1 = "msinsight-pt-2rank-levels/text/level1"
 KD = "ASCEND_PROFILER_OUTPUT/kernel_details.csv"
@@ -199,12 +204,6 @@ def test_a_csv_header_is_a_line_of_the_head():
 def test_folder_names_in_another_locale_load_and_show_as_their_bytes(real, tmp_path, capsys):
     """A rank folder named on a GBK system ("数据", not UTF-8): its files load, from the cache on the
     second open, and every output names it by its bytes; DuckDB itself opens only UTF-8 names."""
-    import json
-    import os
-
-    from npu_tui.cli import main
-    from npu_tui.session import open_session
-
     root = tmp_path / "job"
     root.mkdir()
     shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", root / "rank0_ascend_pt")
@@ -278,8 +277,6 @@ def test_rank_and_prof_folders_gathered_by_links_load(real, tmp_path):
 ])
 def test_a_byte_order_mark_changes_nothing(real, tmp_path, sample, file):
     """A file saved by a Windows editor starts with a UTF-8 byte order mark: it loads as without."""
-    import gzip
-
     src = real / sample
     dst = tmp_path / "p"
     shutil.copytree(src, dst)
