@@ -256,6 +256,12 @@ async def test_the_lanes_scrolled_to_and_those_a_taller_terminal_shows_are_drawn
         assert any(view.frame.cells[1, 1])  # the profiler's Computing lane, through the run
         assert "r1  stage" in screen_text(app)
 
+        # Made taller on the last lane, the lanes above come down into the room, no blank rows.
+        await _keys(app, pilot, *["down"] * len(view.lanes))
+        await pilot.resize_terminal(120, 24)
+        view = await _drawn(app, pilot)
+        assert view.view.top == max(0, len(view.lanes) - view.lane_rows)
+        await pilot.resize_terminal(120, 16)
         await _keys(app, pilot, *["up"] * len(view.lanes))  # back to the top, rank 1 below the fold
         assert {rank for rank, _ in view.frame.cells} == {0}
         await pilot.resize_terminal(120, 40)

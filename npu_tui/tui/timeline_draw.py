@@ -121,7 +121,8 @@ class Viewport:
 
     def with_lane(self, lane: int, lanes: int, rows: int) -> "Viewport":
         lane = max(0, min(lanes - 1, lane))
-        top = min(self.top, lane)
+        # no blank rows below the last lane while lanes above are out of view (a taller terminal)
+        top = min(self.top, lane, max(0, lanes - rows))
         if lane >= top + rows:
             top = lane - rows + 1
         return replace(self, lane=lane, top=max(0, top))
