@@ -365,6 +365,25 @@ def _events_file(path: Path, events: list) -> Path:
     return path
 
 
+def test_a_kernel_s_step_is_the_highest_whose_range_holds_its_launch(tmp_path):
+    """Kineto copies each ProfilerStep#N onto the device's timeline (gpu_user_annotation), where
+    it runs on into step N+1's host range: a launch inside both belongs to the higher step; a
+    kernel without a runtime call is placed by its own start; one outside every range has none."""
+    def ev(cat, name, ts, dur, **args):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args}
+
+    events = [ev("user_annotation", "ProfilerStep#1", 0, 100), ev("user_annotation", "ProfilerStep#2", 100, 100),
+              {**ev("gpu_user_annotation", "ProfilerStep#1", 30, 150), "pid": 0, "tid": 7}]
+    launches = {"k_in_1": 10, "k_in_both": 120, "k_on_edge": 100, "k_at_end": 200, "k_after": 250}
+    for corr, (name, at) in enumerate(launches.items()):
+        events.append(ev("cuda_runtime", "cudaLaunchKernel", at, 1, correlation=corr))
+        events.append({**ev("kernel", name, at + 5, 2, correlation=corr, device=0, stream=7), "pid": 0, "tid": 7})
+    events.append({**ev("kernel", "k_no_launch", 40, 2, device=0, stream=7), "pid": 0, "tid": 7})
+    p = load_profile(_events_file(tmp_path / "w.1.pt.trace.json", events), cache=False)
+    got = dict(p.con.execute("SELECT name, step FROM kernels").fetchall())
+    assert got == {"k_in_1": 1, "k_in_both": 2, "k_on_edge": 2, "k_at_end": 2, "k_after": None, "k_no_launch": 1}
+
+
 def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an_error(tmp_path):
     """Kineto stages complete and instant events alone: its flow arrows (and events without a
     ph) are neither loaded nor counted as skipped, even untimed. Filtering must not turn an

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import List, Tuple
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from npu_tui.analysis import install_views, load_rules
 from npu_tui.analysis.stages import set_stage_windows
 from npu_tui.profile import ProfileError, connect, load_profile
 from npu_tui.profile.sources import SOURCE_ORDER
+from npu_tui.profile.sources.chrome_trace import STEP_FROM
 
 # The name the profiler gives each kind's file (discovery falls back to it for unrecognised content).
 FILE_NAME = {
@@ -235,3 +237,22 @@ def test_exposed_comm_matches_brute_force(views, kernels, windows):
         assert exposed_us * 1e3 == pytest.approx(x, abs=1e-3)
         assert wall_us * 1e3 == pytest.approx(w, abs=1e-3)
         assert 0 <= exposed_us <= comm_us + 1e-9 and exposed_us <= wall_us + 1e-9
+
+
+step_range = st.tuples(st.integers(0, 5), st.integers(0, 40), st.integers(0, 20))
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(ranges=st.lists(step_range, max_size=6))
+def test_step_of_a_moment_matches_brute_force(ranges):
+    """A moment's step, looked up in the cut at range edges (STEP_FROM) with an ASOF join, is the
+    highest step whose range [lo, hi] holds it, overlapping and touching ranges included."""
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE s (step INTEGER, lo BIGINT, hi BIGINT)")
+    for n, lo, d in ranges:
+        con.execute("INSERT INTO s VALUES (?, ?, ?)", [n, lo, lo + d])
+    con.execute(STEP_FROM.format(steps="s"))
+    got = dict(con.execute("SELECT t, f.step FROM range(-1, 63) r(t) ASOF LEFT JOIN s_from f ON t >= f.from_ns")
+               .fetchall())
+    want = {t: max((n for n, lo, d in ranges if lo <= t <= lo + d), default=None) for t in range(-1, 63)}
+    assert got == want

@@ -224,6 +224,22 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     return staged
 
 
+# The step of a moment: the highest N of the ProfilerStep#N ranges [lo, hi] (ns) in table {steps}
+# that hold it. Ranges can overlap (Kineto's device-side copy of step N runs on into step N+1), so
+# time is cut at every range edge: each edge, and the stretch after it, holds one answer, worked
+# out over the few ranges into {steps}_from, where a kernel finds its own with an ASOF join on
+# from_ns. The range join this replaces grouped a 1.6M-kernel trace's kernels by time (1.3 s).
+STEP_FROM = """
+CREATE OR REPLACE TEMP TABLE {steps}_from AS
+WITH edges AS (SELECT edge, lead(edge) OVER (ORDER BY edge) AS next
+               FROM (SELECT DISTINCT unnest([lo, hi]) AS edge FROM {steps}))
+SELECT edge AS from_ns, (SELECT max(step) FROM {steps} WHERE lo <= edge AND edge <= hi) AS step FROM edges
+UNION ALL
+SELECT edge + 1, (SELECT max(step) FROM {steps} WHERE lo <= edge AND next <= hi) FROM edges
+WHERE next IS NULL OR next > edge + 1
+"""
+
+
 def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:
     con.execute(f"DROP VIEW IF EXISTS {table}")
     con.execute(f"DROP TABLE IF EXISTS {table}_rows")

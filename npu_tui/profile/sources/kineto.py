@@ -29,7 +29,7 @@ import duckdb
 
 from ..errors import EmptyTrace
 from .base import LoadResult, RankContext, read_head
-from .chrome_trace import drop_staged_trace, stage_trace, trace_flavour
+from .chrome_trace import STEP_FROM, drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "kineto"
 FILE_NAMES = ()
@@ -78,8 +78,10 @@ WITH op AS (
     UNION ALL SELECT thread, ts_ns, 1, ts_ns - end_ns, seq, 1, seq, NULL FROM op
     UNION ALL SELECT thread, ts_ns, 2, 0, 0, 0, NULL, corr FROM launch
 ), depth AS (
-    SELECT *, sum(delta) OVER (PARTITION BY thread ORDER BY t, kind, tie, tie2
-                               ROWS UNBOUNDED PRECEDING) AS depth FROM mark
+    -- One order over every thread, not a window per thread: each thread's marks sum to zero, so
+    -- the count restarts by itself, and one partition per thread ran on one core (1.6M ops on a
+    -- thread: 2.6 s against 2.1 s).
+    SELECT *, sum(delta) OVER (ORDER BY thread, t, kind, tie, tie2 ROWS UNBOUNDED PRECEDING) AS depth FROM mark
 ), innermost AS (
     SELECT l.corr, o.op_seq
     FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
@@ -103,33 +105,33 @@ FROM launch_op l LEFT JOIN spelt s ON s.dims IS NOT DISTINCT FROM l.dims AND s.t
 STEPS = """
 CREATE OR REPLACE TEMP TABLE kn_step AS
 SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
-FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND profiler_step(name) IS NOT NULL
-"""
+FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND profiler_step(name) IS NOT NULL;
+""" + STEP_FROM.format(steps="kn_step")
 
 INSERT_KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, input_shapes,
                      input_dtypes, source)
-SELECT $rank, coalesce(int_or_null(d.args->>'device'), $device_id),
-       (SELECT max(step) FROM kn_step WHERE coalesce(l.ts_ns, d.ts_ns) BETWEEN lo AND hi),
+SELECT $rank, coalesce(int_or_null(d.args->>'device'), $device_id), s.step,
        d.name, coalesce(o.op, d.name),
        CASE WHEN d.lcat = 'kernel' THEN $runtime ELSE d.cat END,
        d.ts_ns, d.dur_ns, int_or_null(d.args->>'stream'), o.input_shapes, o.input_dtypes, 'kineto'
 FROM kn_device d
 LEFT JOIN kn_launch l USING (corr)
 LEFT JOIN kn_launch_op o USING (corr)
+ASOF LEFT JOIN kn_step_from s ON coalesce(l.ts_ns, d.ts_ns) >= s.from_ns
 """
 
 # A CPU-only run has no device events: its outermost CPU ops are the work, so they stand in for
 # kernels (core 'CPU', typed by their own name). Nested ops are their children's time, not more.
 INSERT_CPU_KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, input_shapes, input_dtypes, source)
-SELECT $rank, NULL, (SELECT max(step) FROM kn_step WHERE ts_ns BETWEEN lo AND hi),
-       name, name, 'CPU', ts_ns, dur_ns, kineto_list(args->'Input Dims'), kineto_list(args->'Input type'),
-       'kineto'
+SELECT $rank, NULL, s.step, e.name, e.name, 'CPU', e.ts_ns, e.dur_ns, kineto_list(e.args->'Input Dims'),
+       kineto_list(e.args->'Input type'), 'kineto'
 FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY pid, tid ORDER BY ts_ns, dur_ns DESC, seq
                                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-      FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0)
-WHERE prev_end IS NULL OR ts_ns >= prev_end
+      FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0) e
+ASOF LEFT JOIN kn_step_from s ON e.ts_ns >= s.from_ns
+WHERE e.prev_end IS NULL OR e.ts_ns >= e.prev_end
 """
 
 INSERT_FLOWS = """
@@ -165,7 +167,7 @@ DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
 CPU_OPS = "SELECT count(*) FROM kn_event WHERE lcat IN ('cpu_op', 'operator')"
 DEVICE_KERNELS = "SELECT count(*) FROM kernels WHERE rank = $rank AND core <> 'CPU'"
 
-TEMP_TABLES = ("kn_launch", "kn_device", "kn_launch_op", "kn_step")
+TEMP_TABLES = ("kn_launch", "kn_device", "kn_launch_op", "kn_step", "kn_step_from")
 
 
 def sniff(head: bytes) -> bool:

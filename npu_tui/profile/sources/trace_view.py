@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext
-from .chrome_trace import drop_staged_trace, stage_trace, trace_flavour
+from .chrome_trace import STEP_FROM, drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "trace_view"
 FILE_NAMES = ("trace_view.json",)
@@ -75,14 +75,13 @@ STEPS = """
 CREATE OR REPLACE TEMP TABLE tv_step AS
 SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
 FROM tv_event WHERE host AND ph = 'X' AND profiler_step(name) IS NOT NULL
-  AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL
-"""
+  AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL;
+""" + STEP_FROM.format(steps="tv_step")
 
 INSERT_KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, task_id, source)
-SELECT $rank, $device_id,
-       (SELECT max(step) FROM tv_step WHERE coalesce(k.launch_ns, k.ts_ns) BETWEEN lo AND hi),
-       k.name, type_from_name(k.name), k.core, k.ts_ns, k.dur_ns, k.stream_id, k.task_id, 'trace_view'
+SELECT $rank, $device_id, s.step, k.name, type_from_name(k.name), k.core, k.ts_ns, k.dur_ns, k.stream_id,
+       k.task_id, 'trace_view'
 FROM (
     SELECT e.name, e.ts_ns, e.dur_ns,
            CASE WHEN e.pname = 'HCCL' THEN 'HCCL'
@@ -99,6 +98,7 @@ FROM (
             AND NOT regexp_full_match(e.name, '[A-Z][A-Z0-9_]*'))
            OR (e.pname = 'HCCL' AND e.name LIKE 'hcom\\_%' ESCAPE '\\'))
 ) k
+ASOF LEFT JOIN tv_step_from s ON coalesce(k.launch_ns, k.ts_ns) >= s.from_ns
 """
 
 INSERT_LANES = """
@@ -127,7 +127,7 @@ SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
 FROM tv_process WHERE regexp_matches(labels, 'NPU\\D*\\d+')
 """
 
-TEMP_TABLES = ("tv_process", "tv_thread", "tv_link", "tv_step")
+TEMP_TABLES = ("tv_process", "tv_thread", "tv_link", "tv_step", "tv_step_from")
 
 
 def sniff(head: bytes) -> bool:
