@@ -242,7 +242,7 @@ def test_exposed_comm_matches_brute_force(views, kernels, windows):
 step_range = st.tuples(st.integers(0, 5), st.integers(0, 40), st.integers(0, 20))
 
 
-@settings(max_examples=100, deadline=None, derandomize=True)
+@settings(max_examples=50, deadline=None, derandomize=True)
 @given(ranges=st.lists(step_range, max_size=6))
 def test_step_of_a_moment_matches_brute_force(ranges):
     """A moment's step, looked up in the cut at range edges (STEP_FROM) with an ASOF join, is the
