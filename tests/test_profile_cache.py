@@ -367,3 +367,40 @@ def test_a_file_that_is_a_link_is_keyed_by_its_target(tmp_path):
     kd.unlink()
     kd.symlink_to(b)
     assert cache_key(discover(run)) != key
+
+
+def test_eviction_keeps_the_most_recent_and_touches_only_npu_tuis_files(tmp_path, monkeypatch):
+    from npu_tui.profile import cache
+
+    monkeypatch.setattr(cache, "KEEP", 2)
+    mine = [tmp_path / f"{i:032x}.duckdb" for i in range(5)]
+    theirs = [tmp_path / "analysis.duckdb", tmp_path / "notes.txt"]
+    for age, f in enumerate(mine + theirs):
+        f.write_bytes(b"x")
+        os.utime(f, (1000 + age, 1000 + age))
+    Path(f"{mine[0]}.wal").write_bytes(b"x")
+    cache._evict(tmp_path)
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(
+        [mine[3].name, mine[4].name] + [f.name for f in theirs])
+
+
+def test_eviction_beside_another_npu_tui_evicting_the_same_files(tmp_path, monkeypatch):
+    """Parallel runs sharing a cache folder: a file another process removed between listing and
+    looking at it is not an error (it was a traceback and exit 1)."""
+    from npu_tui.profile import cache
+
+    monkeypatch.setattr(cache, "KEEP", 1)
+    files = [tmp_path / f"{i:032x}.duckdb" for i in range(4)]
+    for age, f in enumerate(files):
+        f.write_bytes(b"x")
+        os.utime(f, (1000 + age, 1000 + age))
+    real_stat = Path.stat
+
+    def stat_after_the_other_removed_it(self, *a, **k):
+        if self == files[1]:
+            self.unlink(missing_ok=True)
+        return real_stat(self, *a, **k)
+
+    monkeypatch.setattr(Path, "stat", stat_after_the_other_removed_it)
+    cache._evict(tmp_path)
+    assert [f.name for f in tmp_path.iterdir()] == [files[3].name]

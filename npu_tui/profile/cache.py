@@ -33,7 +33,9 @@ KEEP = 8  # cache files kept; the least recently used beyond that are removed
 KEY_TABLE = "npu_tui_cache"
 
 MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key"
-# A store's temporary name: ".{key}.{pid}.tmp", and DuckDB's write-ahead log beside it.
+# A saved cache's name, and a store's temporary one (".{key}.{pid}.tmp"), each with DuckDB's
+# write-ahead log beside it; nothing else in the folder is npu-tui's to remove.
+CACHE_NAME = re.compile(r"^[0-9a-f]{32}\.duckdb$")
 TEMP_NAME = re.compile(r"^\.[0-9a-f]+\.(\d+)\.tmp(\.wal)?$")
 
 
@@ -213,6 +215,18 @@ def _alive(pid: int) -> bool:
 
 
 def _evict(folder: Path) -> None:
-    entries = sorted(folder.glob("*.duckdb"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in entries[KEEP:]:
-        old.unlink(missing_ok=True)
+    """Keep the KEEP most recently used cache files. Other npu-tuis may be evicting in the same
+    folder at once: a file gone before it is looked at is simply not counted."""
+    entries = []
+    try:
+        for f in folder.iterdir():
+            if CACHE_NAME.match(f.name):
+                try:
+                    entries.append((f.stat().st_mtime, f))
+                except OSError:
+                    pass
+        entries.sort(reverse=True)
+        for _, old in entries[KEEP:]:
+            _remove(old)
+    except OSError:  # the next save tries again
+        pass
