@@ -249,3 +249,43 @@ def test_msprof_style_db_named_dat_with_versions(tmp_path):
                          ).fetchall() == [(4, "aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3",
                                            "AI_CORE", 1000000000000000123, 5000, 24)]
     assert p.con.execute("SELECT device_id, cann_version FROM ranks").fetchall() == [(4, "8.0.RC3")]
+
+
+def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_key(real, tmp_path, monkeypatch):
+    """A db whose writer has not checkpointed (still open, or killed) holds its last commits only
+    in the -wal beside it: read without the log, the report was complete over stale rows."""
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    work = tmp_path / "work.db"
+    shutil.copy(db_path(real, "level1", 0), work)
+    writer = sqlite3.connect(work)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    before = writer.execute("SELECT count(*) FROM COMPUTE_TASK_INFO").fetchone()[0]
+    writer.execute("DELETE FROM COMPUTE_TASK_INFO WHERE rowid % 2 = 0")
+    writer.commit()
+    after = writer.execute("SELECT count(*) FROM COMPUTE_TASK_INFO").fetchone()[0]
+    assert 0 < after < before
+    (comm,) = writer.execute("SELECT count(*) FROM COMMUNICATION_OP").fetchone()
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    shutil.copy(work, out / "ascend_pytorch_profiler_0.db")  # as the writer left them on disk
+    shutil.copy(f"{work}-wal", out / "ascend_pytorch_profiler_0.db-wal")
+    assert sq(out / "ascend_pytorch_profiler_0.db", "SELECT count(*) FROM COMPUTE_TASK_INFO") == [(before,)]
+    before_listing = listing(out.parent)
+
+    def compute_kernels():
+        p = load_profile(out.parent, cache=True)
+        p.save_cache()
+        n = p.con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+        p.con.close()
+        return n - comm  # a kernel per compute task, and one per communication op
+
+    assert compute_kernels() == after
+    assert listing(out.parent) == before_listing  # nothing written beside the db
+    # The writer commits again into the log: the db file itself is unchanged, the cache is not used.
+    writer.execute("DELETE FROM COMPUTE_TASK_INFO WHERE rowid % 3 = 0")
+    writer.commit()
+    fewer = writer.execute("SELECT count(*) FROM COMPUTE_TASK_INFO").fetchone()[0]
+    shutil.copy(f"{work}-wal", out / "ascend_pytorch_profiler_0.db-wal")
+    writer.close()
+    assert compute_kernels() == fewer < after

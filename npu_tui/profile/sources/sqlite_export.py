@@ -4,7 +4,9 @@ overlap lanes, steps; every string behind a STRING_IDS id, every time in integer
 
 DuckDB's sqlite extension is a download, which Ascend servers often cannot make, so the file is
 read with Python's sqlite3, opened read-only and immutable (no -wal/-shm/journal file is created
-beside it). Needed tables are streamed through a temporary CSV outside the profile folder into
+beside it). A file with a write-ahead log beside it (its writer still open, or killed before a
+checkpoint) holds committed rows only in that log: the two are copied outside the profile folder and
+the copy is read with its log. Needed tables are streamed through a temporary CSV outside the profile folder into
 DuckDB staging tables as text, and mapped to the canonical tables by SQL.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -210,9 +213,17 @@ def sniff(head: bytes) -> bool:
     return head.startswith(MAGIC)
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
-    uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
+def _open(path: Path, tmp: Path) -> sqlite3.Connection:
+    wal = Path(f"{path}-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        copy = tmp / "with-wal.db"
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, f"{copy}-wal")
+        # Read-only, not immutable: sqlite applies the log (and keeps its -shm here, in tmp).
+        uri = copy.as_uri() + "?mode=ro"
+    else:
+        # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
+        uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
     sq = sqlite3.connect(uri, uri=True)
     sq.text_factory = lambda b: b.decode("utf-8", errors="replace")
     return sq
@@ -252,16 +263,16 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     if path.stat().st_size == 0:  # SQLite takes a 0-byte file for a new, empty database
         raise SourceError("empty file")
     try:
-        sq = _open(path)
-        try:
-            present = {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            wanted = [t for t in TABLES if t in present]
-            if not wanted:
-                raise SourceError("SQLite file without profiler tables")
-            with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
+        with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
+            sq = _open(path, Path(tmp))
+            try:
+                present = {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                wanted = [t for t in TABLES if t in present]
+                if not wanted:
+                    raise SourceError("SQLite file without profiler tables")
                 cols = {t: _stage(sq, con, t, Path(tmp)) for t in wanted}
-        finally:
-            sq.close()
+            finally:
+                sq.close()
     except sqlite3.Error as e:
         raise SourceError(f"unreadable SQLite file: {e}") from None
     # On failure the loader's rollback drops the staged tables with everything else.
