@@ -2,6 +2,7 @@
 against the same files read with Python's sqlite3 and against the paired text exports."""
 
 import csv
+import json
 import os
 import shutil
 import sqlite3
@@ -289,3 +290,34 @@ def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_ke
     shutil.copy(f"{work}-wal", out / "ascend_pytorch_profiler_0.db-wal")
     writer.close()
     assert compute_kernels() == fewer < after
+
+
+@pytest.mark.parametrize("drop, complete, says", [
+    (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks were not loaded"),
+    (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),
+    # No device tables at all: collected without the NPU's activity; nothing is damaged.
+    (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP"], True, "no kernels"),
+], ids=["no-string-ids", "no-task", "no-device-tables"])
+def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeypatch, capsys, drop, complete, says):
+    """It loaded 0 kernels as a complete run, with advice meant for the text export."""
+    from npu_tui.cli import main
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(db_path(real, "level1", 0), db)
+    os.chmod(db, 0o644)
+    with sqlite3.connect(db) as w:
+        for t in drop:
+            w.execute(f"DROP TABLE {t}")
+    code = main(["report", str(out.parent), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is complete and code == (0 if complete else 2)
+    (item,) = [h for h in doc["health"] if says in h["what"]]
+    assert item["severity"] == ("warning" if complete else "error") and item["rank"] == 0
+    if complete:
+        assert "ProfilerActivity.NPU" in item["fix"]
+    # What the file holds besides its tasks still loads: the overlap lanes give the step.
+    assert sum(r["kernel_count"] for r in doc["ranks"]) == 0
+    assert doc["steps"][0]["source"] == "overlap_lanes"

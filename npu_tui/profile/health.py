@@ -52,13 +52,15 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
      "open the job's rank folders a few at a time"),
+    (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # A rank folder the profiler is still writing, or one that cannot be read: left out, so the run
 # is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read")
-# A file that loaded in part, how much of it lost unknown: as good as one that gave nothing.
-UNKNOWN_LOSS = re.compile(r"^gzip stream damaged")
+# A file that loaded in part, how much of it lost unknown, or its kernels lost: as good as one
+# that gave nothing.
+UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
@@ -109,6 +111,8 @@ ORDER BY rank
 NO_KERNELS_FIX = {
     "kineto": "profile with ProfilerActivity.CUDA (or the device's activity) as well as the CPU",
     "msprof": "copy the folder's op_summary_*.csv or msprof_*.json too",
+    "db": "its db export holds no device tasks (no TASK table): profile with ProfilerActivity.NPU "
+          "as well, or copy the rank's kernel_details.csv (ASCEND_PROFILER_OUTPUT) too",
 }
 NO_KERNELS_FIX_NPU = "copy the rank's kernel_details.csv or trace_view.json (ASCEND_PROFILER_OUTPUT) too"
 

@@ -34,6 +34,8 @@ NAME_PATTERN = re.compile(r"^(ascend_pytorch_profiler_\d+|msprof_\d+)\.db$")
 MAGIC = b"SQLite format 3\x00"
 BATCH = 50_000
 STAGE_PREFIX = "stg_db_"
+# Tables that hold, or point into, the device's tasks.
+DEVICE_TABLES = {"TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP"}
 
 # Tables read from the file, when present.
 TABLES = (
@@ -289,6 +291,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
     rank = {"rank": ctx.rank}
     dev = {"rank": ctx.rank, "device_id": ctx.device_id}
     rows = skipped = 0
+    # Device tasks are TASK rows named through STRING_IDS; a file with task tables but without
+    # either of those two is damaged (a writer killed mid-export, a hand-made copy).
+    missing = [t for t in ("TASK", "STRING_IDS") if t not in cols] if DEVICE_TABLES & set(cols) else []
+    note = f"tables missing: {', '.join(missing)}; its device tasks were not loaded" if missing else ""
 
     if "TASK" in cols and "STRING_IDS" in cols:
         con.execute(STEPS if "STEP_TIME" in cols else NO_STEPS)
@@ -343,7 +349,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
                                ("CommAnalyzerMatrix", "comm_matrix", matrix)):
         if table in cols and not _rank_has(con, target, ctx.rank):
             rows += _insert(con, sql, rank)
-    return LoadResult(rows=rows, skipped=skipped)
+    return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
 def _context(con, ctx: RankContext, cols: Dict[str, List[str]]) -> None:
