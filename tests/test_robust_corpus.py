@@ -676,19 +676,45 @@ def test_a_profile_folder_that_cannot_be_read_is_one_line(tmp_path, monkeypatch)
         Session.load(tmp_path / "inside" / "ASCEND_PROFILER_OUTPUT")
 
 
+def _not_a_file(path: Path, make: str, tmp_path: Path) -> None:
+    if make == "fifo":
+        os.mkfifo(path)  # opening it would block until a writer comes: it must never be opened
+    elif make == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(tmp_path / "gone.json")
+
+
+NOT_A_FILE = {"fifo": "a named pipe", "folder": "a folder", "dangling_link": "a link to nothing"}
+
+
 @pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link"])
-def test_entries_named_like_files_but_not_files_do_not_hang(real, tmp_path, make):
+def test_entries_named_like_files_but_not_files_do_not_hang_and_are_said(real, tmp_path, make):
+    """Never opened, and never passed over in silence: the file the user meant to load is not
+    there to read, so the run is incomplete (the report exits 2), as for a file that gave nothing."""
+    from npu_tui.profile.health import failed, health
+
     rank = small_rank(real, tmp_path / "r_ascend_pt")
     odd = rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
-    if make == "fifo":
-        os.mkfifo(odd)  # opening it would block until a writer comes: it must never be opened
-    elif make == "folder":
-        odd.mkdir()
-    else:
-        odd.symlink_to(tmp_path / "gone.json")
+    _not_a_file(odd, make, tmp_path)
+    (rank / "ASCEND_PROFILER_OUTPUT" / "notes.d").mkdir()  # a folder by no profiler file's name
     p = run_with_deadline(lambda: load_profile(rank), 30)
     n = kernel_rows(real / L1 / "kernel_details.csv")
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
+    (item,) = failed(health(p))
+    assert item.what == (f"r_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json is {NOT_A_FILE[make]}"
+                         + " (its target is gone)" * (make == "dangling_link") + ", not a file: left out")
+
+
+@pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link"])
+def test_a_folder_whose_only_profiler_file_is_not_a_file_says_so(tmp_path, make):
+    _not_a_file(tmp_path / "kernel_details.csv", make, tmp_path)
+    with pytest.raises(ProfileError, match=f"no profiler file here could be read "
+                                           f"\\(kernel_details.csv is {NOT_A_FILE[make]}"):
+        run_with_deadline(lambda: load_profile(tmp_path), 30)
+    if make == "fifo":
+        with pytest.raises(ProfileError, match="a named pipe, not a profiler file or folder"):
+            run_with_deadline(lambda: load_profile(tmp_path / "kernel_details.csv"), 30)
 
 
 def test_profile_still_being_written(real, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -75,11 +76,15 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
                 return m.KIND
     elif path.name.endswith(".json.gz") and _damaged(path):
         return "kineto"  # a trace whose gzip breaks in its head: its loader says so
+    return _kind_by_name(path.name, modules)
+
+
+def _kind_by_name(name: str, modules: List[ModuleType]) -> Optional[str]:
     for m in modules:
         pattern = getattr(m, "NAME_PATTERN", None)
-        if path.name in m.FILE_NAMES or any(
-            path.name.startswith(p) for p in getattr(m, "NAME_PREFIXES", ())
-        ) or (pattern is not None and pattern.search(path.name)):
+        if name in m.FILE_NAMES or any(
+            name.startswith(p) for p in getattr(m, "NAME_PREFIXES", ())
+        ) or (pattern is not None and pattern.search(name)):
             return m.KIND
     return None
 
@@ -89,6 +94,12 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
 _UNLISTED: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_unlisted", default=None)
 # Each real folder this thread's discovery listed, by the path it first reached it through.
 _REACHED: ContextVar[Optional[Dict[Path, Path]]] = ContextVar("npu_tui_reached", default=None)
+# Entries under a profiler file's name that are not files (a link to nothing, a pipe, a folder),
+# and what they are: the file a user meant to load cannot be read, so the run is incomplete.
+_NOT_FILES: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_not_files", default=None)
+# What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
+FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
+NOT_A_FILE = "not a file"
 
 
 def _entries(folder: Path) -> List[Path]:
@@ -138,7 +149,43 @@ def _damaged(path: Path) -> bool:
 
 
 def _files(folder: Path) -> List[Path]:
-    return [p for p in _entries(folder) if _is_file(p)]
+    files = []
+    for p in _entries(folder):
+        if _is_file(p):
+            files.append(p)
+        else:
+            _note_not_file(p)
+    return files
+
+
+def _note_not_file(p: Path) -> None:
+    seen = _NOT_FILES.get()
+    if seen is None or p in seen:
+        return
+    what = _what_instead(p)
+    if what and (what != "a folder" or p.suffix in FILE_SUFFIXES) and (
+            _kind_by_name(p.name, source_modules()) or _kind_by_name(p.name, cluster_modules())):
+        seen[p] = what
+
+
+def _what_instead(p: Path) -> Optional[str]:
+    """What an entry that is not a regular file is, in words; None if it cannot be looked at."""
+    try:
+        mode = p.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            try:
+                mode = p.stat().st_mode
+            except OSError:
+                return "a link to nothing (its target is gone)"
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None
 
 
 def _dirs(folder: Path) -> List[Path]:
@@ -415,15 +462,17 @@ def discover(path: Path) -> Discovery:
     except OSError as e:
         raise ProfileError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
     unlisted: Dict[Path, str] = {}
-    token, reached = _UNLISTED.set(unlisted), _REACHED.set({})
+    not_files: Dict[Path, str] = {}
+    tokens = _UNLISTED.set(unlisted), _REACHED.set({}), _NOT_FILES.set(not_files)
     try:
         cluster = _cluster_files(path) if path.is_dir() else {}
         disc = _discover(path, bool(cluster))
     finally:
-        _UNLISTED.reset(token)
-        _REACHED.reset(reached)
+        for var, token in zip((_UNLISTED, _REACHED, _NOT_FILES), tokens):
+            var.reset(token)
     disc.cluster = cluster
     _unreadable(disc, unlisted)
+    disc.problems += [(p, f"{NOT_A_FILE}: {what}") for p, what in sorted(not_files.items())]
     return disc
 
 
@@ -448,6 +497,8 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     modules = source_modules()
     if not path.exists():
         raise ProfileError(f"{path}: no such file or folder")
+    if not path.is_dir() and not _is_file(path):
+        raise ProfileError(f"{path}: {_what_instead(path) or 'not a file'}, not a profiler file or folder")
     if _is_file(path):
         kind = classify(path, modules)
         if kind is None:
@@ -479,6 +530,10 @@ def _discover(path: Path, cluster: bool) -> Discovery:
 
     if cluster:  # msprof-analyze's outputs alone: the job seen through them
         return Discovery(path, "cluster_output", [])
+    not_files = _NOT_FILES.get() or {}
+    if not_files:
+        named = "; ".join(f"{p.name} is {what}" for p, what in sorted(not_files.items())[:3])
+        raise ProfileError(f"{path}: no profiler file here could be read ({named})")
     hint = _candidates(path, modules)
     if hint:
         names = ", ".join(str(h) for h in hint[:5])

@@ -34,6 +34,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
+    (r"^not a file", "{place} is {note_head}, not a file: left out", "put the profiler's file back "
+     "in its place: copy it again, or point the link at a file that exists"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{note_head}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
@@ -55,16 +57,16 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
-# A rank folder the profiler is still writing, or one that cannot be read: left out, so the run
-# is incomplete.
-LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read")
+# A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
+# profiler file's name that is not a file: left out, so the run is incomplete.
+LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file")
 # A file that loaded in part, how much of it lost unknown, or its kernels lost: as good as one
 # that gave nothing.
 UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
-PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|No such file|"
+PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|No such file|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
@@ -176,7 +178,9 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
     # A folder by its last two parts: an output folder's name alone does not say whose it is.
     fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1],
-              "folder": "/".join(PurePath(file).parts[-2:])}
+              "folder": "/".join(PurePath(file).parts[-2:]),
+              # A file among the ranks' alike folders: by its rank folder too.
+              "place": "/".join(PurePath(file).parts[-3:])}
     what, fix = SKIPPED_ONLY
     if rows == 0:
         what = EVERY_ROW
