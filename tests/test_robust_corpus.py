@@ -483,6 +483,22 @@ def test_a_last_row_without_a_line_break(real, tmp_path, cut):
         assert len(lost) == 1
 
 
+def test_a_long_tail_without_a_line_break_is_read_once(real, tmp_path, monkeypatch):
+    """A file whose end was never written (the disk filled: a run of NUL bytes, no line break):
+    its tail is looked for a line break block by block, and the blocks were joined anew each
+    time, so time grew with the square of the tail (128 MB took minutes). With blocks of 16
+    bytes, a 2 MB tail shows that at once."""
+    from npu_tui.profile.sources import csvfile
+
+    monkeypatch.setattr(csvfile, "TAIL_BYTES", 16)
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    with open(kd, "ab") as f:
+        f.write(b"\0" * (2 << 20))
+    p = run_with_deadline(lambda: load_profile(rank), 60)
+    assert log_row(p, kd)[1:3] == (kernel_rows(real / L1 / "kernel_details.csv"), 1)
+
+
 def test_the_advisor_fixture_without_a_final_line_break_loads_every_row(real):
     path = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
     assert not path.read_bytes().endswith((b"\n", b"\r"))

@@ -102,13 +102,17 @@ TAIL_BYTES = 1 << 16
 
 def _last_lines(path: Path, size: int) -> Tuple[bytes, bytes, int]:
     """The last two lines of a file that does not end with a line break, and where the last starts."""
+    blocks: List[bytes] = []  # from the end backwards; joined once (a long last line is many)
+    breaks = 0
     with open(path, "rb") as f:
-        pos, tail = size, b""
-        while pos > 0 and tail.count(b"\n") + tail.count(b"\r") < 3:
+        pos = size
+        while pos > 0 and breaks < 3:
             step = min(TAIL_BYTES, pos)
             f.seek(pos - step)
-            tail = f.read(step) + tail
+            blocks.append(f.read(step))
+            breaks += blocks[-1].count(b"\n") + blocks[-1].count(b"\r")
             pos -= step
+    tail = b"".join(reversed(blocks))
     lines = LINE_BREAK.split(tail)
     before = lines[-2] if len(lines) >= 2 and (len(lines) >= 3 or pos == 0) else b""
     return before, lines[-1], size - len(lines[-1])
