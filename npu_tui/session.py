@@ -114,13 +114,17 @@ class Session:
         """Install the analysis views unless they are there, build the report and cache the whole.
         ``windows=False`` leaves the stage windows out of the report's stage_detection;
         ``encoded`` keeps the biggest arrays as JSON text, for ``render`` alone (build_report). A
-        cache file that fails to read on the way is a lost speed-up, not a failed open: the
-        profile is loaded afresh from its files instead."""
+        cache file that fails to read on the way, or to be written (its disk filled), is a lost
+        speed-up, not a failed open: the profile is loaded afresh from its files instead (an
+        error of the analysis itself then comes again, and is raised)."""
         try:
             return self._analyse(windows, encoded)
         except duckdb.Error as e:
-            if not self.profile.from_cache or isinstance(e, duckdb.InterruptException):
+            if not (self.profile.from_cache or self.profile.store) or isinstance(e, duckdb.InterruptException):
                 raise
+        return self._reanalysed(windows, encoded)
+
+    def _reanalysed(self, windows: bool, encoded: bool) -> Dict[str, Any]:
         self.profile = self.profile.reloaded()
         self.health = health(self.profile)
         return self._analyse(windows, encoded)
@@ -129,8 +133,10 @@ class Session:
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded, items=self.health)
-        if not passing_failure(self.profile):
-            self.profile.save_cache()  # a no-op while work is pending, or when opened from the cache
+        # A no-op while work is pending, or when opened from the cache.
+        if not passing_failure(self.profile) and not self.profile.save_cache():
+            # The disk filled as the cache file was written out, taking its connection along.
+            return self._reanalysed(windows, encoded)
         return self.report
 
     @property

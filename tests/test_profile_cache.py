@@ -126,6 +126,70 @@ def test_without_room_in_the_cache_folder_the_load_stays_in_memory(profile_copy,
     assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
 
 
+def test_the_room_asked_for_covers_a_small_profile_s_cache_file(profile_copy, monkeypatch):
+    """A cache file holds about 14 MB of tables and analysis however small the profile: room for
+    the input's size alone was not enough (a 3 MB profile filled a 4 MB disk)."""
+    from npu_tui.cli import main
+    from npu_tui.profile import cache
+
+    size = sum(f.stat().st_size for f in profile_copy.rglob("*") if f.is_file())
+    monkeypatch.setattr(cache.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(
+        10**12, 10**12, cache.STORE_ROOM))
+    assert main(["report", str(profile_copy), "--partial"]) == 0
+    assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
+    monkeypatch.undo()
+    assert main(["report", str(profile_copy), "--partial"]) == 0
+    (saved,) = cache_dir().iterdir()
+    assert size < saved.stat().st_size < cache.STORE_ROOM
+
+
+FULL_DISK = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, as on a full disk
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from npu_tui.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("kib", [256, 1024, 4096, 8192], ids=lambda k: f"{k}KiB")
+def test_a_cache_file_whose_disk_fills_gives_way_to_a_load_in_memory(profile_copy, kib, capsys, monkeypatch, tmp_path):
+    """The disk fills at some point of the cache file's life: as the files load into it, as the
+    analysis is added, or as it is written out (which takes DuckDB's database with it). Every
+    command still answers from a load in memory, and leaves no temporary file behind."""
+    from npu_tui.cli import main
+
+    sql = "SELECT count(*) AS n, sum(dur_ns) AS ns FROM kernels"
+    with monkeypatch.context() as m:
+        m.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "roomy"))
+        assert main(["sql", str(profile_copy), sql]) == 0
+    expected = capsys.readouterr().out
+    for command in (["sql", str(profile_copy), sql], ["report", str(profile_copy), "--format", "json"]):
+        out = subprocess.run([sys.executable, "-c", FULL_DISK, str(kib << 10), *command],
+                             capture_output=True, text=True, cwd=ROOT, env=os.environ)
+        assert "Traceback" not in out.stderr and out.returncode == 0, out.stderr
+        if command[0] == "sql":
+            assert out.stdout == expected
+        else:
+            assert json.loads(out.stdout)["ranks"]
+        assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
+
+
+def test_with_no_room_for_any_file_what_needs_a_temporary_copy_is_said_and_the_rest_loads(profile_copy):
+    """A full temporary folder: CSVs load without one (only a cut CSV is copied), a trace's events
+    are staged in one and fail for want of room, said as that, not as a damaged file."""
+    out = subprocess.run([sys.executable, "-c", FULL_DISK, "0", "report", str(profile_copy), "--format", "json"],
+                         capture_output=True, text=True, cwd=ROOT, env=os.environ)
+    assert "Traceback" not in out.stderr and out.returncode == 2
+    doc = json.loads(out.stdout)
+    failed = {(h["rank"], h["what"].split(" ")[0]) for h in doc["health"] if h["severity"] == "error"}
+    assert failed == {(0, "trace_view.json"), (1, "trace_view.json")}
+    assert all("no room to write a temporary copy" in h["what"] and "TMPDIR" in h["fix"]
+               for h in doc["health"] if h["severity"] == "error")
+    assert all(r["kernel_count"] > 0 for r in doc["ranks"])
+
+
 def test_the_cache_keeps_what_the_caller_added(profile_copy):
     """The CLI and TUI cache a profile with its analysis tables, so a reopen skips the analysis."""
     first = load_profile(profile_copy, cache=True)

@@ -30,6 +30,10 @@ from .discover import INFO_RE, Discovery
 from .schema import connect
 
 KEEP = 8  # cache files kept; the least recently used beyond that are removed
+# Free space a store needs beyond its input's size: however small the profile, its tables and the
+# analysis take about 14 MB, and the checkpoint briefly holds its log beside the file.
+STORE_ROOM = 64 << 20
+SAVE_ROOM = 16 << 20  # beyond the log that the checkpoint writes into the file
 KEY_TABLE = "npu_tui_cache"
 
 MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key"
@@ -155,20 +159,35 @@ class Store:
         self._unsaved = weakref.finalize(self, _remove, self.path)
 
     def save(self) -> bool:
-        """Mark the file with its key, write it out and give it its name; False when the disk
-        refused (the load stays usable, it is just not cached)."""
+        """Mark the file with its key, write it out and give it its name; False when it was not
+        (the load is just not cached). Too little room for the log to go into the file: not
+        tried. Refused by the disk all the same (filled meanwhile): DuckDB gives up the database,
+        and the file is removed at once (``usable`` is then False)."""
         if not self._unsaved.alive:
             return True
         try:
+            wal = Path(f"{self.path}.wal")
+            if shutil.disk_usage(self.path.parent).free < (wal.stat().st_size if wal.exists() else 0) + SAVE_ROOM:
+                return False
             self.con.execute(MARK, [self.key])
             self.con.execute("SET fsync_mode = 'STANDARD'")
             self.con.execute("CHECKPOINT")
             os.replace(self.path, self.final)
         except (OSError, duckdb.Error):
+            if not self.usable:
+                self.abandon()
             return False
         self._unsaved.detach()
         _evict(self.final.parent)
         return True
+
+    @property
+    def usable(self) -> bool:
+        try:
+            self.con.execute("SELECT 1")
+            return True
+        except duckdb.Error:
+            return False
 
     def abandon(self) -> None:
         """A load that failed: close the file and remove it."""
@@ -181,11 +200,12 @@ class Store:
 
 def start_store(key: str, input_bytes: int) -> Optional[Store]:
     """A new Store for ``key``, or None when the cache folder cannot take one (not writable, or
-    with less free space than the input's size: a load must not fail for want of cache space)."""
+    with less free space than the input's size and STORE_ROOM: a load must not fail for want of
+    cache space; one that fills the disk all the same loads again into memory)."""
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        if shutil.disk_usage(folder).free < input_bytes:
+        if shutil.disk_usage(folder).free < input_bytes + STORE_ROOM:
             return None
         _remove_orphans(folder)
         return Store(key, folder)

@@ -52,6 +52,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it was read: reload once the job has finished writing it"),
     (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
+    (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
+     "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
+     "cache folder (NPU_TUI_CACHE_DIR), and open it again"),
     (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
      "open the job's rank folders a few at a time"),
     (r"^tables missing", "{name}: {note}", CORRUPT),
@@ -67,6 +70,7 @@ UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing")
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
 PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|No such file|"
+                     r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")

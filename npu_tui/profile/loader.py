@@ -30,6 +30,8 @@ DATA_TABLES = tuple(t for t in CANONICAL_TABLES if t not in ("ranks", "load_log"
 
 INSERT_LOG = "INSERT INTO load_log VALUES (?, ?, ?, ?, ?, ?, ?)"
 INSERT_RANK = "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+STORE_FAILED = ("SELECT count(*) FROM load_log "
+                "WHERE note LIKE 'could not be stored%' OR note LIKE '%Could not write file%'")
 
 
 @dataclass
@@ -57,13 +59,19 @@ class Profile:
         if progress:
             progress(total, total, "done")
 
-    def save_cache(self) -> None:
+    def save_cache(self) -> bool:
         """Keep the complete profile, with whatever the caller added (the analysis tables), so the
         next open with ``cache=True`` finds it ready: a fresh load is already in its cache file,
         which gets its name now. Nothing to do while work is pending, or for a profile opened from
-        the cache (it is that file)."""
-        if self.store is not None and not self.pending:
-            self.store.save()
+        the cache (it is that file). False when writing the file out failed so that its connection
+        is gone (the disk filled meanwhile): the file is removed, and the profile must be loaded
+        again without the cache."""
+        if self.store is None or self.pending:
+            return True
+        if self.store.save():
+            self.store = None
+            return True
+        return self.store.usable
 
     def writable(self, progress: Optional[Progress] = None, cancelled: Optional[Callable[[], bool]] = None,
                  background: bool = False) -> "Profile":
@@ -81,8 +89,14 @@ class Profile:
                        formats=self.formats, cache_key=self.cache_key, from_cache=True)
 
     def reloaded(self) -> "Profile":
-        """This profile loaded afresh from its files, for a cache file that opened but then failed
-        to read: the file is removed (the fresh load writes a new one) and this connection closed."""
+        """This profile loaded afresh from its files, for a cache file that failed: one that opened
+        but then failed to read is removed, and the fresh load writes a new one; one this load was
+        still writing (its disk filled) is removed, and the load goes into memory. This connection
+        is closed."""
+        writing, self.store = self.store, None
+        if writing is not None:
+            writing.abandon()
+            return load_profile(self.path)
         try:
             self.con.close()
         except duckdb.Error:
@@ -169,6 +183,8 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
     except SourceError as e:
         _rollback(con)
         return LoadResult(rows=0, note=_reason(e))
+    except duckdb.FatalException:
+        raise  # the database itself is gone (its disk filled): no file's fault, no file's note
     except duckdb.OutOfMemoryException as e:
         _rollback(con)
         if not alone:
@@ -184,6 +200,8 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
         raise
     try:
         con.execute("COMMIT")
+    except duckdb.FatalException:
+        raise
     except duckdb.Error as e:  # committing needs memory too
         _rollback(con)
         if not alone:
@@ -440,15 +458,34 @@ def load_discovered(
     size = _input_bytes(disc)
     store = start_store(key, size) if key else None
     con = store.con if store is not None else connect()
-    try:
-        pending = _load_all(con, disc, size, progress, cancelled, background)
-    except BaseException:
-        if store is not None:
-            store.abandon()
-        raise
+    while True:
+        try:
+            pending = _load_all(con, disc, size, progress, cancelled, background)
+            if store is None or not _store_failed(con):
+                break
+        except duckdb.Error as e:
+            if store is None and isinstance(e, duckdb.FatalException):
+                raise ProfileError(f"{disc.path}: the database failed while loading: {_reason(e)}") from None
+            if store is None or isinstance(e, duckdb.InterruptException):
+                raise
+        except BaseException:
+            if store is not None:
+                store.abandon()
+            raise
+        # The cache file's disk filled (or failed) under the load: it loads again into memory.
+        store.abandon()
+        store, con = None, connect()
     profile = _profile(con, disc)
     profile.pending, profile.cache_key, profile.store = pending, key, store
     return profile
+
+
+def _store_failed(con) -> bool:
+    """Whether a file's rows could not be written into the cache file (its disk filled)."""
+    try:
+        return con.execute(STORE_FAILED).fetchone()[0] > 0
+    except duckdb.Error:
+        return True
 
 
 def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: bool) -> List[_RankJob]:

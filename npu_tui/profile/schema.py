@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -66,7 +67,11 @@ def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     # No extension downloads (servers are often offline) and no progress bar on stderr.
     # DuckDB spills to ./.tmp by default: that would write into a profile folder npu-tui was
     # started from. Spill under the user's temp dir instead.
-    spill = Path(tempfile.gettempdir()) / "npu-tui-spill"
+    try:
+        tmp = tempfile.gettempdir()
+    except FileNotFoundError:  # none can take a file now (a full disk): DuckDB spills only if it must
+        tmp = os.environ.get("TMPDIR") or "/tmp"
+    spill = Path(tmp) / "npu-tui-spill"
     con = duckdb.connect(database, config={"autoinstall_known_extensions": False,
                                            "temp_directory": str(spill)})
     con.execute("SET enable_progress_bar = false")

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -51,7 +52,8 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError("unreadable CSV header")
     spec = {c: "VARCHAR" for c in columns}
     complete = _complete_size(path, len(columns))
-    with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") as tmp:
+    # A temporary folder only for a cut copy: none to make (nor to fail for want of room) otherwise.
+    with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if complete is not None else nullcontext() as tmp:
         src = path
         if complete is not None:
             src = Path(tmp) / path.name
