@@ -21,6 +21,7 @@ EXIT_INPUT = 2
 
 
 RUN_HELP = "in a folder of collected runs, open this run (a run_* folder's name) instead of the newest"
+PARTIAL_HELP = "exit as usual when a file could not be loaded (else 2: the result is incomplete)"
 
 
 def _open_parser() -> argparse.ArgumentParser:
@@ -48,8 +49,7 @@ def _sub_parser() -> argparse.ArgumentParser:
     r.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones (a changed threshold alone is enough)")
     r.add_argument("--fail-on", metavar="RULE|any",
                    help="exit 1 when this rule (or any rule) fires, 2 for an unknown rule; a CI gate")
-    r.add_argument("--partial", action="store_true",
-                   help="exit as usual when a file could not be loaded (else 2: the report is incomplete)")
+    r.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
     r.add_argument("--stage", action="append", metavar="[RANK:]STAGE=START-END",
                    help="set a stage window by hand (us from the rank's first kernel); repeatable")
 
@@ -60,12 +60,14 @@ def _sub_parser() -> argparse.ArgumentParser:
                    help="table and md escape profile text for the terminal; csv and json keep it exact")
     s.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
     s.add_argument("--run", metavar="NAME", help=RUN_HELP)
+    s.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
 
     d = sub.add_parser("diff", help="compare two profiles (before / after)")
     d.add_argument("base", help="the earlier profile")
     d.add_argument("new", help="the later profile")
     d.add_argument("--format", choices=("text", "md", "json"), default="text")
     d.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones")
+    d.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
 
     c = sub.add_parser("collect", help="run a workload under the profiler into a new folder")
     c.add_argument("workload", nargs="?", help="Python file defining build(), or omit with --demo")
@@ -125,7 +127,19 @@ def cmd_sql(args) -> int:
     if results and results[-1].columns:
         last = results[-1]
         _print_rows(last.columns, engine.page(0, last.row_count), args.format)
-    return 0
+    return _incomplete([session], args.partial)
+
+
+def _incomplete(sessions, partial: bool) -> int:
+    """EXIT_INPUT, said on stderr, when a file of these sessions' profiles could not be loaded
+    (what was printed leaves it out), unless ``partial`` accepts that."""
+    from .profile.health import failed
+
+    lost = [i.file for s in sessions for i in failed(s.health)]
+    if not lost or partial:
+        return 0
+    return _fail(f"incomplete: {len(lost)} file(s) or folder(s) failed to load ({', '.join(lost[:3])}"
+                 f"{', …' if len(lost) > 3 else ''}); --partial accepts the result without them")
 
 
 def cmd_open(args) -> int:
@@ -162,8 +176,9 @@ def cmd_diff(args) -> int:
     from .session import open_session
 
     rules = _rules(args)
-    _write_diff(open_session(args.new, rules).diff(open_session(args.base, rules)), args.format)
-    return 0
+    new, base = open_session(args.new, rules), open_session(args.base, rules)
+    _write_diff(new.diff(base), args.format)
+    return _incomplete([base, new], args.partial)
 
 
 def _collect_event(event: dict) -> None:
@@ -241,10 +256,9 @@ def cmd_report(args) -> int:
     # forward stay as DuckDB encoded them.
     report = session.analyse(windows=args.format == "json", encoded=True)
     sys.stdout.write(session.render(args.format))
-    if not report["complete"] and not args.partial:
-        lost = [h["file"] for h in report["health"] if h["severity"] == "error"]
-        return _fail(f"incomplete: {len(lost)} file(s) or folder(s) failed to load ({', '.join(lost[:3])}"
-                     f"{', …' if len(lost) > 3 else ''}); --partial accepts the report without them")
+    code = _incomplete([session], args.partial)
+    if code:
+        return code
     fired = {f["rule"] for f in report["findings"]}
     if args.fail_on and (fired if args.fail_on == "any" else args.fail_on in fired):
         return EXIT_FINDING

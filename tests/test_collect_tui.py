@@ -209,3 +209,7 @@ def test_diff_renderable_shows_verdict_findings_and_operators():
     assert "still    matmul_high DiT, ranks 0, 1, worst 0: 60.0% → 55.0%" in text
     # Operator A per step: 500 µs / 5 steps before, 200 µs / 5 steps after.
     assert any(line.split()[:4] == ["A", "100.0us", "40.0us", "-60.0us"] for line in text.splitlines())
+    assert "INCOMPLETE" not in text
+    new.report["health"].append({"severity": "error", "file": "/runs/new/trace_view.json"})
+    console.print(diff_renderable(compare(base, new)))
+    assert "INCOMPLETE: the new run: 1 file(s) or folder(s) could not be loaded" in console.export_text()

@@ -61,7 +61,7 @@ def test_the_warm_up_step_is_left_out_of_the_verdict():
     rd = run_data(prof.con, "/runs/a", build_report(prof, load_rules()))
     assert rd.step_us == [10.0, 11.0, 10.0] and rd.left_out == 1 and rd.steps == 4
     d = compare(rd, rd)
-    assert d["base"] == {"path": "/runs/a", "steps": 3, "left_out": 1}
+    assert d["base"] == {"path": "/runs/a", "steps": 3, "left_out": 1, "complete": True, "failed": []}
     assert d["verdict"]["base_step_us"] == pytest.approx(31 / 3)
     assert "2 warm-up steps left out" in render(d, "text")
 
@@ -78,6 +78,7 @@ def _runs():
         "categories": [{"rank": 0, "stage": "DiT", "category": "MatMul", "time_us": 300.0,
                         "share": 0.6}],
         "findings": [_finding("matmul_high", [0], 0.6, 0.5), _finding("fa_high", [1, 0], 0.4, 0.3)],
+        "health": [],
     }, BASE_STEPS, "ProfilerStep", {"A": (500.0, 5), "B": (100.0, 5)})
     new = RunData("/runs/new", {
         "stages": [{"rank": 0, "stage": "DiT", "kernel_time_us": 360.0, "wall_us": 400.0,
@@ -87,6 +88,7 @@ def _runs():
         "categories": [{"rank": 0, "stage": "DiT", "category": "MatMul", "time_us": 200.0,
                         "share": 0.55}],
         "findings": [_finding("matmul_high", [0, 1], 0.55, 0.5), _finding("vector_high", [0], 0.25, 0.2)],
+        "health": [{"severity": "warning", "file": "/runs/new/a.csv"}],
     }, [90.0, 91.0, 89.0, 92.0], "ProfilerStep", {"A": (200.0, 4), "C": (80.0, 4)})
     return base, new
 
@@ -130,3 +132,15 @@ def test_render_text_and_markdown():
     assert "|---:|---|---:|---:|---:|---:|" in md
     # DiT kernel time 360 µs over 5 steps now: 72 µs per step.
     assert "| 0 | DiT | 0.100 | 0.072 | -0.028 | -28.0% |" in md
+
+
+def test_a_run_whose_load_lost_a_file_is_said_incomplete():
+    base, new = _runs()
+    assert "INCOMPLETE" not in render(compare(base, new), "text")
+    new.report["health"].append({"severity": "error", "file": "/runs/new/trace_view.json"})
+    d = compare(base, new)
+    assert (d["base"]["complete"], d["new"]["complete"]) == (True, False)
+    assert d["new"]["failed"] == ["/runs/new/trace_view.json"]
+    lines = render(d, "text").splitlines()
+    assert lines[3] == ("INCOMPLETE: the new run: 1 file(s) or folder(s) could not be loaded; "
+                        "its figures leave them out")

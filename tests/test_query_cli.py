@@ -35,3 +35,22 @@ def test_sql_refuses_to_change_the_profile(real):
     assert done.returncode == 2 and done.stdout == ""
     err = done.stderr
     assert "refused" in err and "kernels" in err
+
+
+def test_sql_and_diff_over_a_profile_that_lost_a_file_exit_2_unless_partial(real, tmp_path):
+    """Their output leaves the file out, as an incomplete report does: they said nothing, exit 0."""
+    import shutil
+
+    damaged = tmp_path / "level1"
+    shutil.copytree(real / LEVEL1, damaged)
+    (damaged / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv").write_bytes(b"")
+    query = "SELECT count(*) AS n FROM kernels WHERE rank = 0"
+    for args in (["sql", str(damaged), query], ["diff", str(real / LEVEL1), str(damaged)]):
+        done = npu_tui(*args)
+        assert done.returncode == 2 and "incomplete: 1 file(s)" in done.stderr, done.stderr
+        assert "kernel_details.csv" in done.stderr and "--partial" in done.stderr
+        assert done.stdout  # the result is printed all the same
+        assert npu_tui(*args, "--partial").returncode == 0
+    diff = npu_tui("diff", str(real / LEVEL1), str(damaged), "--partial").stdout
+    assert "INCOMPLETE: the new run: 1 file(s)" in diff
+    assert npu_tui("sql", str(real / LEVEL1), query).returncode == 0

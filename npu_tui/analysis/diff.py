@@ -146,14 +146,28 @@ def compare(base: RunData, new: RunData, top: int = TOP_OPERATORS) -> dict:
         f"{base.step_source} / {new.step_source}")
     return {
         "schema_version": SCHEMA_VERSION,
-        "base": {"path": base.path, "steps": len(base.step_us), "left_out": base.left_out},
-        "new": {"path": new.path, "steps": len(new.step_us), "left_out": new.left_out},
+        "base": _run_head(base),
+        "new": _run_head(new),
         "verdict": v,
         "stages": _stage_deltas(base, new),
         "categories": _category_deltas(base, new),
         "findings": _finding_changes(base, new),
         "operators": _operator_moves(base, new, top),
     }
+
+
+def _run_head(run: RunData) -> dict:
+    """Where a run came from, and the files its load lost: a run that is incomplete compares
+    figures that leave them out."""
+    failed = [h["file"] for h in run.report["health"] if h["severity"] == "error"]
+    return {"path": run.path, "steps": len(run.step_us), "left_out": run.left_out,
+            "complete": not failed, "failed": failed}
+
+
+def incomplete_lines(d: dict) -> List[str]:
+    """One line for each run whose load lost a file (none when both are complete)."""
+    return [f"INCOMPLETE: the {side} run: {len(d[side]['failed'])} file(s) or folder(s) could not be "
+            f"loaded; its figures leave them out" for side in ("base", "new") if not d[side]["complete"]]
 
 
 def _ms(us: Optional[float]) -> str:
@@ -208,6 +222,7 @@ def render(d: dict, fmt: str = "text") -> str:
     lines = [("# " if md else "") + "npu-tui diff",
              f"base: {esc(d['base']['path'])} ({d['base']['steps']} steps)",
              f"new:  {esc(d['new']['path'])} ({d['new']['steps']} steps)",
+             *incomplete_lines(d),
              "", ("**Verdict:** " if md else "Verdict: ") + verdict_line(d), ""]
     lines.append(head("Stages (kernel time per step)"))
     lines += _table(["rank", "stage", "base ms", "new ms", "delta ms", "delta %"],

@@ -38,10 +38,11 @@ def _table(title: str, headers: List[str], labels: int) -> Table:
 
 def diff_renderable(d: dict) -> Group:
     # The analysis package loads DuckDB: imported when a diff exists, not with the pane.
-    from ...analysis.diff import signed_percent, verdict_line
+    from ...analysis.diff import incomplete_lines, signed_percent, verdict_line
 
     v = d["verdict"]
     parts = [Text(f"base {literal(d['base']['path'])}\nnew  {literal(d['new']['path'])}"),
+             *[Text(line, style="bold red") for line in incomplete_lines(d)],
              Text(literal(verdict_line(d)), style=VERDICT_STYLE.get(v["verdict"], "bold")), Text()]
 
     stages = _table("Stages (kernel time per step)", ["rank", "stage", "base", "new", "delta", "%"], 2)
