@@ -118,15 +118,14 @@ def cmd_sql(args) -> int:
 
     session = open_session(args.path, _rules(args), run=args.run)
     _say(session.note)
-    engine = session.engine()
     try:
-        results = engine.run_all(args.query)
+        results = session.run_all(args.query)
     except QueryError as e:
         return _fail(f"query failed: {e}")
     # Statements run in order (temp tables carry over); the last one's rows are printed.
     if results and results[-1].columns:
         last = results[-1]
-        _print_rows(last.columns, engine.page(0, last.row_count), args.format)
+        _print_rows(last.columns, session.engine().page(0, last.row_count), args.format)
     return _incomplete([session], args.partial)
 
 

@@ -216,11 +216,25 @@ class Session:
         change the profile's tables or views are rolled back with a QueryError."""
         import pandas
 
-        engine = self.engine()
-        results = engine.run_all(query)
+        results = self.run_all(query)
         if not results or not results[-1].columns:
             return pandas.DataFrame()
-        return engine.frame()
+        return self.engine().frame()
+
+    def run_all(self, query: str):
+        """Every statement of ``query`` on the guarded engine, in order (``QueryEngine.run_all``).
+        A cache file found damaged under them is replaced by a fresh load, and they run again."""
+        from .query import QueryError
+
+        try:
+            return self.engine().run_all(query)
+        except QueryError as e:
+            if not (e.damaged and self.profile.from_cache):
+                raise
+        self._engine.close()
+        self._engine = None
+        self._reanalysed(windows=True, encoded=False)
+        return self.engine().run_all(query)
 
     def table(self, name: str):
         """A table or analysis view, whole, as a pandas DataFrame (``kernels``, ``stage_categories``…)."""

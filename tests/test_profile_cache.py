@@ -258,6 +258,26 @@ def test_a_cache_that_opens_but_fails_to_read_is_replaced_by_a_fresh_load(profil
     assert p.con.execute("SELECT count(*) FROM stage_categories").fetchone()[0] > 0
 
 
+def test_a_damaged_block_only_a_query_reads_is_replaced_by_a_fresh_load(profile_copy):
+    """The report does not read host_events: the damage shows first under `sql` (or
+    ``npu_tui.open().sql``), which blamed the query and kept the damaged file."""
+    query = "SELECT count(*) AS n, sum(dur_ns) AS ns FROM host_events"
+    cli = [sys.executable, "-m", "npu_tui", "sql", str(profile_copy), query, "--format", "csv"]
+    api = [sys.executable, "-c", "import sys, npu_tui; "
+           "print(npu_tui.open(sys.argv[1]).sql(sys.argv[2]).to_csv(index=False), end='')",
+           str(profile_copy), query]
+    for command in (cli, api):
+        fresh = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=os.environ, check=True).stdout
+        assert fresh.splitlines()[1].split(",")[0] not in ("", "0")
+        (entry,) = list(cache_dir().glob("*.duckdb"))
+        _spoil_block_of(entry, "host_events")
+        out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=os.environ)
+        assert out.returncode == 0 and out.stdout == fresh, out.stderr
+        p, seen = labels(profile_copy)
+        p.con.close()
+        assert seen == ["opened from cache"]  # a readable file took its place
+
+
 def _from_cache_elsewhere(path) -> bool:
     """Whether another process opening ``path`` gets it from the cache."""
     code = ("import sys; from npu_tui.profile import load_profile; "

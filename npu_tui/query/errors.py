@@ -8,6 +8,7 @@ from typing import Optional
 
 from .statements import line_col, offset_of
 
+DAMAGED = "Corrupt database file"  # DuckDB's words for a block whose checksum fails
 # DuckDB appends "LINE n: <source line>" and a caret line under the offending token.
 _CONTEXT = re.compile(r"\n\s*LINE (\d+): (.*)\n(\s*)\^", re.MULTILINE)
 
@@ -20,6 +21,8 @@ class QueryError(Exception):
     offset: Optional[int] = None
     line: Optional[int] = None  # 0-based, in the console text
     column: Optional[int] = None
+    # The database file failed to read under it (a damaged block of a cache file): not the query's fault.
+    damaged: bool = False
 
     def __str__(self) -> str:
         if self.line is None:
@@ -43,7 +46,7 @@ def from_duckdb(exc: Exception, sql: str, start: int, line_shift: int = 0) -> Qu
     found = _CONTEXT.search(text)
     message = (text[: found.start()] if found else text).strip()
     if not found:
-        return QueryError(message)
+        return QueryError(message, damaged=message.startswith(DAMAGED))
     stmt_line = int(found.group(1)) - 1 - line_shift
     shown = found.group(2)
     caret = len(found.group(3)) - len(f"LINE {found.group(1)}: ")
