@@ -188,3 +188,34 @@ def test_bad_json_is_noted_not_raised(tmp_path, name, good):
         assert log[case][0] == 0 and log[case][1].startswith(note), (case, log[case])
         assert "\n" not in log[case][1]
     assert log["ok"] == (2 if name == "communication.json" else 1, "")
+
+
+@pytest.mark.parametrize("value", ["1e29", "1e308", "NaN", "Infinity", "-5"])
+@pytest.mark.parametrize("field", ["Elapse Time(ms)", "Transit Size(MB)", "matrix"])
+def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path, capsys, field, value):
+    """Garbage where a time or a size belongs: 1e29 MB overflowed the exact sums (a traceback in
+    the report), 1e308 summed to inf, NaN was kept as NULL without a count, a negative time kept."""
+    from npu_tui.cli import main
+
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    comm, matrix = GOOD_COMM, GOOD_MATRIX
+    if field == "matrix":
+        matrix = matrix.replace('"Transit Size(MB)": 4', f'"Transit Size(MB)": {value}', 1)
+    else:  # the p2p op's
+        old = {"Elapse Time(ms)": '"Elapse Time(ms)": 2.5', "Transit Size(MB)": '"Transit Size(MB)": 8'}[field]
+        comm = comm.replace(old, old.split(": ")[0] + f": {value}", 1)
+    (out / "communication.json").write_text(comm)
+    (out / "communication_matrix.json").write_text(matrix)
+    con = load_profile(tmp_path).con
+    log = dict(con.execute("SELECT kind, skipped_rows FROM load_log WHERE rank = 0").fetchall())
+    # The hand-made files skip one row each already (an op that is not an object, a link "x-y").
+    assert log == {"communication": 1 + (field != "matrix"), "communication_matrix": 1 + (field == "matrix")}
+    ops = 1 if field == "Elapse Time(ms)" else 2
+    assert con.execute("SELECT count(*), sum(elapse_ms) FROM comm_ops").fetchone() == (ops, 2.5 * ops)
+    links = 1 if field != "matrix" else 2  # an op skipped takes its transports along
+    assert con.execute("SELECT count(*), sum(transit_size_mb) FROM comm_bandwidth").fetchone() == (links, 8.0 * links)
+    assert con.execute("SELECT count(*) FROM comm_matrix").fetchone()[0] == (field != "matrix")
+    assert main(["report", str(tmp_path), "--format", "json", "--partial"]) == 0
+    # The matrix's only other link is not "src-dst": a file whose every row is skipped gave nothing.
+    assert json.loads(capsys.readouterr().out)["complete"] is (field != "matrix")

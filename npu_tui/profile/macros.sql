@@ -30,6 +30,12 @@ CREATE OR REPLACE MACRO ts_to_ns(x) AS TRY_CAST(TRY_CAST(us_decimal(x) * 1000 AS
 -- DOUBLE -> NULL for NaN and +-inf, which would poison every sum over the column.
 CREATE OR REPLACE MACRO finite(x) AS CASE WHEN isfinite(x) THEN x END;
 
+-- A time (ms) or size (MB) of one op -> itself, NULL when it cannot be one: not finite, negative,
+-- or past 1e15 (31,000 years, a zettabyte: garbage, which would overflow exact sums).
+CREATE OR REPLACE MACRO amount(x) AS CASE WHEN isfinite(x) AND x >= 0 AND x < 1e15 THEN x END;
+-- A value given that is not an amount: its row is skipped (and counted), never kept as NULL.
+CREATE OR REPLACE MACRO not_amount(x) AS x IS NOT NULL AND amount(x) IS NULL;
+
 -- Numeric cell -> DOUBLE, NULL for N/A, NaN, inf and anything unparsable (N/A and the other
 -- words clean_text drops do not parse either, so trimming is all the second try needs).
 CREATE OR REPLACE MACRO num(x) AS

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext
-from .communication import TIME_INFO, drop_json, stage_json
+from .communication import TIME_INFO, VALID_TIMES, drop_json, stage_json
 
 KIND = "cluster_communication"
 FILE_NAMES = ("cluster_communication.json",)
@@ -30,11 +30,10 @@ INSERT = """
 INSERT INTO cluster_comm_ops
 SELECT group_key, TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER),
        regexp_replace(op_key, '@[^@]*$', ''), NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
-       TRY_CAST(rank_key AS INTEGER), us_decimal(t."Start Timestamp(us)"), finite(t."Elapse Time(ms)"),
-       finite(t."Transit Time(ms)"), finite(t."Wait Time(ms)"), finite(t."Synchronization Time(ms)"),
-       finite(t."Idle Time(ms)")
+       TRY_CAST(rank_key AS INTEGER), us_decimal(t."Start Timestamp(us)"), t."Elapse Time(ms)",
+       t."Transit Time(ms)", t."Wait Time(ms)", t."Synchronization Time(ms)", t."Idle Time(ms)"
 FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key NOT LIKE $total)
-WHERE finite(t."Elapse Time(ms)") IS NOT NULL AND TRY_CAST(rank_key AS INTEGER) IS NOT NULL
+WHERE {valid} AND TRY_CAST(rank_key AS INTEGER) IS NOT NULL
 """
 COUNT = "SELECT count(*) FROM {table}_ops WHERE op_key NOT LIKE $total"
 
@@ -47,7 +46,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     try:
         stage_json(con, path, STAGE, OP_TYPE, LEVELS)
         total = con.execute(COUNT.format(table=STAGE), {"total": TOTAL}).fetchone()[0]
-        rows = con.execute(INSERT.format(table=STAGE), {"total": TOTAL}).fetchone()[0]
+        rows = con.execute(INSERT.format(table=STAGE, valid=VALID_TIMES), {"total": TOTAL}).fetchone()[0]
         return LoadResult(rows=rows, skipped=total - rows, note="" if total else "no communication ops")
     finally:
         drop_json(con, STAGE)

@@ -79,19 +79,28 @@ INSERT_OPS = """
 INSERT INTO comm_ops
 SELECT $rank, {step}, kind, regexp_replace(op_key, '@[^@]*$', ''),
        NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
-       us_decimal(t."Start Timestamp(us)"), finite(t."Elapse Time(ms)"), finite(t."Transit Time(ms)"),
-       finite(t."Wait Time(ms)"), finite(t."Synchronization Time(ms)"), finite(t."Idle Time(ms)")
+       us_decimal(t."Start Timestamp(us)"), t."Elapse Time(ms)", t."Transit Time(ms)",
+       t."Wait Time(ms)", t."Synchronization Time(ms)", t."Idle Time(ms)"
 FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total)
-WHERE finite(t."Elapse Time(ms)") IS NOT NULL
+WHERE {valid}
 """
+# An op is kept with its elapse time, and with no time that is not one (NaN, inf, negative, huge).
+VALID_TIMES = """amount(t."Elapse Time(ms)") IS NOT NULL AND NOT (not_amount(t."Transit Time(ms)")
+    OR not_amount(t."Wait Time(ms)") OR not_amount(t."Synchronization Time(ms)") OR not_amount(t."Idle Time(ms)"))"""
 
+# A kept op's transports, but for one with a figure that is not an amount (skipped, counted).
+BANDWIDTH = """
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
+      FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total) WHERE {valid})
+"""
+BAD_LINK = """not_amount(b.value."Transit Size(MB)") OR not_amount(b.value."Transit Time(ms)")
+    OR not_amount(b.value."Bandwidth(GB/s)")"""
 INSERT_BANDWIDTH = """
 INSERT INTO comm_bandwidth
 SELECT $rank, {step}, kind, regexp_replace(op_key, '@[^@]*$', ''), b.key,
-       finite(b.value."Transit Size(MB)"), finite(b.value."Transit Time(ms)"), finite(b.value."Bandwidth(GB/s)")
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
-      FROM {table}_ops WHERE op_key <> $total AND finite(op."Communication Time Info"."Elapse Time(ms)") IS NOT NULL)
-"""
+       b.value."Transit Size(MB)", b.value."Transit Time(ms)", b.value."Bandwidth(GB/s)"
+""" + BANDWIDTH + f"WHERE NOT ({BAD_LINK})"
+COUNT_BAD_LINKS = "SELECT count(*) " + BANDWIDTH + f"WHERE {BAD_LINK}"
 
 COUNT_OPS = "SELECT count(*) FROM {table}_ops WHERE op_key <> $total"
 
@@ -128,9 +137,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         stage_json(con, path, STAGE, OP_TYPE)
         params = {"rank": ctx.rank, "total": TOTAL_KEY}
         total = con.execute(COUNT_OPS.format(table=STAGE), {"total": TOTAL_KEY}).fetchone()[0]
-        rows = con.execute(INSERT_OPS.format(table=STAGE, step=STEP), params).fetchone()[0]
-        con.execute(INSERT_BANDWIDTH.format(table=STAGE, step=STEP), params)
+        sql = {"table": STAGE, "step": STEP, "valid": VALID_TIMES}
+        rows = con.execute(INSERT_OPS.format(**sql), params).fetchone()[0]
+        con.execute(INSERT_BANDWIDTH.format(**sql), params)
+        bad_links = con.execute(COUNT_BAD_LINKS.format(**sql), {"total": TOTAL_KEY}).fetchone()[0]
         note = "" if total else "no communication ops"
-        return LoadResult(rows=rows, skipped=total - rows, note=note)
+        return LoadResult(rows=rows, skipped=total - rows + bad_links, note=note)
     finally:
         drop_json(con, STAGE)

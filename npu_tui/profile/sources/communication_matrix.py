@@ -34,10 +34,12 @@ FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_o
 LINK_COLUMNS = """clean_text(v."Op Name"),
        TRY_CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
        TRY_CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
-       clean_text(v."Transport Type"), finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"),
-       finite(v."Bandwidth(GB/s)")"""
+       clean_text(v."Transport Type"), v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)"
+"""
+# Some figure given, and none that is not an amount (NaN, inf, negative, huge: the link is skipped).
 LINK_FILTER = """regexp_full_match(link, '[0-9]+-[0-9]+')
-  AND COALESCE(finite(v."Transit Size(MB)"), finite(v."Transit Time(ms)"), finite(v."Bandwidth(GB/s)")) IS NOT NULL"""
+  AND COALESCE(v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)") IS NOT NULL
+  AND NOT (not_amount(v."Transit Size(MB)") OR not_amount(v."Transit Time(ms)") OR not_amount(v."Bandwidth(GB/s)"))"""
 
 INSERT = f"""
 INSERT INTO comm_matrix
