@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_tui.profile import load_profile
+from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import discover
 
 SAMPLE = "mindinsight-msprof-2dev-hccl"
@@ -198,3 +198,32 @@ def test_lone_files_are_named_for_what_wrote_them(real, tmp_path):
     assert discover(op_summary).ranks[0].source_format == "msprof"
     kd = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
     assert discover(kd).ranks[0].source_format == "torch_npu"
+
+
+@pytest.mark.parametrize("with_device_column", [True, False])
+def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_device_column):
+    """msprof exports a run of two devices into one mindstudio_profiler_output: each op_summary row
+    says its device. Loaded as one rank, both devices' kernels summed past the wall time."""
+    rows = OP_SUMMARY[1:] + [["5", *r[1:]] for r in OP_SUMMARY[1:2]]  # device 3: two rows, 5: one
+    table = OP_SUMMARY[:1] + rows
+    if not with_device_column:
+        table = [r[1:] for r in table]
+    prof = msprof_merged(real, tmp_path, table)
+    (prof / "device_5").mkdir()
+    (prof / "device_5" / "info.json.5").write_text(json.dumps({"rank_id": 1, "devices": "5"}))
+    (prof / "device_3" / "info.json.3").write_text(json.dumps({"rank_id": 0, "devices": "3"}))
+    if not with_device_column:
+        with pytest.raises(ProfileError, match="op_summary_20250101.csv: merged over several devices, "
+                                               "and no Device_id column says whose each row is"):
+            load_profile(prof)
+        return
+    p = load_profile(prof)
+    assert p.ranks == [0, 1]
+    assert p.con.execute("SELECT rank, device_id FROM ranks ORDER BY rank").fetchall() == [(0, 3), (1, 5)]
+    timeline = p.con.execute("SELECT note FROM load_log WHERE file LIKE '%msprof_20250101.json'").fetchall()
+    # The timeline is one for both devices and does not say whose its rows are: left out, said.
+    assert timeline == [("not split by device: merged over device_3, device_5, and its rows do not "
+                         "say their device; left out",)]
+    assert p.con.execute("SELECT rank, device_id, count(*) FROM kernels GROUP BY ALL ORDER BY 1"
+                         ).fetchall() == [(0, 3, 2), (1, 5, 1)]
+    assert p.con.execute("SELECT sum(skipped_rows) FROM load_log WHERE kind = 'op_summary'").fetchone() == (0,)

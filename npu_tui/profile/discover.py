@@ -46,6 +46,9 @@ class RankSource:
     rank: Optional[int] = None
     info: dict = field(default_factory=dict)
     info_problem: Optional[Tuple[Path, str]] = None  # its profiler_info file, and why it could not be read
+    # One device of an msprof output merged over several: only that device's rows of its files.
+    device: Optional[int] = None
+    left_out: List[Tuple[Path, str]] = field(default_factory=list)  # files of it not loaded, and why
 
 
 @dataclass
@@ -378,8 +381,10 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
         if depth >= MAX_SEARCH_DEPTH:
             return []
         return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
-    if _is_dir(merged):
-        rank = _msprof_rank(devices[0]) if len(devices) == 1 else None
+    if _is_dir(merged) and len(devices) > 1:
+        out += _split_by_device(merged, devices, modules)
+    elif _is_dir(merged):
+        rank = _msprof_rank(devices[0]) if devices else None
         out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules),
                               rank=rank))
     else:
@@ -395,6 +400,23 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
 
 
 MSPROF_KINDS = {"op_summary", "msprof_timeline"}
+# Merged msprof files whose rows say their device (a Device_id column): split between the ranks.
+BY_DEVICE_KINDS = {"op_summary"}
+
+
+def _split_by_device(merged: Path, devices: List[Path], modules: List[ModuleType]) -> List[RankSource]:
+    """The merged output of several devices: one rank per device_N, each with its device's rows of
+    the files that say their device; the others, which would give every rank all devices' rows,
+    are left out and said once."""
+    files = _group(_files(merged), modules)
+    split = {k: v for k, v in files.items() if k in BY_DEVICE_KINDS}
+    names = ", ".join(d.name for d in devices)
+    left_out = [(f, f"not split by device: merged over {names}, and its rows do not say their device; left out")
+                for k, v in sorted(files.items()) if k not in BY_DEVICE_KINDS for f in v]
+    out = [RankSource(root=d, source_format="msprof", files=split, rank=_msprof_rank(d),
+                      device=int(MSPROF_DEVICE_RE.match(d.name).group(1))) for d in devices]
+    out[0].left_out = left_out
+    return out
 
 
 def _format(kinds: set) -> str:
@@ -473,6 +495,7 @@ def discover(path: Path) -> Discovery:
     disc.cluster = cluster
     _unreadable(disc, unlisted)
     disc.problems += [(p, f"{NOT_A_FILE}: {what}") for p, what in sorted(not_files.items())]
+    disc.problems += [x for s in disc.ranks for x in s.left_out]
     return disc
 
 

@@ -426,6 +426,8 @@ def _rank_jobs(disc: Discovery) -> List[_RankJob]:
     for src in sorted(disc.ranks, key=lambda s: s.rank):
         ctx = RankContext(rank=src.rank, root=src.root, files=src.files, source_format=src.source_format)
         _apply_info(ctx, src.info)
+        if src.device is not None:
+            ctx.device_id = ctx.device_only = src.device
         files = [(m, p) for m in modules for p in src.files.get(m.KIND, [])]
         jobs.append(_RankJob(src, ctx, files))
     return jobs

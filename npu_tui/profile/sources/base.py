@@ -33,6 +33,8 @@ class RankContext:
     settle: Callable[[], None] = lambda: None
     # Set when a trace's JSON broke among its events and its file is read again event by event.
     salvage: bool = False
+    # One device of a file merged over several (msprof): only its rows are this rank's.
+    device_only: Optional[int] = None
 
 
 @dataclass

@@ -42,6 +42,9 @@ clean_text({in_formats}) AS k_in_formats, clean_text({out_shapes}) AS k_out_shap
 clean_text({out_dtypes}) AS k_out_dtypes
 """
 
+# A file merged over several devices ($only) is split by its device column: a row of another
+# device is another rank's, neither loaded nor skipped here (one that names no device is skipped).
+MINE = "($only IS NULL OR k_device = $only OR k_device IS NULL)"
 INSERT = """
 INSERT INTO kernels
 SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, type_from_name(k_name)),
@@ -49,6 +52,7 @@ SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, t
        k_in_formats, k_out_shapes, k_out_dtypes, $source
 FROM {stage}
 WHERE k_name IS NOT NULL AND k_start IS NOT NULL AND k_dur IS NOT NULL AND k_dur >= 0
+  AND ($only IS NULL OR k_device = $only)
 """
 
 FIELDS = ("name", "start", "dur", "device_id", "step", "type", "core", "wait", "block_dim",
@@ -62,17 +66,21 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
 
     def typed(header) -> str:
         missing = [columns[f][0] for f in REQUIRED if col(header, *columns[f]) == "NULL"]
+        if ctx.device_only is not None and col(header, *columns["device_id"]) == "NULL":
+            raise SourceError(f"merged over several devices, and no {columns['device_id'][0]} column "
+                              "says whose each row is")
         if missing:
             raise SourceError(f"not a {source} table: no {' / '.join(missing)}")
         return TYPED.format(**{f: col(header, *columns.get(f, ())) for f in FIELDS})
 
     try:
         _, rejected, note = stage_csv(con, path, stage, select=typed)
-        total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
+        only = {"only": ctx.device_only}
+        total = con.execute(f"SELECT count(*) FROM {stage} WHERE {MINE}", only).fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError("header only, no task rows")
         rows = con.execute(INSERT.format(stage=stage), {
-            "rank": ctx.rank, "device_id": ctx.device_id, "source": source}).fetchone()[0]
+            "rank": ctx.rank, "device_id": ctx.device_id, "source": source, **only}).fetchone()[0]
         if ctx.device_id is None:
             ctx.device_id = con.execute(
                 "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
