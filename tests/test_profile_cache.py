@@ -139,6 +139,8 @@ def test_the_room_asked_for_covers_a_small_profile_s_cache_file(profile_copy, mo
     assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
     monkeypatch.undo()
     assert main(["report", str(profile_copy), "--partial"]) == 0
+    listing = [(f.name, f.stat().st_size) for f in cache_dir().iterdir()]
+    assert len(listing) == 1, listing
     (saved,) = cache_dir().iterdir()
     assert size < saved.stat().st_size < cache.STORE_ROOM
 

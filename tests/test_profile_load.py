@@ -350,3 +350,27 @@ def test_a_stray_quote_does_not_hide_where_the_last_row_starts(tmp_path, end):
     p = load_profile(out.parent)
     log = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'kernel_details'").fetchone()
     assert log == ((1001, 0) if end == "whole last row" else (1000, 1))
+
+
+def test_another_profile_beside_the_rank_folders_is_said_not_passed_over(real, tmp_path, monkeypatch):
+    """A Kineto trace or a PROF_* folder dropped beside the rank folders is another run: not
+    loaded as one of its ranks, and not ignored in silence either (nor once it is gone)."""
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    job = tmp_path / "job"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", job)
+    trace = next((real / "kineto/hta-sampled-2rank").iterdir())
+    shutil.copy(trace, job / trace.name)
+    (job / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP" / "device_0").mkdir(parents=True)
+
+    def beside():
+        p = load_profile(job, cache=True)
+        p.save_cache()
+        said = p.con.execute("SELECT file, note FROM load_log WHERE note LIKE 'another profile%'").fetchall()
+        assert p.ranks == [0, 1]
+        p.con.close()
+        return sorted((Path(f).name, note) for f, note in said)
+
+    assert beside() == [("PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP", "another profile beside the rank folders"),
+                        (trace.name, "another profile beside the rank folders")]
+    (job / trace.name).unlink()
+    assert [name for name, _ in beside()] == ["PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"]

@@ -82,6 +82,8 @@ def cache_key(disc: Discovery) -> Optional[str]:
     loaded but not cached."""
     files = [f for s in disc.ranks for fs in s.files.values() for f in fs]
     files += [f for fs in disc.cluster.values() for f in fs]
+    # What discovery said of the rest (another profile beside the ranks): said again only while so.
+    files += [p for p, _ in disc.problems]
     # A SQLite export's last commits may be only in its write-ahead log (sqlite_export reads it).
     files += [w for f in files if f.suffix == ".db" for w in [Path(f"{f}-wal")] if w.is_file()]
     h = hashlib.sha256(_code_digest())

@@ -449,6 +449,16 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     return out
 
 
+OTHER_PROFILE = "another profile beside"
+
+
+def _beside(folder: Path, modules: List[ModuleType], what: str = "the rank folders") -> List[Tuple[Path, str]]:
+    """Profiler files loose in a folder of rank (or PROF_*) folders: another run, not one of its
+    ranks, so not loaded, and said."""
+    return [(f, f"{OTHER_PROFILE} {what}") for s in _loose_sources(folder, modules)
+            for fs in s.files.values() for f in fs]
+
+
 def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List[Path]:
     """Sub-folders that would load, to suggest when the given folder holds no profile itself."""
     if depth > 0 and (_is_rank_dir(folder) or folder.name.startswith("PROF_")
@@ -539,12 +549,14 @@ def _discover(path: Path, cluster: bool) -> Discovery:
 
     subdirs = _dirs(path)
     rank_dirs = [d for d in subdirs if _is_rank_dir(d)]
+    profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if rank_dirs:
         ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
-        return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks))
-    profs = [d for d in subdirs if d.name.startswith("PROF_")]
+        beside = _beside(path, modules) + [(d, f"{OTHER_PROFILE} the rank folders") for d in profs]
+        return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + beside)
     if profs:
-        return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)])
+        return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
+                         problems=_beside(path, modules, "the PROF_* folders"))
     if path.name.startswith("device_") and path.parent.name.startswith("PROF_"):
         return Discovery(path, "msprof", [s for s in _msprof_sources(path.parent, modules) if s.root == path])
     loose = _loose_sources(path, modules)

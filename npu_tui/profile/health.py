@@ -36,6 +36,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{place} is {note_head}, not a file: left out", "put the profiler's file back "
      "in its place: copy it again, or point the link at a file that exists"),
+    (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
+     "of this folder"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{note_head}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
