@@ -133,11 +133,12 @@ def _incomplete(sessions, partial: bool) -> int:
     """EXIT_INPUT, said on stderr, when a file of these sessions' profiles could not be loaded
     (what was printed leaves it out), unless ``partial`` accepts that."""
     from .profile.health import failed
+    from .text import lost_phrase
 
     lost = [i.file for s in sessions for i in failed(s.health)]
     if not lost or partial:
         return 0
-    return _fail(f"incomplete: {len(lost)} file(s) or folder(s) failed to load ({', '.join(lost[:3])}"
+    return _fail(f"incomplete: {lost_phrase(lost)} failed to load ({', '.join(lost[:3])}"
                  f"{', …' if len(lost) > 3 else ''}); --partial accepts the result without them")
 
 

@@ -212,4 +212,4 @@ def test_diff_renderable_shows_verdict_findings_and_operators():
     assert "INCOMPLETE" not in text
     new.report["health"].append({"severity": "error", "file": "/runs/new/trace_view.json"})
     console.print(diff_renderable(compare(base, new)))
-    assert "INCOMPLETE: the new run: 1 file(s) or folder(s) could not be loaded" in console.export_text()
+    assert "INCOMPLETE: the new run: 1 file could not be loaded" in console.export_text()

@@ -73,7 +73,8 @@ def test_duplicate_rank_and_skipped_rows(real, tmp_path):
     csv.writer(out, lineterminator="\r\n").writerows(rows)
     kd.write_text(out.getvalue(), encoding="utf-8")
     dup, skipped = health(load_profile(run))
-    assert dup.rank is None and dup.what == "rank 0 claimed twice; renumbered"
+    # Named by its folder, and by the rank it became, where its rows are.
+    assert dup.rank == 1 and dup.what == "run/b_ascend_pt: rank 0 claimed twice; loaded as rank 1"
     assert "remove the duplicate" in dup.fix
     assert (skipped.rank, skipped.severity, skipped.lost) == (1, "warning", 3)
     assert skipped.what.startswith("kernel_details.csv: 3 rows skipped")
@@ -238,3 +239,15 @@ def test_a_profiler_info_that_cannot_be_read_is_said(real, tmp_path, monkeypatch
     assert item.severity == "warning" and item.what.startswith("profiler_info_3.json cannot be read: ")
     assert {"written in part": "not valid JSON", "permission denied": "Permission denied",
             "not an object": "not a JSON object"}[damage] in item.what
+
+
+def test_what_could_not_be_loaded_is_counted_as_files_and_folders(tmp_path):
+    """A rank folder whose parse is running, or that cannot be read, is no file."""
+    from npu_tui.text import lost_phrase
+
+    (tmp_path / "rank0_ascend_pt").mkdir()
+    (tmp_path / "trace_view.json").write_text("{")
+    folder, file, gone = (str(tmp_path / n) for n in ("rank0_ascend_pt", "trace_view.json", "x.csv"))
+    assert lost_phrase([file]) == "1 file"
+    assert lost_phrase([folder]) == "1 folder"
+    assert lost_phrase([file, gone, folder]) == "2 files and 1 folder"

@@ -47,10 +47,10 @@ def test_sql_and_diff_over_a_profile_that_lost_a_file_exit_2_unless_partial(real
     query = "SELECT count(*) AS n FROM kernels WHERE rank = 0"
     for args in (["sql", str(damaged), query], ["diff", str(real / LEVEL1), str(damaged)]):
         done = npu_tui(*args)
-        assert done.returncode == 2 and "incomplete: 1 file(s)" in done.stderr, done.stderr
+        assert done.returncode == 2 and "incomplete: 1 file failed to load" in done.stderr, done.stderr
         assert "kernel_details.csv" in done.stderr and "--partial" in done.stderr
         assert done.stdout  # the result is printed all the same
         assert npu_tui(*args, "--partial").returncode == 0
     diff = npu_tui("diff", str(real / LEVEL1), str(damaged), "--partial").stdout
-    assert "INCOMPLETE: the new run: 1 file(s)" in diff
+    assert "INCOMPLETE: the new run: 1 file could not be loaded" in diff
     assert npu_tui("sql", str(real / LEVEL1), query).returncode == 0

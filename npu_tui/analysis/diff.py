@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from ..text import finding_where, literal, markdown, metric_value, table
+from ..text import finding_where, literal, lost_phrase, markdown, metric_value, table
 from .render import percent
 
 SCHEMA_VERSION = 1
@@ -166,8 +166,9 @@ def _run_head(run: RunData) -> dict:
 
 def incomplete_lines(d: dict) -> List[str]:
     """One line for each run whose load lost a file (none when both are complete)."""
-    return [f"INCOMPLETE: the {side} run: {len(d[side]['failed'])} file(s) or folder(s) could not be "
-            f"loaded; its figures leave them out" for side in ("base", "new") if not d[side]["complete"]]
+    return [f"INCOMPLETE: the {side} run: {lost_phrase(d[side]['failed'])} could not be loaded; its "
+            f"figures leave {'them' if len(d[side]['failed']) > 1 else 'it'} out"
+            for side in ("base", "new") if not d[side]["complete"]]
 
 
 def _ms(us: Optional[float]) -> str:

@@ -8,7 +8,7 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import finding_where, literal, markdown, metric_value, saving_place, table
+from ..text import finding_where, literal, lost_phrase, markdown, metric_value, saving_place, table
 
 FORMATS = ("text", "md", "json")
 
@@ -140,9 +140,8 @@ def _health(report: Dict[str, Any], md: bool) -> List[str]:
     out: List[str] = []
     errors = [h for h in items if h["severity"] == "error"]
     if errors:
-        n = len(errors)
-        head = (f"INCOMPLETE: {n} file{'s' if n > 1 else ''} could not be loaded; every figure below "
-                f"leaves {'them' if n > 1 else 'it'} out.")
+        head = (f"INCOMPLETE: {lost_phrase([h['file'] for h in errors])} could not be loaded; every "
+                f"figure below leaves {'them' if len(errors) > 1 else 'it'} out.")
         out += [f"**{head}**" if md else head, ""]
     out += _heading("Data health", md)
     for h in sorted(items, key=lambda h: (h["severity"] != "error", -h["lost"])):

@@ -39,7 +39,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
      "of this folder"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
-    (r"claimed twice", "{note_head}", "two rank folders carry the same profiler_info_N.json, or two "
+    (r"claimed twice", "{folder}: {note}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
      "duplicate, or load them one at a time"),
     (r"^empty file", "{name} is empty", "the profiler was killed before writing it, or the copy is "

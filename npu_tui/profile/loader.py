@@ -113,14 +113,14 @@ class Profile:
         ).fetchall()
 
 
-def _assign_ranks(sources: List[RankSource]) -> List[str]:
-    """Ranks from profiler_info where given, else the lowest free number in folder order."""
-    notes = []
+def _assign_ranks(sources: List[RankSource]) -> List[Tuple[Path, int, str]]:
+    """Ranks from profiler_info where given, else the lowest free number in folder order; returns
+    (folder or trace, its new rank, note) for each that claimed a rank taken before it."""
+    claimed = []
     taken = set()
     for s in sources:
         if s.rank is not None and s.rank in taken:
-            where = s.files["kineto"][0] if s.source_format == "kineto" else s.root
-            notes.append(f"{where}: rank {s.rank} claimed twice; renumbered")
+            claimed.append((s, s.rank))
             s.rank = None
         if s.rank is not None:
             taken.add(s.rank)
@@ -131,7 +131,8 @@ def _assign_ranks(sources: List[RankSource]) -> List[str]:
                 nxt += 1
             s.rank = nxt
             taken.add(nxt)
-    return notes
+    return [(s.files["kineto"][0] if s.source_format == "kineto" else s.root, s.rank,
+             f"rank {old} claimed twice; loaded as rank {s.rank}") for s, old in claimed]
 
 
 def _reason(e: BaseException) -> str:
@@ -494,8 +495,8 @@ def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: 
     """Every rank's files and the job-wide ones into ``con``; returns the work deferred for the
     background. Raises ProfileError when nothing could be loaded."""
     con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
-    for note in _assign_ranks(disc.ranks):
-        _log(con, None, disc.path, "discovery", 0, 0, 0.0, note)
+    for where, rank, note in _assign_ranks(disc.ranks):
+        _log(con, rank, where, "discovery", 0, 0, 0.0, note)
     for path, note in disc.problems:
         _log(con, None, path, "discovery", 0, 0, 0.0, note)
 

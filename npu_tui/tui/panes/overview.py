@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from ...text import lost_phrase
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -45,10 +46,9 @@ def health_text(items: list) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     if not problems:
         return text
-    errors = sum(i.severity == "error" for i in problems)
+    errors = [i.file for i in problems if i.severity == "error"]
     if errors:  # before anything else: every figure on screen leaves these files out
-        text.append(f"Incomplete: {errors} file{'s' if errors > 1 else ''} could not be loaded",
-                    style=SEVERITY["error"][1])
+        text.append(f"Incomplete: {lost_phrase(errors)} could not be loaded", style=SEVERITY["error"][1])
     else:
         text.append("Data health", style="bold")
     text.append(f"  {len(problems)} problem{'s' if len(problems) != 1 else ''} · h shows all, with fixes",
