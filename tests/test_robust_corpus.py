@@ -499,6 +499,21 @@ def test_a_long_tail_without_a_line_break_is_read_once(real, tmp_path, monkeypat
     assert log_row(p, kd)[1:3] == (kernel_rows(real / L1 / "kernel_details.csv"), 1)
 
 
+@pytest.mark.parametrize("header, says", [
+    (lambda cols: cols[:2] + [cols[1]] + cols[3:], "'{1}' named twice"),
+    (lambda cols: cols[:2] + [""] + cols[3:], "column 3 has no name"),
+], ids=["a column twice", "a column without a name"])
+def test_a_header_that_cannot_name_its_columns_says_which(real, tmp_path, header, says):
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    first, rest = kd.read_text(encoding="utf-8").split("\n", 1)
+    cols = first.split(",")
+    kd.write_text(",".join(header(cols)) + "\n" + rest, encoding="utf-8")
+    p = load_profile(rank)
+    assert log_row(p, kd)[1] == 0
+    assert notes(p, "kernel_details") == ["unreadable CSV header: " + says.format(*cols)]
+
+
 def test_the_advisor_fixture_without_a_final_line_break_loads_every_row(real):
     path = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
     assert not path.read_bytes().endswith((b"\n", b"\r"))

@@ -48,8 +48,11 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     if not head.strip():
         raise SourceError("empty file")
     columns = csv_header(head)
-    if len(set(columns)) != len(columns) or not all(columns):
-        raise SourceError("unreadable CSV header")
+    if not all(columns):
+        raise SourceError(f"unreadable CSV header: column {columns.index('') + 1} has no name")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
     complete = _complete_size(path, len(columns))
     # A temporary folder only for a cut copy: none to make (nor to fail for want of room) otherwise.
