@@ -139,7 +139,8 @@ def _incomplete(sessions, partial: bool) -> int:
     if not lost or partial:
         return 0
     return _fail(f"incomplete: {lost_phrase(lost)} failed to load ({', '.join(lost[:3])}"
-                 f"{', …' if len(lost) > 3 else ''}); --partial accepts the result without them")
+                 f"{', …' if len(lost) > 3 else ''}); --partial accepts the result without "
+                 f"{'them' if len(lost) > 1 else 'it'}")
 
 
 def cmd_open(args) -> int:

@@ -227,3 +227,22 @@ def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_de
     assert p.con.execute("SELECT rank, device_id, count(*) FROM kernels GROUP BY ALL ORDER BY 1"
                          ).fetchall() == [(0, 3, 2), (1, 5, 1)]
     assert p.con.execute("SELECT sum(skipped_rows) FROM load_log WHERE kind = 'op_summary'").fetchone() == (0,)
+
+
+def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tmp_path):
+    """msprof writes raw data into device_N/data; its timeline and summary come only with an
+    export. Such a folder said "no profiler files found"; beside an exported device, nothing."""
+    from npu_tui.profile.health import failed, health
+
+    prof = tmp_path / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
+    (prof / "device_0" / "data").mkdir(parents=True)
+    with pytest.raises(ProfileError, match=r"device_0: not exported: raw data only \(device_N/data\); "
+                                           r"export it first: msprof --export=on --output=.*PROF_000001_"):
+        load_profile(prof)
+    timeline = prof / "device_1" / "timeline"
+    timeline.mkdir(parents=True)
+    shutil.copy(device_dirs(real)[0] / "timeline" / "msprof_0_2_1.json", timeline)
+    p = load_profile(tmp_path)
+    assert p.ranks == [1]
+    (item,) = failed(health(p))
+    assert item.what.startswith(f"{prof.name}/device_0: not exported: raw data only")

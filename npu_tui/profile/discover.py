@@ -100,6 +100,9 @@ _REACHED: ContextVar[Optional[Dict[Path, Path]]] = ContextVar("npu_tui_reached",
 # Entries under a profiler file's name that are not files (a link to nothing, a pipe, a folder),
 # and what they are: the file a user meant to load cannot be read, so the run is incomplete.
 _NOT_FILES: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_not_files", default=None)
+# What else this thread's discovery found that cannot be loaded, and why: said in the load's health.
+_SAID: ContextVar[Optional[List[Tuple[Path, str]]]] = ContextVar("npu_tui_said", default=None)
+NOT_EXPORTED = "not exported"
 # What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
 FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
 NOT_A_FILE = "not a file"
@@ -159,6 +162,12 @@ def _files(folder: Path) -> List[Path]:
         else:
             _note_not_file(p)
     return files
+
+
+def _say(path: Path, note: str) -> None:
+    said = _SAID.get()
+    if said is not None:
+        said.append((path, note))
 
 
 def _note_not_file(p: Path) -> None:
@@ -396,6 +405,9 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
             if files:
                 out.append(RankSource(root=dev, source_format="msprof", files=files,
                                       rank=_msprof_rank(dev)))
+            elif _is_dir(dev / "data"):
+                _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof "
+                          f"--export=on --output={prof}")
     return out
 
 
@@ -495,17 +507,18 @@ def discover(path: Path) -> Discovery:
         raise ProfileError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
     unlisted: Dict[Path, str] = {}
     not_files: Dict[Path, str] = {}
-    tokens = _UNLISTED.set(unlisted), _REACHED.set({}), _NOT_FILES.set(not_files)
+    said: List[Tuple[Path, str]] = []
+    tokens = _UNLISTED.set(unlisted), _REACHED.set({}), _NOT_FILES.set(not_files), _SAID.set(said)
     try:
         cluster = _cluster_files(path) if path.is_dir() else {}
         disc = _discover(path, bool(cluster))
     finally:
-        for var, token in zip((_UNLISTED, _REACHED, _NOT_FILES), tokens):
+        for var, token in zip((_UNLISTED, _REACHED, _NOT_FILES, _SAID), tokens):
             var.reset(token)
     disc.cluster = cluster
     _unreadable(disc, unlisted)
     disc.problems += [(p, f"{NOT_A_FILE}: {what}") for p, what in sorted(not_files.items())]
-    disc.problems += [x for s in disc.ranks for x in s.left_out]
+    disc.problems += [x for s in disc.ranks for x in s.left_out] + said
     return disc
 
 
