@@ -208,10 +208,12 @@ def test_a_cut_just_after_an_event_keeps_it(real, tmp_path):
     data = (real / ADVISOR).read_bytes().rstrip()
     assert data.endswith(b"]")
     f = tmp_path / "trace_view.json"
-    f.write_bytes(data[:-1])
-    staged = stage_trace(connect(), f, "stg_open")
-    assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0
-    assert staged.note.startswith("file ends after a complete event")
+    # The ']' alone missing, or the ', ' before the next event written and nothing after it.
+    for end in (b"", b", ", b",\n"):
+        f.write_bytes(data[:-1].rstrip() + end)
+        staged = stage_trace(connect(), f, "stg_open")
+        assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0
+        assert staged.note.startswith("file ends after a complete event")
     wrapped = tmp_path / "wrapped.json"
     wrapped.write_bytes(b'{"traceEvents": ' + data + b', "traceName": "x"')  # the last '}' missing
     staged = stage_trace(connect(), wrapped, "stg_object")

@@ -336,7 +336,8 @@ def _span(path: Path, shape: str) -> _Span:
     if not ends:
         raise SourceError("file cut short and no complete event could be recovered")
     meta = _meta(prefix, b"}") if prefix is not None else {}
-    return _Span(start, ends[-1], True, *_kineto_meta(meta or {}), at_event_end=bool(whole))
+    # Nothing after the last event's boundary: the cut fell just after that event's ",".
+    return _Span(start, ends[-1], True, *_kineto_meta(meta or {}), at_event_end=bool(whole) or not last)
 
 
 def _one_event(text: bytes) -> bytes:
