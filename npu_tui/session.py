@@ -125,6 +125,9 @@ class Session:
         return self._reanalysed(windows, encoded)
 
     def _reanalysed(self, windows: bool, encoded: bool) -> Dict[str, Any]:
+        if self._engine is not None:  # its cursor is on the connection that goes
+            self._engine.close()
+            self._engine = None
         self.profile = self.profile.reloaded()
         self.health = health(self.profile)
         return self._analyse(windows, encoded)
@@ -149,12 +152,30 @@ class Session:
         """Load the deferred trace work, then analyse again: the stored analysis tables were
         snapshots of the first phase. Once the trace is in, the analysis runs to the end, so the
         views and the report always agree."""
+        store = self.profile.store
         try:
             self.profile.load_pending(progress=progress, cancelled=cancelled)
-        finally:
-            self.health = health(self.profile)
+        except duckdb.Error as e:
+            if store is None or isinstance(e, duckdb.InterruptException) or not store.failed_under(self.con):
+                self._refresh_health()
+                raise
+        except BaseException:
+            self._refresh_health()
+            raise
+        if store is not None and store.failed_under(self.con):
+            # The cache file's disk filled under the trace: the whole profile loads again, into memory.
+            return self._reanalysed(windows, encoded=False)
+        self.health = health(self.profile)
         install_views(self.con, self.rules)
         return self.analyse(windows=windows)
+
+    def _refresh_health(self) -> None:
+        """The health of what loaded before a failure, unless the database went with it (the
+        failure is then what is worth raising)."""
+        try:
+            self.health = health(self.profile)
+        except duckdb.Error:
+            pass
 
     def add_stage_window(self, rank: Optional[int], stage: str, start_us: float, end_us: float) -> None:
         """A stage window set by hand (µs from the rank's first kernel; rank None: every rank); it
@@ -231,8 +252,6 @@ class Session:
         except QueryError as e:
             if not (e.damaged and self.profile.from_cache):
                 raise
-        self._engine.close()
-        self._engine = None
         self._reanalysed(windows=True, encoded=False)
         return self.engine().run_all(query)
 

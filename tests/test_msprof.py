@@ -202,9 +202,12 @@ def test_lone_files_are_named_for_what_wrote_them(real, tmp_path):
 
 @pytest.mark.parametrize("with_device_column", [True, False])
 def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_device_column):
+    from npu_tui.profile.health import failed, health
+
     """msprof exports a run of two devices into one mindstudio_profiler_output: each op_summary row
     says its device. Loaded as one rank, both devices' kernels summed past the wall time."""
-    rows = OP_SUMMARY[1:] + [["5", *r[1:]] for r in OP_SUMMARY[1:2]]  # device 3: two rows, 5: one
+    # Device 3: two rows, 5: one, 7: none; and one row that names no device.
+    rows = OP_SUMMARY[1:] + [["5", *r[1:]] for r in OP_SUMMARY[1:2]] + [["", *OP_SUMMARY[2][1:]]]
     table = OP_SUMMARY[:1] + rows
     if not with_device_column:
         table = [r[1:] for r in table]
@@ -212,21 +215,32 @@ def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_de
     (prof / "device_5").mkdir()
     (prof / "device_5" / "info.json.5").write_text(json.dumps({"rank_id": 1, "devices": "5"}))
     (prof / "device_3" / "info.json.3").write_text(json.dumps({"rank_id": 0, "devices": "3"}))
-    if not with_device_column:
-        with pytest.raises(ProfileError, match="op_summary_20250101.csv: merged over several devices, "
-                                               "and no Device_id column says whose each row is"):
-            load_profile(prof)
-        return
+    (prof / "device_7").mkdir()
+    (prof / "device_7" / "info.json.7").write_text(json.dumps({"rank_id": 2, "devices": "7"}))
     p = load_profile(prof)
-    assert p.ranks == [0, 1]
-    assert p.con.execute("SELECT rank, device_id FROM ranks ORDER BY rank").fetchall() == [(0, 3), (1, 5)]
+    if not with_device_column:  # nothing tells the devices' rows apart: one rank, and said
+        assert p.ranks == [0] and p.con.execute("SELECT count(*) FROM kernels").fetchone() == (4,)
+        (item,) = [h for h in health(p) if "loaded as one rank" in h.what]
+        assert item.severity == "warning" and "no Device_id column" in item.what
+        return
+    assert p.ranks == [0, 1, 2]
+    assert p.con.execute("SELECT rank, device_id FROM ranks ORDER BY rank").fetchall() == [(0, 3), (1, 5), (2, 7)]
     timeline = p.con.execute("SELECT note FROM load_log WHERE file LIKE '%msprof_20250101.json'").fetchall()
-    # The timeline is one for both devices and does not say whose its rows are: left out, said.
-    assert timeline == [("not split by device: merged over device_3, device_5, and its rows do not "
-                         "say their device; left out",)]
+    # The timeline is one for both devices and does not say whose its rows are: left out, said,
+    # and the run incomplete without it.
+    assert timeline == [("not split by device: merged over device_3, device_5, device_7, and its rows "
+                         "do not say their device; left out",)]
+    (item,) = failed(health(p))
+    assert item.what.startswith("msprof_20250101.json: not split by device")
+    # Opened at one device, the same: its rows, and the timeline said.
+    one = load_profile(prof / "device_5")
+    assert one.ranks == [1] and one.con.execute("SELECT count(*) FROM kernels").fetchone() == (1,)
+    assert [i.what.split(":")[0] for i in failed(health(one))] == ["msprof_20250101.json"]
     assert p.con.execute("SELECT rank, device_id, count(*) FROM kernels GROUP BY ALL ORDER BY 1"
                          ).fetchall() == [(0, 3, 2), (1, 5, 1)]
-    assert p.con.execute("SELECT sum(skipped_rows) FROM load_log WHERE kind = 'op_summary'").fetchone() == (0,)
+    # The row that names no device is skipped once, not once a device; device 7 has no kernels.
+    assert p.con.execute("SELECT rank, rows, skipped_rows, note FROM load_log WHERE kind = 'op_summary' "
+                         "ORDER BY rank").fetchall() == [(0, 2, 1, ""), (1, 1, 0, ""), (2, 0, 0, "")]
 
 
 def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tmp_path):
@@ -246,3 +260,5 @@ def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tm
     assert p.ranks == [1]
     (item,) = failed(health(p))
     assert item.what.startswith(f"{prof.name}/device_0: not exported: raw data only")
+    # Opened at the exported device alone, its unexported sibling is none of its business.
+    assert failed(health(load_profile(prof / "device_1"))) == []

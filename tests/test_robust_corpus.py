@@ -737,6 +737,18 @@ def test_entries_named_like_files_but_not_files_do_not_hang_and_are_said(real, t
                          + " (its target is gone)" * (make == "dangling_link") + ", not a file: left out")
 
 
+def test_an_entry_that_is_not_a_file_where_nothing_is_loaded_from_is_not_said(real, tmp_path):
+    """Discovery looks into every folder beside the ranks; a dangling link in one it loads nothing
+    from (notes, a backup) is not the run's."""
+    from npu_tui.profile.health import health
+
+    small_rank(real, tmp_path / "job" / "r_ascend_pt")
+    (tmp_path / "job" / "notes").mkdir()
+    _not_a_file(tmp_path / "job" / "notes" / "kernel_details.csv", "dangling_link", tmp_path)
+    p = load_profile(tmp_path / "job")
+    assert not [h for h in health(p) if "not a file" in h.what]
+
+
 @pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link"])
 def test_a_folder_whose_only_profiler_file_is_not_a_file_says_so(tmp_path, make):
     _not_a_file(tmp_path / "kernel_details.csv", make, tmp_path)

@@ -321,3 +321,25 @@ def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeyp
     # What the file holds besides its tasks still loads: the overlap lanes give the step.
     assert sum(r["kernel_count"] for r in doc["ranks"]) == 0
     assert doc["steps"][0]["source"] == "overlap_lanes"
+
+
+def test_a_db_whose_log_changes_while_it_is_copied_is_said_still_being_written(real, tmp_path, monkeypatch):
+    from npu_tui.profile.sources import sqlite_export
+
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(db_path(real, "level1", 0), db)
+    Path(f"{db}-wal").write_bytes(b"\0" * 32)
+    real_copy = shutil.copyfile
+
+    def copy_as_the_writer_goes_on(src, dst, *a, **k):
+        done = real_copy(src, dst, *a, **k)
+        if str(src).endswith("-wal"):
+            with open(src, "ab") as f:  # the writer commits again meanwhile
+                f.write(b"\0" * 32)
+        return done
+
+    monkeypatch.setattr(sqlite_export.shutil, "copyfile", copy_as_the_writer_goes_on)
+    with pytest.raises(ProfileError, match="still being written"):
+        load_profile(out.parent)

@@ -37,6 +37,8 @@ SAVE_ROOM = 16 << 20  # beyond the log that the checkpoint writes into the file
 KEY_TABLE = "npu_tui_cache"
 
 MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key"
+# A source whose rows DuckDB could not write into the store (it names the file, or its log).
+WRITE_FAILED = "SELECT count(*) FROM load_log WHERE note LIKE ?"
 # A saved cache's name, and a store's temporary one (".{key}.{pid}.tmp"), each with DuckDB's
 # write-ahead log beside it; nothing else in the folder is npu-tui's to remove.
 CACHE_NAME = re.compile(r"^[0-9a-f]{32}\.duckdb$")
@@ -183,6 +185,14 @@ class Store:
         _evict(self.final.parent)
         return True
 
+    def failed_under(self, con) -> bool:
+        """Whether loading into this file failed for the file's sake: the database gone, or a
+        source's rows that could not be written into it (its disk filled)."""
+        try:
+            return con.execute(WRITE_FAILED, [f"%{self.path.name}%"]).fetchone()[0] > 0
+        except duckdb.Error:
+            return True
+
     @property
     def usable(self) -> bool:
         try:
@@ -250,7 +260,10 @@ def _evict(folder: Path) -> None:
                 except OSError:
                     pass
         entries.sort(reverse=True)
-        for _, old in entries[KEEP:]:
-            _remove(old)
     except OSError:  # the next save tries again
-        pass
+        return
+    for _, old in entries[KEEP:]:
+        try:
+            _remove(old)
+        except OSError:  # another user's file in a shared folder: the rest are still evicted
+            pass

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .errors import ProfileError
 from .sources import cluster_modules, source_modules
-from .sources.base import damaged_gzip_head, read_head
+from .sources.base import csv_header, damaged_gzip_head, read_head
 from .sources.kineto import rank_hint
 
 RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
@@ -391,7 +391,7 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
             return []
         return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
     if _is_dir(merged) and len(devices) > 1:
-        out += _split_by_device(merged, devices, modules)
+        out += _split_by_device(prof, merged, devices, modules)
     elif _is_dir(merged):
         rank = _msprof_rank(devices[0]) if devices else None
         out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules),
@@ -414,21 +414,27 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
 MSPROF_KINDS = {"op_summary", "msprof_timeline"}
 # Merged msprof files whose rows say their device (a Device_id column): split between the ranks.
 BY_DEVICE_KINDS = {"op_summary"}
+DEVICE_COLUMNS = {"Device_id", "Device ID"}
+NOT_SPLIT = "not split by device"
+MERGED_AS_ONE = "loaded as one rank"
 
 
-def _split_by_device(merged: Path, devices: List[Path], modules: List[ModuleType]) -> List[RankSource]:
+def _split_by_device(prof: Path, merged: Path, devices: List[Path], modules: List[ModuleType]) -> List[RankSource]:
     """The merged output of several devices: one rank per device_N, each with its device's rows of
     the files that say their device; the others, which would give every rank all devices' rows,
-    are left out and said once."""
+    are left out (so the run is incomplete) and said. Files that should say their device and do
+    not (no Device_id column): one rank for the whole, said too."""
     files = _group(_files(merged), modules)
-    split = {k: v for k, v in files.items() if k in BY_DEVICE_KINDS}
     names = ", ".join(d.name for d in devices)
-    left_out = [(f, f"not split by device: merged over {names}, and its rows do not say their device; left out")
+    split = {k: v for k, v in files.items() if k in BY_DEVICE_KINDS}
+    if not all(DEVICE_COLUMNS & set(csv_header(_head(f))) for v in split.values() for f in v):
+        return [RankSource(root=prof, source_format="msprof", files=files, left_out=[(
+            merged, f"{MERGED_AS_ONE}: merged over {names}, and its op_summary has no Device_id column; "
+                    f"its figures are the devices' together")])]
+    left_out = [(f, f"{NOT_SPLIT}: merged over {names}, and its rows do not say their device; left out")
                 for k, v in sorted(files.items()) if k not in BY_DEVICE_KINDS for f in v]
-    out = [RankSource(root=d, source_format="msprof", files=split, rank=_msprof_rank(d),
-                      device=int(MSPROF_DEVICE_RE.match(d.name).group(1))) for d in devices]
-    out[0].left_out = left_out
-    return out
+    return [RankSource(root=d, source_format="msprof", files=split, rank=_msprof_rank(d), left_out=left_out,
+                       device=int(MSPROF_DEVICE_RE.match(d.name).group(1))) for d in devices]
 
 
 def _format(kinds: set) -> str:
@@ -517,8 +523,13 @@ def discover(path: Path) -> Discovery:
             var.reset(token)
     disc.cluster = cluster
     _unreadable(disc, unlisted)
-    disc.problems += [(p, f"{NOT_A_FILE}: {what}") for p, what in sorted(not_files.items())]
-    disc.problems += [x for s in disc.ranks for x in s.left_out] + said
+    # Said of what is inside the path opened (a device_N opened alone: not of its sibling devices),
+    # and of entries beside the files loaded (not of every folder looked into on the way).
+    inside = [(p, note) for p, note in said if p == disc.path or disc.path in p.parents]
+    beside = {f.parent for s in disc.ranks for fs in s.files.values() for f in fs} | {
+        d for s in disc.ranks for d in (s.root, s.root / OUTPUT_DIR)} | {disc.path}
+    disc.problems += [(p, f"{NOT_A_FILE}: {what}") for p, what in sorted(not_files.items()) if p.parent in beside]
+    disc.problems += list(dict.fromkeys(x for s in disc.ranks for x in s.left_out)) + inside
     return disc
 
 

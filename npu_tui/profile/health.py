@@ -25,6 +25,10 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
     (r"^not exported", "{folder}: {note}", ""),
+    (r"^not split by device", "{name}: {note}", "the kernels come from op_summary; the steps and "
+     "overlap need each device's timeline on its own"),
+    (r"^loaded as one rank", "{folder}: {note}", "re-export with a newer msprof, whose op_summary says "
+     "each row's device"),
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
     (r"^folder cannot be read", "{folder}/ cannot be read ({note_head}): left out",
      "make it readable (chmod a+rx on the folder), or open the folders you can read one at a time"),
@@ -65,7 +69,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
 ))
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
-LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^not exported")
+LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^not exported|^not split by device")
 # A file that loaded in part, how much of it lost unknown, or its kernels lost: as good as one
 # that gave nothing.
 UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing")

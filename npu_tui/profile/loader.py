@@ -30,8 +30,6 @@ DATA_TABLES = tuple(t for t in CANONICAL_TABLES if t not in ("ranks", "load_log"
 
 INSERT_LOG = "INSERT INTO load_log VALUES (?, ?, ?, ?, ?, ?, ?)"
 INSERT_RANK = "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-STORE_FAILED = ("SELECT count(*) FROM load_log "
-                "WHERE note LIKE 'could not be stored%' OR note LIKE '%Could not write file%'")
 
 
 @dataclass
@@ -459,17 +457,21 @@ def load_discovered(
         return profile
 
     size = _input_bytes(disc)
+    claimed = _assign_ranks(disc.ranks)  # once: a second load finds no rank claimed twice
     store = start_store(key, size) if key else None
     con = store.con if store is not None else connect()
     while True:
         try:
-            pending = _load_all(con, disc, size, progress, cancelled, background)
-            if store is None or not _store_failed(con):
+            pending = _load_all(con, disc, claimed, size, progress, cancelled, background)
+            if store is None or not store.failed_under(con):
                 break
-        except duckdb.Error as e:
-            if store is None and isinstance(e, duckdb.FatalException):
-                raise ProfileError(f"{disc.path}: the database failed while loading: {_reason(e)}") from None
-            if store is None or isinstance(e, duckdb.InterruptException):
+        except (duckdb.Error, ProfileError) as e:
+            if store is None:
+                if isinstance(e, duckdb.FatalException):
+                    raise ProfileError(f"{disc.path}: the database failed while loading: {_reason(e)}") from None
+                raise
+            if isinstance(e, duckdb.InterruptException) or not store.failed_under(con):
+                store.abandon()
                 raise
         except BaseException:
             if store is not None:
@@ -483,19 +485,12 @@ def load_discovered(
     return profile
 
 
-def _store_failed(con) -> bool:
-    """Whether a file's rows could not be written into the cache file (its disk filled)."""
-    try:
-        return con.execute(STORE_FAILED).fetchone()[0] > 0
-    except duckdb.Error:
-        return True
-
-
-def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: bool) -> List[_RankJob]:
+def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, int, str]], size: int, progress, cancelled,
+              background: bool) -> List[_RankJob]:
     """Every rank's files and the job-wide ones into ``con``; returns the work deferred for the
     background. Raises ProfileError when nothing could be loaded."""
     con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
-    for where, rank, note in _assign_ranks(disc.ranks):
+    for where, rank, note in claimed:
         _log(con, rank, where, "discovery", 0, 0, 0.0, note)
     for path, note in disc.problems:
         _log(con, None, path, "discovery", 0, 0, 0.0, note)
@@ -527,13 +522,13 @@ def _load_all(con, disc: Discovery, size: int, progress, cancelled, background: 
 
 def _input_bytes(disc: Discovery) -> int:
     size = 0
-    for src in disc.ranks:
-        for files in src.files.values():
-            for f in files:
-                try:
-                    size += f.stat().st_size
-                except OSError:
-                    pass
+    # A file shared by several ranks (an msprof output merged over devices) is read by each, but
+    # is on disk, and in the cache, once.
+    for f in {f for src in disc.ranks for files in src.files.values() for f in files}:
+        try:
+            size += f.stat().st_size
+        except OSError:
+            pass
     return size
 
 

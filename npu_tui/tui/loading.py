@@ -241,6 +241,7 @@ class TraceBar(_Phase, Horizontal):
             self.post_message(_Progress(done, total, "analysing with the stage markers"
                                         if done == total else label, load))
 
+        con = session.con
         try:
             session.load_pending(progress=progress, cancelled=lambda: worker.is_cancelled, windows=False)
         except LoadCancelled:
@@ -254,6 +255,8 @@ class TraceBar(_Phase, Horizontal):
         except Exception as e:  # noqa: BLE001 - the first phase's panes stay usable
             self.post_message(TraceDone(session, f"Trace load failed: {_first_line(e)}", load))
             raise
+        if session.con is not con:  # its cache file failed (the disk filled): loaded again, into memory
+            self.post_message(SessionLoaded(session, load))
         self.post_message(TraceDone(session, "", load))
 
     def on__progress(self, msg: _Progress) -> None:
@@ -266,3 +269,6 @@ class TraceBar(_Phase, Horizontal):
     def on_trace_done(self, msg: TraceDone) -> None:
         if not self.stale(msg):
             self._done()
+
+    def on_session_loaded(self, msg: SessionLoaded) -> None:
+        self.stale(msg)  # a profile loaded again under a trace load since replaced: dropped

@@ -215,12 +215,29 @@ def sniff(head: bytes) -> bool:
     return head.startswith(MAGIC)
 
 
+COPY_TRIES = 3
+
+
+def _stamp(path: Path):
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
 def _open(path: Path, tmp: Path) -> sqlite3.Connection:
     wal = Path(f"{path}-wal")
     if wal.is_file() and wal.stat().st_size > 0:
         copy = tmp / "with-wal.db"
-        shutil.copyfile(path, copy)
-        shutil.copyfile(wal, f"{copy}-wal")
+        # A writer still at work may checkpoint between the two copies, which would then not
+        # match: copied again until neither changed meanwhile.
+        for _ in range(COPY_TRIES):
+            before = _stamp(path), _stamp(wal)
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, f"{copy}-wal")
+            if (_stamp(path), _stamp(wal)) == before:
+                break
+        else:
+            raise SourceError("still being written: the db and its write-ahead log changed while read; "
+                              "open it again once its writer has finished")
         # Read-only, not immutable: sqlite applies the log (and keeps its -shm here, in tmp).
         uri = copy.as_uri() + "?mode=ro"
     else:

@@ -43,8 +43,14 @@ clean_text({out_dtypes}) AS k_out_dtypes
 """
 
 # A file merged over several devices ($only) is split by its device column: a row of another
-# device is another rank's, neither loaded nor skipped here (one that names no device is skipped).
-MINE = "($only IS NULL OR k_device = $only OR k_device IS NULL)"
+# device is another rank's, neither loaded nor skipped here. Rows that name no device, and the
+# rows the reader rejected, are counted once, by the file's first device.
+COUNT = """
+SELECT count(*) FILTER (WHERE $only IS NULL OR k_device = $only
+                        OR k_device IS NULL AND $only = (SELECT min(k_device) FROM {stage})),
+       $only IS NULL OR $only = (SELECT min(k_device) FROM {stage}), count(*)
+FROM {stage}
+"""
 INSERT = """
 INSERT INTO kernels
 SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, type_from_name(k_name)),
@@ -66,9 +72,6 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
 
     def typed(header) -> str:
         missing = [columns[f][0] for f in REQUIRED if col(header, *columns[f]) == "NULL"]
-        if ctx.device_only is not None and col(header, *columns["device_id"]) == "NULL":
-            raise SourceError(f"merged over several devices, and no {columns['device_id'][0]} column "
-                              "says whose each row is")
         if missing:
             raise SourceError(f"not a {source} table: no {' / '.join(missing)}")
         return TYPED.format(**{f: col(header, *columns.get(f, ())) for f in FIELDS})
@@ -76,8 +79,9 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
     try:
         _, rejected, note = stage_csv(con, path, stage, select=typed)
         only = {"only": ctx.device_only}
-        total = con.execute(f"SELECT count(*) FROM {stage} WHERE {MINE}", only).fetchone()[0]
-        if total == 0 and rejected == 0:
+        total, counts_rejects, in_file = con.execute(COUNT.format(stage=stage), only).fetchone()
+        rejected, note = (rejected, note) if counts_rejects else (0, "")
+        if in_file == 0 and rejected == 0:
             raise SourceError("header only, no task rows")
         rows = con.execute(INSERT.format(stage=stage), {
             "rank": ctx.rank, "device_id": ctx.device_id, "source": source, **only}).fetchone()[0]
