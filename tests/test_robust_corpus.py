@@ -733,7 +733,8 @@ def test_entries_named_like_files_but_not_files_do_not_hang_and_are_said(real, t
     n = kernel_rows(real / L1 / "kernel_details.csv")
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
     (item,) = failed(health(p))
-    assert item.what == (f"r_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json is {NOT_A_FILE[make]}"
+    assert item.rank == 0
+    assert item.what == (f"ASCEND_PROFILER_OUTPUT/trace_view.json is {NOT_A_FILE[make]}"
                          + " (its target is gone)" * (make == "dangling_link") + ", not a file: left out")
 
 

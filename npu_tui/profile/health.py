@@ -39,7 +39,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"cut short", "{name} was cut short: {lost} lost", NOT_STOPPED),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
-    (r"^not a file", "{place} is {note_head}, not a file: left out", "put the profiler's file back "
+    (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
      "in its place: copy it again, or point the link at a file that exists"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
      "of this folder"),
@@ -189,9 +189,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
     # A folder by its last two parts: an output folder's name alone does not say whose it is.
     fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1],
-              "folder": "/".join(PurePath(file).parts[-2:]),
-              # A file among the ranks' alike folders: by its rank folder too.
-              "place": "/".join(PurePath(file).parts[-3:])}
+              "folder": "/".join(PurePath(file).parts[-2:])}
     what, fix = SKIPPED_ONLY
     if rows == 0:
         what = EVERY_ROW

@@ -492,8 +492,10 @@ def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, int, str]], size: 
     con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
     for where, rank, note in claimed:
         _log(con, rank, where, "discovery", 0, 0, 0.0, note)
+    # A problem inside a rank's folder is that rank's (its folder's long name need not be said).
+    roots = {s.root: s.rank for s in disc.ranks}
     for path, note in disc.problems:
-        _log(con, None, path, "discovery", 0, 0, 0.0, note)
+        _log(con, next((roots[p] for p in path.parents if p in roots), None), path, "discovery", 0, 0, 0.0, note)
 
     jobs = _rank_jobs(disc)
     cluster = [(m, p) for m in cluster_modules() for p in disc.cluster.get(m.KIND, [])]
