@@ -343,3 +343,25 @@ def test_a_db_whose_log_changes_while_it_is_copied_is_said_still_being_written(r
     monkeypatch.setattr(sqlite_export.shutil, "copyfile", copy_as_the_writer_goes_on)
     with pytest.raises(ProfileError, match="still being written"):
         load_profile(out.parent)
+
+
+@pytest.mark.parametrize("value", [1e29, float("inf"), -5.0, "garbage"])
+def test_a_db_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(real, tmp_path, value):
+    """As in communication.json: analysis.db's communication tables kept such values (an absurd
+    size summed on, a negative time), or made them NULL without a count."""
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "analysis.db"
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), db)
+    os.chmod(db, 0o644)
+    with sqlite3.connect(db) as w:
+        ops = w.execute("SELECT count(*) FROM CommAnalyzerTime").fetchone()[0]
+        w.execute("UPDATE CommAnalyzerTime SET elapse_time = ? WHERE rowid = (SELECT min(rowid) FROM CommAnalyzerTime)",
+                  [value])
+        links = w.execute("SELECT count(*) FROM CommAnalyzerMatrix").fetchone()[0]
+        w.execute("UPDATE CommAnalyzerMatrix SET transit_size = ? WHERE rowid = (SELECT min(rowid) FROM CommAnalyzerMatrix)",
+                  [value])
+    p = load_profile(out.parent)
+    assert p.con.execute("SELECT count(*) FROM comm_ops").fetchone() == (ops - 1,)
+    assert p.con.execute("SELECT count(*) FROM comm_matrix").fetchone() == (links - 1,)
+    assert p.con.execute("SELECT skipped_rows FROM load_log WHERE file LIKE '%analysis.db'").fetchone() == (2,)

@@ -41,6 +41,8 @@ CREATE OR REPLACE MACRO not_amount(x) AS x IS NOT NULL AND amount(x) IS NULL;
 CREATE OR REPLACE MACRO num(x) AS
     finite(COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS DOUBLE),
                     TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DOUBLE)));
+-- not_amount of a cell read as text (N/A and the other words clean_text drops are no value given).
+CREATE OR REPLACE MACRO text_not_amount(x) AS clean_text(x) IS NOT NULL AND amount(num(x)) IS NULL;
 
 -- Integer cell -> BIGINT, NULL for N/A and anything unparsable.
 CREATE OR REPLACE MACRO int_or_null(x) AS

@@ -187,7 +187,7 @@ INSERT INTO comm_ops (rank, step, kind, op_name, group_name, start_us, elapse_ms
 SELECT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type), hccl_op_name,
        group_name, us_decimal(start_timestamp), num(elapse_time), num(transit_time),
        num(wait_time), num(synchronization_time), num(idle_time)
-FROM stg_db_CommAnalyzerTime
+FROM stg_db_CommAnalyzerTime WHERE {valid}
 """
 # One row per op and transport; the file repeats it for every packet-size bucket.
 COMM_BANDWIDTH = """
@@ -195,7 +195,7 @@ INSERT INTO comm_bandwidth (rank, step, kind, op_name, transport, transit_size_m
                             bandwidth_gbps)
 SELECT DISTINCT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type), hccl_op_name,
        transport_type, num(transit_size), num(transit_time), num(bandwidth)
-FROM stg_db_CommAnalyzerBandwidth
+FROM stg_db_CommAnalyzerBandwidth WHERE {valid}
 """
 # op_key as communication_matrix.json writes it: "{hccl_op_name}@{group_name}".
 COMM_MATRIX = """
@@ -204,8 +204,14 @@ INSERT INTO comm_matrix (rank, step, kind, op_key, op_name, src_rank, dst_rank, 
 SELECT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type),
        hccl_op_name || '@' || group_name, {op_name}, int_or_null(src_rank), int_or_null(dst_rank),
        transport_type, num(transit_size), num(transit_time), num(bandwidth)
-FROM stg_db_CommAnalyzerMatrix
+FROM stg_db_CommAnalyzerMatrix WHERE {valid}
 """
+# Rows kept: with an elapse time, and no time, size or bandwidth that cannot be one (NaN, inf,
+# negative, huge); the others are skipped and counted, as in communication.json.
+VALID_TIME = """amount(num(elapse_time)) IS NOT NULL AND NOT (text_not_amount(transit_time)
+    OR text_not_amount(wait_time) OR text_not_amount(synchronization_time) OR text_not_amount(idle_time))"""
+VALID_LINK = "NOT (text_not_amount(transit_size) OR text_not_amount(transit_time) OR text_not_amount(bandwidth))"
+COUNT_INVALID = "SELECT count(*) FROM stg_db_{table} WHERE NOT ({valid})"
 
 RANK_HAS_ROWS = "SELECT count(*) FROM {table} WHERE rank = ?"
 FILL_DEVICE = "UPDATE step_trace SET device_id = ? WHERE rank = ? AND device_id IS NULL"
@@ -360,12 +366,14 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
             bubble=col(c, "bubble"), preparing=col(c, "preparing"),
             excl_recv=col(c, "communication_not_overlapped_and_exclude_receive"))
         rows += _insert(con, sql, {**dev, "source": path.name})
-    matrix = COMM_MATRIX.format(op_name=col(cols.get("CommAnalyzerMatrix", []), "op_name"))
-    for table, target, sql in (("CommAnalyzerTime", "comm_ops", COMM_TIME),
-                               ("CommAnalyzerBandwidth", "comm_bandwidth", COMM_BANDWIDTH),
-                               ("CommAnalyzerMatrix", "comm_matrix", matrix)):
+    for table, target, sql, valid in (
+            ("CommAnalyzerTime", "comm_ops", COMM_TIME, VALID_TIME),
+            ("CommAnalyzerBandwidth", "comm_bandwidth", COMM_BANDWIDTH, VALID_LINK),
+            ("CommAnalyzerMatrix", "comm_matrix", COMM_MATRIX, VALID_LINK)):
         if table in cols and not _rank_has(con, target, ctx.rank):
-            rows += _insert(con, sql, rank)
+            op_name = col(cols["CommAnalyzerMatrix"], "op_name") if table == "CommAnalyzerMatrix" else ""
+            rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
+            skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
     return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
