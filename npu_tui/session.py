@@ -23,6 +23,7 @@ from .analysis.rules import Rules
 from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
 from .profile import LoadCancelled, Profile, ProfileError, load_profile
+from .profile.cache import discard
 from .profile.health import HealthItem, health, passing_failure
 from .text import path_text
 
@@ -168,6 +169,12 @@ class Session:
         self.health = health(self.profile)
         install_views(self.con, self.rules)
         return self.analyse(windows=windows)
+
+    def forget_cache(self) -> None:
+        """Remove the cache file this session was opened from (a block of it failed to read under
+        the console); this session reads on as it can, and the next open loads afresh."""
+        if self.profile.from_cache and self.profile.cache_key:
+            discard(self.profile.cache_key)
 
     def _refresh_health(self) -> None:
         """The health of what loaded before a failure, unless the database went with it (the

@@ -209,3 +209,37 @@ async def test_a_cache_that_fails_to_read_is_loaded_afresh_under_the_panes(tmp_p
         await settle(again, pilot)
         grid = again.query_one("#pane-operators").query_one("PagedTable")
         assert grid.error == "" and grid.total > 0
+
+
+@async_test
+async def test_a_damaged_block_under_the_console_removes_the_cache_file(tmp_path, monkeypatch):
+    """A block only the SQL console reads fails its checksum (as `npu-tui sql` meets it for real in
+    test_profile_cache): the console shows DuckDB's words, the file is removed, and the app says
+    r reloads from the profile's own files."""
+    from npu_tui.profile.cache import cache_dir
+    from npu_tui.query import QueryEngine, QueryError
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = _copy(tmp_path)
+    first = NpuTuiApp(path)
+    async with first.run_test(size=SIZE) as pilot:
+        await settle(first, pilot)
+    assert len(list(cache_dir().glob("*.duckdb"))) == 1
+
+    def damaged(self, sql, statement):
+        raise QueryError("Corrupt database file: computed checksum 1 does not match stored checksum 2",
+                         damaged=True)
+
+    monkeypatch.setattr(QueryEngine, "run", damaged)
+    again = NpuTuiApp(path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        await pilot.press("7")
+        await settle(again, pilot)
+        console = again.query_one("SqlConsole")
+        console.editor.focus()
+        console.editor.text = "SELECT sum(seconds) FROM load_log"
+        await pilot.press("ctrl+r")
+        await settle(again, pilot, rounds=6)
+        assert any("cache file is damaged and was removed" in n for n in _notes(again))
+        assert list(cache_dir().glob("*.duckdb")) == []

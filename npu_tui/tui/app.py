@@ -126,6 +126,14 @@ class NpuTuiApp(App):
         if self.panes.display:
             self.notify(literal(msg.reason), severity="warning", markup=False)
 
+    def on_sql_console_finished(self, msg) -> None:
+        if msg.error is not None and msg.error.damaged and self.session is not None:
+            # A block of the cache file failed to read under the query: the file goes, so that
+            # a reload reads the profile's own files again.
+            self.session.forget_cache()
+            self.notify("This profile's cache file is damaged and was removed: r reloads the profile "
+                        "from its files.", severity="error", markup=False)
+
     def on_trace_done(self, msg: TraceDone) -> None:
         self.query_one("#pane-overview").show_health(msg.session.health)
         if msg.reason:
