@@ -190,7 +190,7 @@ def test_bad_json_is_noted_not_raised(tmp_path, name, good):
     assert log["ok"] == (2 if name == "communication.json" else 1, "")
 
 
-@pytest.mark.parametrize("value", ["1e29", "1e308", "NaN", "Infinity", "-5"])
+@pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5"])
 @pytest.mark.parametrize("field", ["Elapse Time(ms)", "Transit Size(MB)", "matrix"])
 def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path, capsys, field, value):
     """Garbage where a time or a size belongs: 1e29 MB overflowed the exact sums (a traceback in
