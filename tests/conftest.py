@@ -11,6 +11,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): one worker per core, at most 4, since each worker imports
+    torch and diffusers and a many-core CI box would otherwise start dozens of them."""
+    return min(len(os.sched_getaffinity(0)), 4)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_and_state(tmp_path_factory):
     """Tests never touch the user's cache or state directories."""
