@@ -76,8 +76,19 @@ class Session:
         self.rules = rules
         self.note = note  # which run of a folder of runs was opened (resolve_run), or ""
         self.report: Optional[Dict[str, Any]] = None
-        self.health: List[HealthItem] = health(profile)
         self._engine = None
+        self.health: List[HealthItem] = self._health()
+
+    def _health(self) -> List[HealthItem]:
+        """What the load skipped. A cache file with a block that fails to read under these queries
+        is replaced by a fresh load first, as under the analysis."""
+        try:
+            return health(self.profile)
+        except duckdb.Error as e:
+            if not self.profile.from_cache or isinstance(e, duckdb.InterruptException):
+                raise
+        self.profile = self.profile.reloaded()
+        return health(self.profile)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -95,12 +106,13 @@ class Session:
         if cancelled is not None and cancelled():
             raise LoadCancelled()
         session = cls(profile, rules, note)
-        if profile.read_only and not session.analysed:
+        if session.profile.read_only and not session.analysed:
             # A reopened cache is read-only (others may share it). Analysed under other rules, or
             # by another version, it takes this analysis in its place: opened for writing before
             # anything holds its connection.
-            session.profile = profile.writable(progress=progress, cancelled=cancelled, background=background)
-            session.health = health(session.profile)
+            session.profile = session.profile.writable(progress=progress, cancelled=cancelled,
+                                                       background=background)
+            session.health = session._health()
         return session
 
     @property
@@ -170,11 +182,11 @@ class Session:
         install_views(self.con, self.rules)
         return self.analyse(windows=windows)
 
-    def forget_cache(self) -> None:
+    def forget_cache(self) -> bool:
         """Remove the cache file this session was opened from (a block of it failed to read under
-        the console); this session reads on as it can, and the next open loads afresh."""
-        if self.profile.from_cache and self.profile.cache_key:
-            discard(self.profile.cache_key)
+        a query); this session reads on as it can, and the next open loads afresh. Whether the
+        file was there to remove (several queries may meet the same damage)."""
+        return bool(self.profile.from_cache and self.profile.cache_key and discard(self.profile.cache_key))
 
     def _refresh_health(self) -> None:
         """The health of what loaded before a failure, unless the database went with it (the

@@ -227,13 +227,15 @@ def test_background_keeps_the_trace_when_it_is_the_only_kernel_source(real, tmp_
     assert p.pending == [] and counts(p)["kernels"] == 191
 
 
-def _spoil_block_of(cache_file, table):
-    """Overwrite bytes inside the first storage block of ``table`` in a DuckDB file: its checksum
-    then fails when that block is read, while the file still opens and its key table reads."""
+def _spoil_block_of(cache_file, table, column=None):
+    """Overwrite bytes inside the first storage block of ``table`` (of its ``column`` where given)
+    in a DuckDB file: its checksum then fails when that block is read, while the file still opens
+    and its key table reads."""
     import duckdb
 
     con = duckdb.connect(str(cache_file), read_only=True)
-    block = con.execute(f"SELECT min(block_id) FROM pragma_storage_info('{table}') WHERE block_id >= 0").fetchone()[0]
+    block = con.execute(f"SELECT min(block_id) FROM pragma_storage_info('{table}') WHERE block_id >= 0 "
+                        "AND column_name = coalesce(?, column_name)", [column]).fetchone()[0]
     block_size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
     con.close()
     assert block is not None
@@ -242,13 +244,16 @@ def _spoil_block_of(cache_file, table):
         f.write(b"\x5a" * 16)
 
 
-def test_a_cache_that_opens_but_fails_to_read_is_replaced_by_a_fresh_load(profile_copy, capsys):
+# A stored analysis table the report reads; the rank list, read as the cache opens, and the
+# kernels' ranks, read by the health check as the session opens (both gave a traceback).
+@pytest.mark.parametrize("table, column", [("stage_categories", None), ("ranks", "rank"), ("kernels", "rank")])
+def test_a_cache_that_opens_but_fails_to_read_is_replaced_by_a_fresh_load(profile_copy, capsys, table, column):
     from npu_tui.cli import main
 
     assert main(["report", str(profile_copy), "--format", "json", "--partial"]) == 0
     fresh = capsys.readouterr().out
     (entry,) = list(cache_dir().glob("*.duckdb"))
-    _spoil_block_of(entry, "stage_categories")  # a stored analysis table the report reads
+    _spoil_block_of(entry, table, column)
     assert main(["report", str(profile_copy), "--format", "json", "--partial"]) == 0
     out = capsys.readouterr()
     assert out.out == fresh and "Traceback" not in out.err

@@ -243,3 +243,40 @@ async def test_a_damaged_block_under_the_console_removes_the_cache_file(tmp_path
         await settle(again, pilot, rounds=6)
         assert any("cache file is damaged and was removed" in n for n in _notes(again))
         assert list(cache_dir().glob("*.duckdb")) == []
+
+
+@async_test
+async def test_a_damaged_block_under_a_drill_removes_the_cache_file_and_r_reloads(tmp_path, monkeypatch):
+    """A stored table only the kernel grids read (kernel_stages) fails its checksum under the
+    Operators drill: the grid shows DuckDB's words, the cache file is removed and the app says so,
+    and r loads the profile from its files, after which the same drill reads."""
+    from test_profile_cache import _spoil_block_of
+
+    from npu_tui.profile.cache import cache_dir
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = _copy(tmp_path)
+    first = NpuTuiApp(path)
+    async with first.run_test(size=SIZE) as pilot:
+        await settle(first, pilot)
+    (cached,) = list(cache_dir().glob("*.duckdb"))
+    _spoil_block_of(cached, "kernel_stages")
+
+    def damage_notes(app):
+        return [n for n in _notes(app) if "cache file is damaged and was removed" in n]
+
+    again = NpuTuiApp(path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        assert _notes(again) == []
+        await pilot.press("3", "enter", "enter")
+        await settle(again, pilot)
+        assert again.current_table().error.startswith("Corrupt database file")
+        assert len(damage_notes(again)) == 1
+        assert list(cache_dir().glob("*.duckdb")) == []
+        await pilot.press("escape", "escape", "r")
+        await settle(again, pilot, rounds=6)
+        await pilot.press("3", "enter", "enter")
+        await settle(again, pilot)
+        grid = again.current_table()
+        assert grid.error == "" and grid.total > 0

@@ -125,14 +125,17 @@ def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnec
     return None
 
 
-def discard(key: str) -> None:
+def discard(key: str) -> bool:
     """Remove the cache file of ``key`` (it failed to read), with its write-ahead log: a log left
     behind would not match the next file of that key, and spoil it too. Where this user may not
-    remove them, they stay: the load goes on without the cache."""
+    remove them, they stay: the load goes on without the cache. Whether a file was removed."""
+    path = cache_dir() / f"{key}.duckdb"
     try:
-        _remove(cache_dir() / f"{key}.duckdb")
+        there = path.exists()
+        _remove(path)
     except OSError:
-        pass
+        return False
+    return there
 
 
 def _unreadable(path: Path) -> bool:

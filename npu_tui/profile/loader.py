@@ -449,12 +449,17 @@ def load_discovered(
     key = cache_key(disc) if cache else None
     cached = open_cached(key) if key else None
     if cached is not None:
-        if progress:
-            progress(1, 1, "opened from cache")
-        profile = _profile(cached, disc)
-        profile.from_cache = profile.read_only = True
-        profile.cache_key = key
-        return profile
+        try:
+            profile = _profile(cached, disc)
+        except duckdb.Error:  # a block of its rank list fails to read: the file goes, the load is fresh
+            cached.close()
+            discard(key)
+        else:
+            if progress:
+                progress(1, 1, "opened from cache")
+            profile.from_cache = profile.read_only = True
+            profile.cache_key = key
+            return profile
 
     size = _input_bytes(disc)
     claimed = _assign_ranks(disc.ranks)  # once: a second load finds no rank claimed twice

@@ -127,10 +127,16 @@ class NpuTuiApp(App):
             self.notify(literal(msg.reason), severity="warning", markup=False)
 
     def on_sql_console_finished(self, msg) -> None:
-        if msg.error is not None and msg.error.damaged and self.session is not None:
-            # A block of the cache file failed to read under the query: the file goes, so that
-            # a reload reads the profile's own files again.
-            self.session.forget_cache()
+        if msg.error is not None and msg.error.damaged:
+            self._cache_damaged()
+
+    def on_paged_table_cache_damaged(self, msg: PagedTable.CacheDamaged) -> None:
+        self._cache_damaged()
+
+    def _cache_damaged(self) -> None:
+        """A block of the cache file failed to read under a query: the file goes, so that a reload
+        reads the profile's own files again."""
+        if self.session is not None and self.session.forget_cache():
             self.notify("This profile's cache file is damaged and was removed: r reloads the profile "
                         "from its files.", severity="error", markup=False)
 

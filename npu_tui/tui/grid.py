@@ -148,6 +148,10 @@ class PagedTable(ScrollView, can_focus=True):
             self.generation, self.cursor, self.table, self.total = generation, cursor, table, total
             self.names, self.sample, self.error = names, sample, error
 
+    class CacheDamaged(Message):
+        """The query failed on a block of the database file that does not read back (a damaged
+        cache file): not the query's fault, and not one a retry mends."""
+
     class Ready(Message):
         """The table shows a new result; ``total`` rows."""
 
@@ -278,6 +282,11 @@ class PagedTable(ScrollView, can_focus=True):
             self._cursor.close()
         self._cursor, self._table, self._names = msg.cursor, msg.table, msg.names
         self.error = msg.error
+        if msg.error:
+            from ..query.errors import DAMAGED  # here, not above: the app's first frame imports no database
+
+            if msg.error.startswith(DAMAGED):
+                self.post_message(self.CacheDamaged())
         self.total = msg.total
         self._sample = msg.sample
         self._pages = {0: msg.sample[:PAGE_ROWS]} if msg.sample and PAGE_ROWS <= SAMPLE_ROWS else {}
