@@ -109,12 +109,33 @@ def test_the_files_of_a_load_whose_process_is_gone_are_removed_by_the_next(profi
                           text=True, check=True).stdout.strip()
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    orphans = [folder / f".0123abcd.{gone}.tmp", folder / f".0123abcd.{gone}.tmp.wal"]
-    running = folder / f".4567abcd.{os.getppid()}.tmp"  # another process's load, still going
+    # Named as stores are now (the process's nth store) and as an older version named them.
+    orphans = [folder / f".0123abcd.{gone}.3.tmp", folder / f".0123abcd.{gone}.3.tmp.wal",
+               folder / f".89abcdef.{gone}.tmp"]
+    running = folder / f".4567abcd.{os.getppid()}.0.tmp"  # another process's load, still going
     for f in orphans + [running]:
         f.write_bytes(b"partial")
     labels(profile_copy)
     assert not any(f.exists() for f in orphans) and running.exists()
+
+
+def test_a_profile_loaded_again_while_its_first_load_is_held_loads_once(profile_copy):
+    """The app holds its session until a reload is shown. With the cache file gone meanwhile (a
+    damaged one removed, or evicted), the reload's load went into the held database, by the
+    same temporary name: every kernel twice, two ranks of one, and no cache file written."""
+    from npu_tui.session import Session
+
+    held = Session.load(profile_copy)
+    held.analyse()
+    kernels = held.con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+    for f in cache_dir().glob("*.duckdb"):
+        f.unlink()
+    again = Session.load(profile_copy)
+    again.analyse()
+    assert again.ranks == held.ranks
+    assert again.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == kernels
+    assert held.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == kernels
+    assert len(list(cache_dir().glob("*.duckdb"))) == 1
 
 
 def test_without_room_in_the_cache_folder_the_load_stays_in_memory(profile_copy, monkeypatch):

@@ -17,6 +17,7 @@ by whoever hits it (``discard``) and the profile loaded afresh. Never inside the
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -39,10 +40,14 @@ KEY_TABLE = "npu_tui_cache"
 MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key"
 # A source whose rows DuckDB could not write into the store (it names the file, or its log).
 WRITE_FAILED = "SELECT count(*) FROM load_log WHERE note LIKE ?"
-# A saved cache's name, and a store's temporary one (".{key}.{pid}.tmp"), each with DuckDB's
+# A saved cache's name, and a store's temporary one (".{key}.{pid}.{n}.tmp"), each with DuckDB's
 # write-ahead log beside it; nothing else in the folder is npu-tui's to remove.
 CACHE_NAME = re.compile(r"^[0-9a-f]{32}\.duckdb$")
-TEMP_NAME = re.compile(r"^\.[0-9a-f]+\.(\d+)\.tmp(\.wal)?$")
+TEMP_NAME = re.compile(r"^\.[0-9a-f]+\.(\d+)\.(?:\d+\.)?tmp(\.wal)?$")
+# Every store of this process gets a name of its own: DuckDB hands a connection to a path this
+# process still holds open (an earlier load of the same profile, kept by the app until its
+# reload is shown) to that same database, and the new load would go into the old one's rows.
+_stores = itertools.count()
 
 
 def cache_dir() -> Path:
@@ -157,7 +162,7 @@ class Store:
     def __init__(self, key: str, folder: Path) -> None:
         self.key = key
         self.final = folder / f"{key}.duckdb"
-        self.path = folder / f".{key}.{os.getpid()}.tmp"
+        self.path = folder / f".{key}.{os.getpid()}.{next(_stores)}.tmp"
         _remove(self.path)
         self.con = connect(str(self.path))
         # Until save() the file is scratch: a crash loses nothing the files do not still hold, so
