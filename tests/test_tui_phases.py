@@ -280,3 +280,26 @@ async def test_a_damaged_block_under_a_drill_removes_the_cache_file_and_r_reload
         await settle(again, pilot)
         grid = again.current_table()
         assert grid.error == "" and grid.total > 0
+
+
+@async_test
+async def test_a_reload_shown_on_a_pane_of_analysis_views_reads_them_once_installed(tmp_path, monkeypatch):
+    """r on the Operators pane with no cache file to open (removed, or the profile changed): the
+    grid read its view as the fresh load's tables were handed over, before the analysis installed
+    it, and kept "operator_types does not exist"."""
+    from npu_tui.profile.cache import cache_dir
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    app = NpuTuiApp(_copy(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        total = app.current_table().total
+        for f in cache_dir().glob("*.duckdb"):
+            f.unlink()
+        await pilot.press("r")
+        await settle(app, pilot, rounds=6)
+        grid = app.current_table()
+        assert grid.error == "" and grid.total == total > 0
+        assert len(app.session.ranks) == 1

@@ -12,6 +12,7 @@ from typing import Dict, Optional
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 
+from ..grid import PagedTable
 from .overview import OverviewPane
 
 # (id, tab label); the number key is the position, the tenth's 0 (pane_key).
@@ -115,9 +116,14 @@ class Panes(TabbedContent):
             _hand(widget, con, None)
 
     def show_report(self, report: dict) -> None:
+        """A new analysis: its report, and every grid read again, since the grids read the
+        analysis views (a fresh load's grid read before they were installed; the trace loaded
+        behind replaces their tables)."""
         self.report = report
         for widget in self.built.values():
             _hand(widget, None, report)
+            for grid in widget.query(PagedTable):
+                grid.reload()
 
     async def on_tabbed_content_tab_activated(self, msg: TabbedContent.TabActivated) -> None:
         if msg.pane is not None and msg.pane.id:
