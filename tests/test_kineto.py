@@ -426,3 +426,26 @@ def test_salvage_counts_what_does_not_parse_among_every_event_then_keeps_the_pha
     staged = stage_trace(con, path, "stg_s", salvage=True, phases=kineto.PHASES)
     assert staged.lost == 1 and "1 event(s) that do not parse" in staged.note
     assert con.execute("SELECT name FROM stg_s ORDER BY seq").fetchall() == [("op0",), ("op2",)]
+
+
+def test_a_rank_past_32_bits_is_ranked_by_folder_order(real, tmp_path):
+    """A rank number the ranks table cannot hold (2^31 and past), in a Kineto trace's
+    distributedInfo or a torch_npu profiler_info file's name: a traceback from the load log's
+    insert. The trace is ranked as one without a rank; the torch_npu folder by folder order,
+    with a warning that names the file."""
+    from npu_tui.demo import PATH as DEMO
+
+    with gzip.open(real / SAMPLED / "sampled_rank-0.json.gz", "rt") as f:
+        text = f.read().replace('"rank": 0,', '"rank": 2147483648,', 1)
+    kineto = tmp_path / "kineto"
+    kineto.mkdir()
+    (kineto / "w.pt.trace.json").write_text(text)
+    assert load_profile(kineto).ranks == [0]
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (info,) = demo.glob("*_ascend_pt/profiler_info_0.json")
+    info.rename(info.with_name("profiler_info_2147483648.json"))
+    p = load_profile(demo)
+    assert p.ranks == [0, 1]
+    (said,) = [h for h in health(p) if "2147483648" in h.what]
+    assert said.severity == "warning" and "folder order" in said.what

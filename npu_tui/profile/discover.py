@@ -257,11 +257,18 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
             whence = "its name" if m.group(1) is not None else "folder order"
             problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from {whence}, the profiler's "
                           "settings are unknown")
-        rank = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
-        if not isinstance(rank, int) or rank < 0:
-            rank = None
-        return rank, info, problem
+        stated = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
+        if isinstance(stated, int) and stated >= 2**31 and problem is None:  # -1: not distributed
+            problem = (f, f"rank {stated} is past the ranks npu-tui can hold (up to 2^31 - 1); its rank "
+                          "is taken from folder order")
+        return _rank(stated), info, problem
     return None, {}, None
+
+
+def _rank(value) -> Optional[int]:
+    """A rank a file states, or None for one that cannot be (negative, or past the 32-bit ranks
+    are stored as): the folder order gives it one instead."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31 else None
 
 
 def _is_rank_dir(folder: Path) -> bool:
@@ -451,7 +458,7 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     files = _group(_files(folder), modules)
     workers: Dict[object, RankSource] = {}
     for f in files.pop("kineto", []):
-        rank = rank_hint(_head(f))
+        rank = _rank(rank_hint(_head(f)))
         m = WORKER_RE.match(f.name)
         # One worker is one rank: tensorboard_trace_handler's "<host>_<pid>" prefix (a schedule
         # that cycles writes a trace per cycle), else its distributedInfo rank, else the file. Two
