@@ -374,3 +374,37 @@ def test_another_profile_beside_the_rank_folders_is_said_not_passed_over(real, t
                         (trace.name, "another profile beside the rank folders")]
     (job / trace.name).unlink()
     assert [name for name, _ in beside()] == ["PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"]
+
+
+def test_an_integer_cell_past_32_bits_costs_its_cell_not_the_file(tmp_path):
+    """One Block Num, Step Id or Device_id of 3e9 in kernel_details.csv, or a Size(KB) of 1e16 in
+    operator_memory.csv: a failed cast lost the whole file. The kernel keeps its row (the cell is
+    NULL, the other rows' device stands); the allocation of no possible size is skipped, counted."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (out,) = [d / "ASCEND_PROFILER_OUTPUT" for d in demo.iterdir() if "3096504" in d.name]
+    before = load_profile(DEMO)
+    kernels = before.con.execute("SELECT count(*), sum(dur_ns) FROM kernels WHERE rank = 0").fetchone()
+    allocations = before.con.execute("SELECT count(*) FROM operator_memory WHERE rank = 0").fetchone()[0]
+
+    path = out / "kernel_details.csv"
+    header, *rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
+    for row, column in zip(rows, ("Block Num", "Step Id", "Device_id")):
+        row[header.index(column)] = "3000000000"
+    kernel_rows = len(rows)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header, *rows])
+    path = out / "operator_memory.csv"
+    header, *rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
+    rows[0][header.index("Size(KB)")] = "9999999999999999"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header, *rows])
+
+    p = load_profile(demo)
+    assert p.con.execute("SELECT count(*), sum(dur_ns) FROM kernels WHERE rank = 0").fetchone() == kernels
+    assert p.con.execute("SELECT count(DISTINCT device_id) FROM kernels WHERE rank = 0").fetchone()[0] == 1
+    assert p.con.execute("SELECT count(*) FROM operator_memory WHERE rank = 0").fetchone()[0] == allocations - 1
+    log = {Path(f).name: (r, s) for f, r, s in
+           p.con.execute("SELECT file, rows, skipped_rows FROM load_log WHERE rank = 0").fetchall()}
+    assert log["kernel_details.csv"] == (kernel_rows, 0) and log["operator_memory.csv"] == (allocations - 1, 1)

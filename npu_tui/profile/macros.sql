@@ -48,6 +48,9 @@ CREATE OR REPLACE MACRO text_not_amount(x) AS clean_text(x) IS NOT NULL AND amou
 CREATE OR REPLACE MACRO int_or_null(x) AS
     COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS BIGINT),
              TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS BIGINT));
+-- The same for an INTEGER column (a device, a step, a block count): a value past 32 bits is no
+-- such thing, and NULL, where a failed cast would lose the whole file.
+CREATE OR REPLACE MACRO int32_or_null(x) AS TRY_CAST(int_or_null(x) AS INTEGER);
 
 -- Level0 profiles write N/A for every Type: recover it from the kernel name, as the profiler names
 -- it at Level1 (checked on the real samples): `aclnnMm_MatMulCommon_MatMulV2` -> MatMulV2,

@@ -53,7 +53,7 @@ SELECT * FROM read_csv($path, header = false, auto_detect = false, columns = $co
 
 STEPS = """
 CREATE OR REPLACE TEMP TABLE stg_db_steps AS
-SELECT int_or_null(id) AS step, int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
+SELECT int32_or_null(id) AS step, int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
 FROM stg_db_STEP_TIME
 """
 NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIGINT, end_ns BIGINT)"
@@ -62,10 +62,10 @@ NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIG
 # Comm ops carry core HCCL, as the paired text export (kernel_details.csv) of the same version does.
 COMPUTE_TASKS = """
 CREATE OR REPLACE TEMP TABLE stg_db_device AS
-SELECT t.connectionId AS connection_id, int_or_null({deviceId}) AS device_id,
+SELECT t.connectionId AS connection_id, int32_or_null({deviceId}) AS device_id,
        s_name.value AS name, clean_text(s_type.value) AS type, clean_text(s_core.value) AS core,
        int_or_null(t.startNs) AS start_ns, int_or_null(t.endNs) - int_or_null(t.startNs) AS dur_ns,
-       int_or_null({waitNs}) AS wait_ns, int_or_null({blockDim}) AS block_dim,
+       int_or_null({waitNs}) AS wait_ns, int32_or_null({blockDim}) AS block_dim,
        int_or_null({streamId}) AS stream_id, int_or_null({taskId}) AS task_id,
        clean_text(s_ish.value) AS input_shapes, clean_text(s_idt.value) AS input_dtypes,
        clean_text(s_ifm.value) AS input_formats, clean_text(s_osh.value) AS output_shapes,

@@ -26,8 +26,8 @@ CLUSTER_COLUMNS = {"Type", "Index"}
 # A step written as "50", "50.0" or "step50"; NULL when the profile had no steps.
 INSERT = """
 INSERT INTO step_trace
-SELECT $rank, COALESCE(int_or_null({device_id}), $device_id),
-       int_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')),
+SELECT $rank, COALESCE(int32_or_null({device_id}), $device_id),
+       int32_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')),
        st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
        num({stage}), num({bubble}), num({comm_excl_recv}), num({preparing}), $source
 -- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.

@@ -34,8 +34,8 @@ COMMON: Columns = {
 # k_ prefixes: DuckDB identifiers are case-insensitive, so `name` would collide with a `Name` column.
 TYPED = """
 clean_text({name}) AS k_name, ts_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur,
-int_or_null({device_id}) AS k_device, int_or_null({step}) AS k_step, clean_text({type}) AS k_type,
-clean_text({core}) AS k_core, us_to_ns({wait}) AS k_wait, int_or_null({block_dim}) AS k_block,
+int32_or_null({device_id}) AS k_device, int32_or_null({step}) AS k_step, clean_text({type}) AS k_type,
+clean_text({core}) AS k_core, us_to_ns({wait}) AS k_wait, int32_or_null({block_dim}) AS k_block,
 int_or_null({stream_id}) AS k_stream, int_or_null({task_id}) AS k_task,
 clean_text({in_shapes}) AS k_in_shapes, clean_text({in_dtypes}) AS k_in_dtypes,
 clean_text({in_formats}) AS k_in_formats, clean_text({out_shapes}) AS k_out_shapes,
