@@ -408,3 +408,29 @@ def test_an_integer_cell_past_32_bits_costs_its_cell_not_the_file(tmp_path):
     log = {Path(f).name: (r, s) for f, r, s in
            p.con.execute("SELECT file, rows, skipped_rows FROM load_log WHERE rank = 0").fetchall()}
     assert log["kernel_details.csv"] == (kernel_rows, 0) and log["operator_memory.csv"] == (allocations - 1, 1)
+
+
+def test_a_step_given_twice_in_step_trace_time_keeps_its_first_row(tmp_path):
+    """Two rows of one step id: the analysis took both as the step (a step account 20 % over, that
+    step shown four times in the breakdown). The later row is skipped, counted and named."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (path,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
+    header, *rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
+    step = header.index("Step")
+    first = rows[0][:]
+    rows[1][step] = first[step]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header, *rows])
+
+    session = open_session(demo)
+    (r0, r1) = open_session(DEMO).sql("SELECT rank, steps FROM rank_times ORDER BY rank").values.tolist()
+    # The step whose row went is one fewer (it was 2 more).
+    assert session.sql("SELECT rank, steps FROM rank_times ORDER BY rank").values.tolist() == [[0, r0[1] - 1], r1]
+    kept = session.con.execute("SELECT step, computing_us FROM step_trace WHERE rank = 0 ORDER BY step").fetchall()
+    assert [s for s, _ in kept] == [int(r[step]) for r in rows if r is not rows[1]]
+    assert kept[0][1] == pytest.approx(float(first[header.index("Computing")]))
+    ((skipped, note),) = session.con.execute(
+        "SELECT skipped_rows, note FROM load_log WHERE rank = 0 AND file LIKE '%step_trace_time.csv'").fetchall()
+    assert skipped == 1 and f"step {first[step]} given again" in note

@@ -23,17 +23,25 @@ REQUIRED = {"Computing", "Communication(Not Overlapped)"}
 # Columns of the cluster-wide summary the peer analyser writes, never of a rank's own file.
 CLUSTER_COLUMNS = {"Type", "Index"}
 
-# A step written as "50", "50.0" or "step50"; NULL when the profile had no steps.
+# A step written as "50", "50.0" or "step50"; NULL when the profile had no steps. A step the file
+# gives twice keeps its first row: the analysis takes a step's row as the step, and two would add
+# up to a step of twice its time (the later row is skipped, counted and named).
+ROWS = """
+SELECT *, num({computing}) AS st_computing, COALESCE(int32_or_null({device_id}), $device_id) AS st_device,
+       int32_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')) AS st_step,
+       st_step IS NOT NULL AND row_number() OVER (PARTITION BY st_device, st_step ORDER BY rowid) > 1 AS st_again
+FROM {table}
+"""
 INSERT = """
 INSERT INTO step_trace
-SELECT $rank, COALESCE(int32_or_null({device_id}), $device_id),
-       int32_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')),
+SELECT $rank, st_device, st_step,
        st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
        num({stage}), num({bubble}), num({comm_excl_recv}), num({preparing}), $source
 -- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.
-FROM (SELECT *, num({computing}) AS st_computing FROM {table})
-WHERE st_computing IS NOT NULL
+FROM (""" + ROWS + """)
+WHERE st_computing IS NOT NULL AND NOT st_again
 """
+REPEATED = "SELECT list(DISTINCT st_step ORDER BY st_step) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND st_again"
 
 
 def sniff(head: bytes) -> bool:
@@ -51,7 +59,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         total = con.execute(f"SELECT count(*) FROM {STAGE}").fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError("header only, no step rows")
-        sql = INSERT.format(
+        names = dict(
             table=STAGE,
             device_id=col(columns, "Device_id", "Device ID"),
             step=col(columns, "Step"),
@@ -65,8 +73,13 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             comm_excl_recv=col(columns, "Communication(Not Overlapped and Exclude Receive)"),
             preparing=col(columns, "Preparing"),
         )
+        sql = INSERT.format(**names)
         params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name}
         rows = con.execute(sql, params).fetchone()[0]
+        repeated = con.execute(REPEATED.format(**names), {"device_id": ctx.device_id}).fetchone()[0]
+        if repeated:
+            note = "; ".join(filter(None, [note, f"step {', '.join(map(str, repeated))} given again: the later "
+                                                 "row skipped"]))
         return LoadResult(rows=rows, skipped=rejected + (total - rows), note=note)
     finally:
         drop_staged(con, STAGE)
