@@ -145,9 +145,11 @@ def test_a_rank_without_kernels_is_said_beside_another_files_failure(real, tmp_p
     (out / "kernel_details.csv").unlink()
     (out / "communication.json").write_text('{"step1": {')
     items = health(load_profile(run))
+    # Rank 0 has no communication.json, which rank 1 has (damaged): said too.
     assert [(i.severity, i.rank, i.file.endswith("communication.json")) for i in items] == [
-        ("error", 1, True), ("warning", 1, False)]
-    assert items[1].what.startswith("no kernels")
+        ("error", 1, True), ("warning", 0, False), ("warning", 1, False)]
+    assert items[1].what.startswith("no communication.json, which 1 other rank has")
+    assert items[2].what.startswith("no kernels")
     (out / "communication.json").unlink()
     (out / "kernel_details.csv").write_text("Name,Type\n")  # header only: nothing loaded
     items = health(load_profile(run))
@@ -251,3 +253,17 @@ def test_what_could_not_be_loaded_is_counted_as_files_and_folders(tmp_path):
     assert lost_phrase([file]) == "1 file"
     assert lost_phrase([folder]) == "1 folder"
     assert lost_phrase([file, gone, folder]) == "2 files and 1 folder"
+
+
+def test_a_file_other_ranks_have_and_one_rank_lacks_is_said(tmp_path):
+    """The demo with one rank's trace_view.json gone: that rank's stages fall to one "All" and it
+    drops out of every finding, in a report that said nothing (complete, health empty)."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (trace,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    trace.unlink()
+    (item,) = health(load_profile(demo))
+    assert (item.severity, item.rank) == ("warning", 0)
+    assert item.what.startswith("no trace_view.json, which 1 other rank has") and "trace_view.json" in item.fix
+    assert health(load_profile(DEMO)) == []

@@ -115,6 +115,19 @@ PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whol
 
 CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder beside cluster_analysis_output"
 
+# A kind of file some ranks of a format have and a rank of that format does not: a rank copied in
+# part (or whose profiler stopped early). Its figures that need that file are missing, and the
+# rank drops out of what compares the ranks, without a file having failed.
+MISSING_FILES = """
+WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format FROM load_log l JOIN ranks r USING (rank)
+              WHERE l.kind NOT IN ('discovery', 'ignored')),
+kinds AS (SELECT source_format, kind, any_value(file) AS file, count(DISTINCT rank) AS ranks FROM have GROUP BY ALL)
+SELECT r.rank, r.path, k.kind, k.file, k.ranks FROM ranks r JOIN kinds k USING (source_format)
+WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.kind = k.kind)
+ORDER BY r.rank, k.kind
+"""
+MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
+
 # Ranks that loaded without a single kernel: none of their files holds device tasks.
 NO_KERNELS = """
 SELECT rank, path, source_format FROM ranks
@@ -146,11 +159,19 @@ def health(profile) -> List[HealthItem]:
             "warning", None, where,
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
-    for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall():
+    no_kernels = profile.con.execute(NO_KERNELS).fetchall()
+    for rank, path, fmt in no_kernels:
         if rank not in failed_ranks:
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
                                     "device's tasks; its figures are empty",
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
+    for rank, path, kind, file, having in profile.con.execute(MISSING_FILES).fetchall():
+        if kind in KERNEL_SOURCES and rank in failed_ranks | {r for r, _, _ in no_kernels}:
+            continue  # said already: the rank has no kernels
+        name = PurePath(file).name
+        items.append(HealthItem("warning", rank, path, f"no {name}, which {_count(having, 'other rank')} "
+                                f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
+                                MISSING_FILE_FIX.format(name=name), 0))
     missing, loaded = profile.con.execute(PEERS).fetchone()
     # A rank claimed twice was renumbered: it is one of the job's ranks, not two.
     world, claimed = profile.con.execute(
