@@ -219,3 +219,28 @@ def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path
     assert main(["report", str(tmp_path), "--format", "json", "--partial"]) == 0
     # The matrix's only other link is not "src-dst": a file whose every row is skipped gave nothing.
     assert json.loads(capsys.readouterr().out)["complete"] is (field != "matrix")
+
+
+def test_a_step_or_kind_that_is_not_an_object_is_counted(tmp_path):
+    """A step given as null and a kind given as text: the ops they were to hold went without a
+    count (the rank loaded 28 of 35 ops, nothing skipped). Each is one skipped entry, and named."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (path,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/communication.json")
+    doc = json.loads(path.read_text())
+    first, second, *_ = doc
+    kept = sum(len(ops) for step in list(doc)[2:] for ops in doc[step].values())
+    doc[first] = None
+    doc[second]["collective"] = "oops"
+    kept += len(doc[second]["p2p"])
+    path.write_text(json.dumps(doc))
+
+    p = load_profile(demo)
+    ((rows, skipped, note),) = p.con.execute(
+        "SELECT rows, skipped_rows, note FROM load_log WHERE rank = 0 AND file LIKE '%communication.json'").fetchall()
+    # Each step's "Total Op Info" entry is the file's own sum, not an op.
+    totals = sum(1 for step in list(doc)[1:] for kind in (doc[step] or {}).values() if isinstance(kind, dict)
+                 for key in kind if key == communication.TOTAL_KEY)
+    assert (rows, skipped) == (kept - totals, 2)
+    assert "2 entries above the ops not an object" in note

@@ -14,7 +14,7 @@ import duckdb
 
 from .base import LoadResult, RankContext
 from .cluster_communication import GROUP_LAYOUT
-from .communication import TIME_INFO, drop_json, stage_json
+from .communication import TIME_INFO, drop_json, skipped_note, stage_json
 from .communication_matrix import LINK_COLUMNS, LINK_FILTER, OP_TYPE, TRANSPORT
 
 KIND = "cluster_communication_matrix"
@@ -42,12 +42,12 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     try:
-        stage_json(con, path, STAGE, OP_TYPE, LEVELS)
+        not_objects = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
         con.execute(LINKS.format(table=STAGE))
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE)).fetchone()[0]
-        return LoadResult(rows=rows, skipped=total - rows, note="" if total else "no communication links")
+        return LoadResult(rows=rows, skipped=total - rows + not_objects, note=skipped_note("" if total else "no communication links", not_objects))
     finally:
         con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
         drop_json(con, STAGE)
