@@ -14,7 +14,8 @@ if str(ROOT) not in sys.path:
 def pytest_xdist_auto_num_workers(config):
     """`-n auto` (pyproject's addopts): one worker per core, at most 4, since each worker imports
     torch and diffusers and a many-core CI box would otherwise start dozens of them."""
-    return min(len(os.sched_getaffinity(0)), 4)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cores, 4)
 
 
 @pytest.fixture(autouse=True, scope="session")

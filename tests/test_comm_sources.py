@@ -243,4 +243,4 @@ def test_a_step_or_kind_that_is_not_an_object_is_counted(tmp_path):
     totals = sum(1 for step in list(doc)[1:] for kind in (doc[step] or {}).values() if isinstance(kind, dict)
                  for key in kind if key == communication.TOTAL_KEY)
     assert (rows, skipped) == (kept - totals, 2)
-    assert "2 entries above the ops not an object" in note
+    assert "2 step, kind or group entries not an object" in note

@@ -430,13 +430,13 @@ def test_salvage_counts_what_does_not_parse_among_every_event_then_keeps_the_pha
 
 def test_a_rank_past_32_bits_is_ranked_by_folder_order(real, tmp_path):
     """A rank number the ranks table cannot hold (2^31 and past), in a Kineto trace's
-    distributedInfo or a torch_npu profiler_info file's name: a traceback from the load log's
-    insert. The trace is ranked as one without a rank; the torch_npu folder by folder order,
+    distributedInfo (its world size too) or a torch_npu profiler_info file's name: a traceback from
+    the load log's insert. The trace is ranked as one without a rank; the torch_npu folder by folder order,
     with a warning that names the file."""
     from npu_tui.demo import PATH as DEMO
 
     with gzip.open(real / SAMPLED / "sampled_rank-0.json.gz", "rt") as f:
-        text = f.read().replace('"rank": 0,', '"rank": 2147483648,', 1)
+        text = f.read().replace('"rank": 0, "world_size": 128', '"rank": 2147483648, "world_size": 4294967296', 1)
     kineto = tmp_path / "kineto"
     kineto.mkdir()
     (kineto / "w.pt.trace.json").write_text(text)

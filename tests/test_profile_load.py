@@ -418,19 +418,21 @@ def test_a_step_given_twice_in_step_trace_time_keeps_its_first_row(tmp_path):
     demo = shutil.copytree(DEMO, tmp_path / "demo")
     (path,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
     header, *rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
-    step = header.index("Step")
+    step, computing = header.index("Step"), header.index("Computing")
     first = rows[0][:]
     rows[1][step] = first[step]
+    # A step whose first row is unusable (its Computing not a number) keeps its second.
+    rows[3][step] = rows[2][step]
+    rows[2][computing] = "N/A"
     with path.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([header, *rows])
 
     session = open_session(demo)
     (r0, r1) = open_session(DEMO).sql("SELECT rank, steps FROM rank_times ORDER BY rank").values.tolist()
-    # The step whose row went is one fewer (it was 2 more).
-    assert session.sql("SELECT rank, steps FROM rank_times ORDER BY rank").values.tolist() == [[0, r0[1] - 1], r1]
+    # The steps whose rows went are two fewer (one was 2 more).
+    assert session.sql("SELECT rank, steps FROM rank_times ORDER BY rank").values.tolist() == [[0, r0[1] - 2], r1]
     kept = session.con.execute("SELECT step, computing_us FROM step_trace WHERE rank = 0 ORDER BY step").fetchall()
-    assert [s for s, _ in kept] == [int(r[step]) for r in rows if r is not rows[1]]
-    assert kept[0][1] == pytest.approx(float(first[header.index("Computing")]))
+    assert kept == [(int(r[step]), pytest.approx(float(r[computing]))) for i, r in enumerate(rows) if i not in (1, 2)]
     ((skipped, note),) = session.con.execute(
         "SELECT skipped_rows, note FROM load_log WHERE rank = 0 AND file LIKE '%step_trace_time.csv'").fetchall()
-    assert skipped == 1 and f"step {first[step]} given again" in note
+    assert skipped == 2 and f"step {first[step]} given again" in note and f"step {rows[2][step]}" not in note

@@ -379,11 +379,11 @@ def _msprof_rank(dev: Path) -> Optional[int]:
                 info = json.loads(f.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            rank = info.get("rank_id") if isinstance(info, dict) else None
-            if isinstance(rank, int) and rank >= 0:
+            rank = _rank(info.get("rank_id") if isinstance(info, dict) else None)
+            if rank is not None:
                 return rank
     m = MSPROF_DEVICE_RE.match(dev.name)
-    return int(m.group(1)) if m else None
+    return _rank(int(m.group(1))) if m else None
 
 
 def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> List[RankSource]:

@@ -36,8 +36,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it readable (chmod a+rx on the folder)"),
     (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
      "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
-    (r"cut short", "{name} was cut short: what followed the cut is missing, and {lost} unfinished at it was "
-                   "dropped", NOT_STOPPED),
+    (r"cut short", "{name} was cut short: what followed the cut is missing; {lost} skipped", NOT_STOPPED),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
@@ -122,8 +121,12 @@ CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder 
 MISSING_FILES = """
 WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format FROM load_log l JOIN ranks r USING (rank)
               WHERE l.kind NOT IN ('discovery', 'ignored')),
-kinds AS (SELECT source_format, kind, any_value(file) AS file, count(DISTINCT rank) AS ranks FROM have GROUP BY ALL)
-SELECT r.rank, r.path, k.kind, k.file, k.ranks FROM ranks r JOIN kinds k USING (source_format)
+-- Named as the ranks name it where they all do; else (a name with a time or a rank in it) by its kind.
+kinds AS (SELECT source_format, kind, count(DISTINCT rank) AS ranks,
+                 CASE WHEN count(DISTINCT parse_filename(file)) = 1
+                      THEN any_value(parse_filename(file)) ELSE kind || ' file' END AS name
+          FROM have GROUP BY source_format, kind)
+SELECT r.rank, r.path, k.kind, k.name, k.ranks FROM ranks r JOIN kinds k USING (source_format)
 WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.kind = k.kind)
 ORDER BY r.rank, k.kind
 """
@@ -166,10 +169,12 @@ def health(profile) -> List[HealthItem]:
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
                                     "device's tasks; its figures are empty",
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
-    for rank, path, kind, file, having in profile.con.execute(MISSING_FILES).fetchall():
-        if kind in KERNEL_SOURCES and rank in failed_ranks | {r for r, _, _ in no_kernels}:
-            continue  # said already: the rank has no kernels
-        name = PurePath(file).name
+    said = failed_ranks | {r for r, _, _ in no_kernels}  # no kernels: said already
+    # Left for the background load, not missing (a rank whose kernels failed reads its trace at once).
+    deferred = {(job.ctx.rank, module.KIND) for job in getattr(profile, "pending", []) for module, _ in job.files}
+    for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
+        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred:
+            continue
         items.append(HealthItem("warning", rank, path, f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
                                 MISSING_FILE_FIX.format(name=name), 0))

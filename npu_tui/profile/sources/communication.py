@@ -80,48 +80,6 @@ def not_objects_sql(table: str, levels: Tuple[str, ...]) -> str:
     return f"{_level_ctes(table, levels[:-1])}\nSELECT {counts}" if counts else "SELECT 0"
 
 
-# A rank's own file: steps, then the op kinds. The cluster summary has rank groups on top instead.
-STEP_LAYOUT = re.compile(rb'^\s*\{\s*"step[^"]*"\s*:\s*\{\s*"(?:p2p|collective)"\s*:')
-TIME_INFO = b'"Communication Time Info"'
-
-OP_TYPE = """STRUCT(
-    "Communication Time Info" STRUCT("Start Timestamp(us)" VARCHAR, "Elapse Time(ms)" DOUBLE,
-        "Transit Time(ms)" DOUBLE, "Wait Time(ms)" DOUBLE, "Synchronization Time(ms)" DOUBLE,
-        "Idle Time(ms)" DOUBLE),
-    "Communication Bandwidth Info" MAP(VARCHAR, STRUCT("Transit Size(MB)" DOUBLE,
-        "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE)))"""
-
-# The document is checked, then walked step -> kind -> op as JSON, and each op alone is typed: one
-# malformed op (wrong types, a list where an object belongs) costs that op, not its step or kind.
-# Nothing here may raise: a failed statement would abort the loader's transaction, so bad bytes
-# and bad JSON are flagged (TRY, json_valid) and reported afterwards.
-STAGE_JSON = """
-CREATE OR REPLACE TEMP TABLE {table} AS
-SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
-       CASE WHEN json_valid(text) THEN json(text) END AS doc
-FROM (SELECT ltrim(TRY(decode(content)), chr(65279)) AS text FROM read_blob($path))  -- without a byte order mark
-"""
-
-def flatten_sql(table: str, levels: Tuple[str, ...]) -> str:
-    """``{table}_ops``: one row per entry of the document's nested objects, a column per level
-    (its key) and ``op``, the innermost value typed by ``$spec`` (NULL when it is not an object of
-    that shape). Each level is split with one json_transform to MAP(VARCHAR, JSON): json_each here
-    made DuckDB grow past 18 GB on a 20 MB file (9,294 ops a step). A level's entry that is not an
-    object is dropped there; the innermost may be anything (it is counted, then skipped)."""
-    ctes, source, keys = [], f"(SELECT doc AS v FROM {table} WHERE json_type(doc) = 'OBJECT')", []
-    for i, level in enumerate(levels):
-        inner = i == len(levels) - 1
-        ctes.append(f"l{i} AS (SELECT {''.join(k + ', ' for k in keys)}e.key AS {level}, e.value AS v "
-                    f"FROM (SELECT {''.join(k + ', ' for k in keys)}"
-                    f"unnest(map_entries(json_transform(v, '\"MAP(VARCHAR, JSON)\"'))) AS e FROM {source})"
-                    + ("" if inner else " WHERE json_type(e.value) = 'OBJECT'") + ")")
-        keys.append(level)
-        source = f"l{i}"
-    return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS\nWITH {', '.join(ctes)}\n"
-            f"SELECT {', '.join(keys)}, CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
-            f"FROM {source}")
-
-
 # A rank's own file: steps, then the op kinds, then the ops; step number from "step50" (NULL when
 # the key has none).
 LEVELS = ("step_key", "kind", "op_key")
@@ -165,8 +123,8 @@ def sniff(head: bytes) -> bool:
 
 def skipped_note(note: str, not_objects: int) -> str:
     """``note``, and what ``not_objects_sql`` counted, where it counted any."""
-    said = (f"{not_objects} {'entry' if not_objects == 1 else 'entries'} above the ops not an object "
-            "(null, text or a list): whatever ops it held are lost") if not_objects else ""
+    said = (f"{not_objects} step, kind or group {'entry' if not_objects == 1 else 'entries'} not an object "
+            "(null, text or a list): what they were to hold is lost") if not_objects else ""
     return "; ".join(filter(None, [note, said]))
 
 

@@ -204,7 +204,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if ctx.device_id is None:
             ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
         world_size = staged.distributed_info.get("world_size")
-        if isinstance(world_size, int) and world_size > 0:
+        if isinstance(world_size, int) and 0 < world_size < 2**31:
             ctx.world_size = world_size
         con.execute(LAUNCH_OPS)
         con.execute(STEPS)

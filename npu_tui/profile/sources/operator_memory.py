@@ -26,7 +26,7 @@ SELECT $rank, clean_text({device}), om_name, CAST(round(num({size}) * 1024) AS B
        num({alloc_allocated}), num({alloc_reserved}), num({alloc_active}),
        num({release_allocated}), num({release_reserved}), num({release_active}), clean_text({stream})
 -- om_ prefix: identifiers are case-insensitive, so `name` would be the file's raw Name text.
--- A size of a petabyte or more is none (skipped, counted): in bytes it failed the whole file.
+-- A size of 1e15 KB or more is none (skipped, counted): in bytes it failed the whole file.
 FROM (SELECT *, clean_text({name}) AS om_name, ts_to_ns({alloc}) AS alloc_ns FROM {table})
 WHERE om_name IS NOT NULL AND alloc_ns IS NOT NULL AND amount(abs(num({size}))) IS NOT NULL
 """

@@ -24,12 +24,14 @@ REQUIRED = {"Computing", "Communication(Not Overlapped)"}
 CLUSTER_COLUMNS = {"Type", "Index"}
 
 # A step written as "50", "50.0" or "step50"; NULL when the profile had no steps. A step the file
-# gives twice keeps its first row: the analysis takes a step's row as the step, and two would add
-# up to a step of twice its time (the later row is skipped, counted and named).
+# gives twice keeps its first usable row (the staged rows keep the file's order): the analysis takes
+# a step's row as the step, and two would add up to a step of twice its time (the others are
+# skipped, counted and named).
 ROWS = """
 SELECT *, num({computing}) AS st_computing, COALESCE(int32_or_null({device_id}), $device_id) AS st_device,
        int32_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')) AS st_step,
-       st_step IS NOT NULL AND row_number() OVER (PARTITION BY st_device, st_step ORDER BY rowid) > 1 AS st_again
+       st_step IS NOT NULL AND row_number() OVER (
+           PARTITION BY st_device, st_step, st_computing IS NULL ORDER BY rowid) > 1 AS st_again
 FROM {table}
 """
 INSERT = """
@@ -78,8 +80,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         rows = con.execute(sql, params).fetchone()[0]
         repeated = con.execute(REPEATED.format(**names), {"device_id": ctx.device_id}).fetchone()[0]
         if repeated:
-            note = "; ".join(filter(None, [note, f"step {', '.join(map(str, repeated))} given again: the later "
-                                                 "row skipped"]))
+            note = "; ".join(filter(None, [note, f"step {', '.join(map(str, repeated))} given again: the rows "
+                                                 "after its first skipped"]))
         return LoadResult(rows=rows, skipped=rejected + (total - rows), note=note)
     finally:
         drop_staged(con, STAGE)

@@ -116,14 +116,14 @@ class Panes(TabbedContent):
             _hand(widget, con, None)
 
     def show_report(self, report: dict) -> None:
-        """A new analysis: its report, and every grid read again, since the grids read the
-        analysis views (a fresh load's grid read before they were installed; the trace loaded
-        behind replaces their tables)."""
+        """A new analysis: its report, and the grids that read before its views were installed
+        (a fresh load hands its tables over first) read again. Others keep their place."""
         self.report = report
         for widget in self.built.values():
             _hand(widget, None, report)
             for grid in widget.query(PagedTable):
-                grid.reload()
+                if grid.error or grid.total is None:  # failed, or still reading
+                    grid.reload()
 
     async def on_tabbed_content_tab_activated(self, msg: TabbedContent.TabActivated) -> None:
         if msg.pane is not None and msg.pane.id:
