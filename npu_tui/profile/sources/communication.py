@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Tuple
+from typing import List, Tuple
 
 import duckdb
 
@@ -48,36 +48,38 @@ SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
 FROM (SELECT ltrim(TRY(decode(content)), chr(65279)) AS text FROM read_blob($path))  -- without a byte order mark
 """
 
-def _level_ctes(table: str, levels: Tuple[str, ...]) -> str:
-    """``WITH l0 ... ln``: one CTE per level of the document's nested objects, every entry of that
-    level with its keys so far (``v``: its value). Each level is split with one json_transform to
-    MAP(VARCHAR, JSON): json_each here made DuckDB grow past 18 GB on a 20 MB file (9,294 ops a
-    step). A level reads only the entries above it that are objects."""
-    ctes, source, keys = [], f"(SELECT doc AS v FROM {table} WHERE json_type(doc) = 'OBJECT')", []
-    for i, level in enumerate(levels):
-        ctes.append(f"l{i} AS (SELECT {''.join(k + ', ' for k in keys)}e.key AS {level}, e.value AS v "
-                    f"FROM (SELECT {''.join(k + ', ' for k in keys)}"
-                    f"unnest(map_entries(json_transform(v, '\"MAP(VARCHAR, JSON)\"'))) AS e FROM {source}))")
-        keys.append(level)
-        source = f"(SELECT * FROM l{i} WHERE json_type(v) = 'OBJECT')"
-    return "WITH " + ", ".join(ctes)
+def _entries(keys: List[str], level: str, source: str) -> str:
+    """Every entry of the objects in ``source`` (``v``) with the keys so far and its own, split with
+    one json_transform to MAP(VARCHAR, JSON): json_each here made DuckDB grow past 18 GB on a
+    20 MB file (9,294 ops a step)."""
+    kept = "".join(k + ", " for k in keys)
+    return (f"SELECT {kept}e.key AS {level}, e.value AS v FROM (SELECT {kept}"
+            f"unnest(map_entries(json_transform(v, '\"MAP(VARCHAR, JSON)\"'))) AS e FROM {source})")
 
 
-def flatten_sql(table: str, levels: Tuple[str, ...]) -> str:
-    """``{table}_ops``: one row per entry of the innermost level (``_level_ctes``), a column per
-    level (its key) and ``op``, the value typed by ``$spec`` (NULL when it is not an object of that
-    shape: counted, then skipped, by the loaders)."""
-    return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS\n{_level_ctes(table, levels)}\n"
-            f"SELECT {', '.join(levels)}, CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
-            f"FROM l{len(levels) - 1}")
+def level_sql(table: str, levels: Tuple[str, ...]) -> List[str]:
+    """``{table}_l0 ..``: one table per level of the document's nested objects above the innermost,
+    each entry with its keys so far, its value ``v`` and that value's JSON type ``t`` (the level
+    below reads the objects; the others are counted, ``not_objects_sql``); then ``{table}_ops``:
+    one row per innermost entry, a column per level (its key) and ``op``, the value typed by
+    ``$spec`` (NULL when it is not an object of that shape: counted, then skipped, by the loaders)."""
+    out, source = [], f"(SELECT doc AS v FROM {table} WHERE json_type(doc) = 'OBJECT')"
+    for i, level in enumerate(levels[:-1]):
+        out.append(f"CREATE OR REPLACE TEMP TABLE {table}_l{i} AS SELECT *, json_type(v) AS t "
+                   f"FROM ({_entries(list(levels[:i]), level, source)})")
+        source = f"(SELECT * EXCLUDE (t) FROM {table}_l{i} WHERE t = 'OBJECT')"
+    out.append(f"CREATE OR REPLACE TEMP TABLE {table}_ops AS SELECT {', '.join(levels)}, "
+               f"CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
+               f"FROM ({_entries(list(levels[:-1]), levels[-1], source)})")
+    return out
 
 
 def not_objects_sql(table: str, levels: Tuple[str, ...]) -> str:
     """How many entries above the innermost level are not objects (a step or kind given as null,
     a string, a list): whatever ops they were to hold are lost, one skipped entry each."""
-    counts = " + ".join(f"(SELECT count(*) FROM l{i} WHERE json_type(v) IS DISTINCT FROM 'OBJECT')"
+    counts = " + ".join(f"(SELECT count(*) FROM {table}_l{i} WHERE t IS DISTINCT FROM 'OBJECT')"
                         for i in range(len(levels) - 1))
-    return f"{_level_ctes(table, levels[:-1])}\nSELECT {counts}" if counts else "SELECT 0"
+    return f"SELECT {counts}" if counts else "SELECT 0"
 
 
 # A rank's own file: steps, then the op kinds, then the ops; step number from "step50" (NULL when
@@ -130,7 +132,7 @@ def skipped_note(note: str, not_objects: int) -> str:
 
 def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
                levels: Tuple[str, ...] = LEVELS) -> int:
-    """Parse ``path`` into ``{table}_ops`` (``flatten_sql``): one row per op of every step and
+    """Parse ``path`` into ``{table}_ops`` (``level_sql``): one row per op of every step and
     kind (or of ``levels``), ``op`` typed ``op_type``; returns how many entries above the ops were
     not objects (``not_objects_sql``), for the loader to count as skipped. Raises SourceError for
     empty, non-UTF-8, truncated or non-object files."""
@@ -144,12 +146,14 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
         raise SourceError("truncated or malformed JSON")
     if kind != "OBJECT":
         raise SourceError("not a JSON object of steps")
-    con.execute(flatten_sql(table, levels), {"spec": json.dumps(op_type)})
+    for sql in level_sql(table, levels):
+        con.execute(sql, {"spec": json.dumps(op_type)} if "$spec" in sql else {})
     return con.execute(not_objects_sql(table, levels)).fetchone()[0]
 
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    for t in (table, f"{table}_ops"):
+    # The level tables of the deepest layout (the cluster file's four levels) and any shallower.
+    for t in (table, f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
