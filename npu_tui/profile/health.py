@@ -171,7 +171,7 @@ def health(profile) -> List[HealthItem]:
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
     said = failed_ranks | {r for r, _, _ in no_kernels}  # no kernels: said already
     # Left for the background load, not missing (a rank whose kernels failed reads its trace at once).
-    deferred = {(job.ctx.rank, module.KIND) for job in getattr(profile, "pending", []) for module, _ in job.files}
+    deferred = {(job.ctx.rank, module.KIND) for job in profile.pending for module, _ in job.files}
     for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
         if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred:
             continue

@@ -47,6 +47,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         not_objects = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
         total = con.execute(COUNT.format(table=STAGE), {"total": TOTAL}).fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE, valid=VALID_TIMES), {"total": TOTAL}).fetchone()[0]
-        return LoadResult(rows=rows, skipped=total - rows + not_objects, note=skipped_note("" if total else "no communication ops", not_objects))
+        return LoadResult(rows=rows, skipped=total - rows + not_objects,
+                          note=skipped_note("" if total else "no communication ops", not_objects))
     finally:
         drop_json(con, STAGE)

@@ -47,7 +47,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE)).fetchone()[0]
-        return LoadResult(rows=rows, skipped=total - rows + not_objects, note=skipped_note("" if total else "no communication links", not_objects))
+        return LoadResult(rows=rows, skipped=total - rows + not_objects,
+                          note=skipped_note("" if total else "no communication links", not_objects))
     finally:
         con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
         drop_json(con, STAGE)

@@ -60,18 +60,28 @@ def _entries(keys: List[str], level: str, source: str) -> str:
 def level_sql(table: str, levels: Tuple[str, ...]) -> List[str]:
     """``{table}_l0 ..``: one table per level of the document's nested objects above the innermost,
     each entry with its keys so far, its value ``v`` and that value's JSON type ``t`` (the level
-    below reads the objects; the others are counted, ``not_objects_sql``); then ``{table}_ops``:
-    one row per innermost entry, a column per level (its key) and ``op``, the value typed by
-    ``$spec`` (NULL when it is not an object of that shape: counted, then skipped, by the loaders)."""
-    out, source = [], f"(SELECT doc AS v FROM {table} WHERE json_type(doc) = 'OBJECT')"
+    below reads the objects; the others are counted, ``not_objects_sql``)."""
+    out = []
     for i, level in enumerate(levels[:-1]):
         out.append(f"CREATE OR REPLACE TEMP TABLE {table}_l{i} AS SELECT *, json_type(v) AS t "
-                   f"FROM ({_entries(list(levels[:i]), level, source)})")
-        source = f"(SELECT * EXCLUDE (t) FROM {table}_l{i} WHERE t = 'OBJECT')"
-    out.append(f"CREATE OR REPLACE TEMP TABLE {table}_ops AS SELECT {', '.join(levels)}, "
-               f"CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
-               f"FROM ({_entries(list(levels[:-1]), levels[-1], source)})")
+                   f"FROM ({_entries(list(levels[:i]), level, _objects(table, i))})")
     return out
+
+
+def _objects(table: str, level: int) -> str:
+    """The objects whose entries make level ``level``: the document's, or the level above's."""
+    if level == 0:
+        return f"(SELECT doc AS v FROM {table} WHERE json_type(doc) = 'OBJECT')"
+    return f"(SELECT * EXCLUDE (t) FROM {table}_l{level - 1} WHERE t = 'OBJECT')"
+
+
+def ops_sql(table: str, levels: Tuple[str, ...]) -> str:
+    """``{table}_ops``: one row per innermost entry, a column per level (its key) and ``op``, the
+    value typed by ``$spec`` (NULL when it is not an object of that shape: counted, then skipped,
+    by the loaders)."""
+    return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS SELECT {', '.join(levels)}, "
+            f"CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
+            f"FROM ({_entries(list(levels[:-1]), levels[-1], _objects(table, len(levels) - 1))})")
 
 
 def not_objects_sql(table: str, levels: Tuple[str, ...]) -> str:
@@ -132,8 +142,8 @@ def skipped_note(note: str, not_objects: int) -> str:
 
 def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
                levels: Tuple[str, ...] = LEVELS) -> int:
-    """Parse ``path`` into ``{table}_ops`` (``level_sql``): one row per op of every step and
-    kind (or of ``levels``), ``op`` typed ``op_type``; returns how many entries above the ops were
+    """Parse ``path`` into ``{table}_ops`` (``level_sql``, ``ops_sql``): one row per op of every step
+    and kind (or of ``levels``), ``op`` typed ``op_type``; returns how many entries above the ops were
     not objects (``not_objects_sql``), for the loader to count as skipped. Raises SourceError for
     empty, non-UTF-8, truncated or non-object files."""
     if not read_head(path).strip():
@@ -147,7 +157,8 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     if kind != "OBJECT":
         raise SourceError("not a JSON object of steps")
     for sql in level_sql(table, levels):
-        con.execute(sql, {"spec": json.dumps(op_type)} if "$spec" in sql else {})
+        con.execute(sql)
+    con.execute(ops_sql(table, levels), {"spec": json.dumps(op_type)})
     return con.execute(not_objects_sql(table, levels)).fetchone()[0]
 
 
