@@ -128,6 +128,39 @@ async def test_filter_sort_and_literal_text():
 
 
 @async_test
+async def test_a_reread_keeps_the_place_and_a_new_order_starts_at_the_top():
+    app = GridApp(make_con())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(PagedTable)
+        await pilot.press("pagedown", "pagedown", "down")
+        await pilot.pause()
+        row, top = table.cursor_row, int(table.scroll_offset.y)
+        assert top > 0 and top < row < top + table.visible_rows
+
+        # The rows under the query changed (as when the trace's phase rebuilds the views): read
+        # again, where the user was.
+        app.con.execute("DELETE FROM t WHERE i >= 4000")
+        table.reload()
+        await settle(app, pilot)
+        assert table.total == 4000
+        assert (table.cursor_row, int(table.scroll_offset.y)) == (row, top)
+        assert line_text(table, 1 + row - top).split()[0] == f"{row:,}"
+
+        # Fewer rows than the place: the cursor stops on the last, in view.
+        app.con.execute(f"DELETE FROM t WHERE i >= {row - 5}")
+        table.reload()
+        await settle(app, pilot)
+        assert table.cursor_row == row - 6
+        assert int(table.scroll_offset.y) <= table.cursor_row < int(table.scroll_offset.y) + table.visible_rows
+
+        # Another order: the old place means nothing in it.
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert (table.cursor_row, int(table.scroll_offset.y)) == (0, 0)
+
+
+@async_test
 async def test_export_csv_and_markdown(tmp_path):
     app = GridApp(make_con())
     async with app.run_test(size=(80, 24)) as pilot:

@@ -303,3 +303,51 @@ async def test_a_reload_shown_on_a_pane_of_analysis_views_reads_them_once_instal
         grid = app.current_table()
         assert grid.error == "" and grid.total == total > 0
         assert len(app.session.ranks) == 1
+
+
+async def _until_read(app, pilot):
+    """The shown grid has read its query (settle would wait for the held trace load too)."""
+    while app.current_table() is None or app.current_table().total is None:
+        await pilot.pause(0.02)
+
+
+@async_test
+async def test_grids_read_before_the_trace_show_its_numbers_after_it(tmp_path, gate):
+    """A grid read in phase one reads its view again once the trace is in, and keeps its place: the
+    Memory pane's operators (each one's stage: from kernel signatures, then from the markers), and
+    a drill level open above the panes."""
+    opened, started = gate
+    app = NpuTuiApp(_copy(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await _until_trace_started(app, pilot, started)
+        await pilot.press("0")
+        await _until_read(app, pilot)
+        memory = app.current_table()
+        query = "SELECT name, stage FROM memory_operators ORDER BY name"
+        before = app.con.execute(query).fetchall()
+        assert [memory.row_dict(i)["stage"] for i in range(memory.total)] != [None] * memory.total
+        await pilot.press("3")
+        await _until_read(app, pilot)
+        types = app.current_table()
+        types.move_cursor(2)
+        await pilot.press("enter")  # a type's operators, a drill level above the panes
+        await pilot.pause()
+        await _until_read(app, pilot)
+        level = app.current_table()
+        assert level is not types
+        level.move_cursor(1)
+
+        opened.set()
+        await settle(app, pilot, rounds=5)
+        assert not app.trace_loading
+        after = app.con.execute(query).fetchall()
+        assert after != before  # the stages moved with the markers
+        # The drill level read again (shown), and kept its row.
+        assert app.current_table() is level and level.cursor_row == 1 and level.error == ""
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.current_table() is types and types.cursor_row == 2 and types.error == ""
+        await pilot.press("0")
+        await settle(app, pilot)
+        shown = sorted((memory.row_dict(i)["name"], memory.row_dict(i)["stage"]) for i in range(memory.total))
+        assert shown == after

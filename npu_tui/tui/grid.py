@@ -219,17 +219,24 @@ class PagedTable(ScrollView, can_focus=True):
     def set_source(self, con) -> None:
         """The DuckDB connection to read from (the grid takes cursors of its own)."""
         self._source = con
-        self.reload()
+        self._from_top()
 
     def set_query(self, query: GridQuery) -> None:
         self.query = query
-        self.reload()
+        self._from_top()
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
+        self._from_top()
+
+    def _from_top(self) -> None:
+        """Other rows, or the same in another order: the old place means nothing in them."""
+        self.cursor_row = 0
         self.reload()
 
     def reload(self) -> None:
+        """Read the query again (the data under it changed); the cursor and scroll stay where they
+        are, as far as the new rows reach."""
         if self._source is None:
             return
         self._generation += 1
@@ -294,7 +301,9 @@ class PagedTable(ScrollView, can_focus=True):
         self.cursor_row = max(0, min(self.cursor_row, self.total - 1))
         self._layout_columns()
         self.virtual_size = Size(self.size.width, self.total + 1)
-        self.scroll_to(y=0, animate=False, immediate=True)
+        top = max(0, min(int(self.scroll_offset.y), self.total - self.visible_rows,
+                         self.cursor_row), self.cursor_row - self.visible_rows + 1)
+        self.scroll_to(y=top, animate=False, immediate=True)
         self.refresh()
         self.post_message(self.Ready(self))
 
