@@ -240,6 +240,41 @@ def test_background_defers_the_trace_then_completes_and_caches(profile_copy):
     assert labels_ == ["opened from cache"] and counts(again) == counts(whole)
 
 
+def test_a_stopped_background_load_takes_back_what_it_loaded_and_stays_pending(profile_copy):
+    """Stopped after one rank's trace was in and while the next was being read: the tables are the
+    first phase's again (the analysis of that phase must keep agreeing with them), the stop is
+    no file's failure, the work waits (nothing is cached as complete) and health names it; loading
+    it again completes the profile."""
+    from npu_tui.profile.health import health
+
+    whole = load_profile(profile_copy)
+    p = load_profile(profile_copy, cache=True, background=True)
+    first = counts(p)
+    started = []
+
+    def stop_at_second(done, total, label):
+        started.append(label)
+
+    with pytest.raises(LoadCancelled):
+        p.load_pending(progress=stop_at_second, cancelled=lambda: len(started) > 1)
+    assert started[:2] == ["rank 0: trace_view.json", "rank 1: trace_view.json"]
+    assert counts(p) == first
+    assert p.stopped and [f.name for j in p.pending for _, f in j.files] == ["trace_view.json"] * 2
+    said = health(whole)  # the sample's own (a partial rank set)
+    added = [i for i in health(p) if i not in said]
+    assert [(i.severity, i.rank, i.what.split(":")[0]) for i in added] == \
+        [("warning", 0, "trace_view.json"), ("warning", 1, "trace_view.json")]
+    assert "not loaded, its load was stopped" in added[0].what
+    p.save_cache()
+    assert not list(cache_dir().glob("*.duckdb"))
+
+    p.load_pending()
+    assert not p.stopped and p.pending == [] and health(p) == said
+    assert counts(p) == counts(whole)
+    p.save_cache()
+    assert len(list(cache_dir().glob("*.duckdb"))) == 1
+
+
 def test_background_keeps_the_trace_when_it_is_the_only_kernel_source(real, tmp_path):
     bare = tmp_path / "trace_view.json"
     shutil.copy(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"

@@ -3,6 +3,7 @@ are spare) gives the same rows as loading one file at a time, out of memory incl
 
 import shutil
 import threading
+import time
 
 import duckdb
 import pytest
@@ -159,3 +160,26 @@ def test_cancel_stops_the_trace_beside_too(level1, monkeypatch):
     with pytest.raises(LoadCancelled):
         load_profile(level1, progress=lambda d, t, label: labels.append(label), cancelled=cancelled)
     assert not [t for t in threading.enumerate() if t.name.endswith("-beside")]
+
+
+def test_a_statement_cut_short_by_a_stop_is_no_files_failure(level1, monkeypatch):
+    """Stopping interrupts what DuckDB is running: the file's rows roll back and the stop is
+    raised, not logged as an unreadable file."""
+    inside = []
+
+    def slow(con, path, ctx):
+        con.execute("INSERT INTO host_events (rank, name, start_ns) VALUES (?, 'half', 0)", [ctx.rank])
+        inside.append(time.monotonic())
+        con.execute("SELECT count(*) FROM range(1000000000000)").fetchone()  # until interrupted
+        raise AssertionError("not interrupted")
+
+    monkeypatch.setattr(trace_view, "load", slow)
+    logged = []
+    real_log = loader._log
+    monkeypatch.setattr(loader, "_log", lambda con, rank, path, kind, *rest: (
+        logged.append((path.name, rest[-1])), real_log(con, rank, path, kind, *rest)))
+    p = load_profile(level1, background=True)
+    with pytest.raises(LoadCancelled):  # once the long statement is surely running
+        p.load_pending(cancelled=lambda: bool(inside) and time.monotonic() - inside[0] > 0.3)
+    assert [(name, note) for name, note in logged if name == "trace_view.json"] == []
+    assert p.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == 0

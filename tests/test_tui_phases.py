@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import textual.constants
 
-from npu_tui.profile import LoadCancelled, Profile
+from npu_tui.profile import Profile
 from npu_tui.tui.app import NpuTuiApp
 from npu_tui.tui.cells import fmt_us
 from npu_tui.tui.screens.health import HealthScreen
@@ -52,10 +52,9 @@ def gate(monkeypatch):
     def held(self, progress=None, cancelled=None):
         progress(0, 1, "rank 0: trace_view.json")
         started.set()
-        while not opened.wait(0.02):
-            if cancelled():
-                raise LoadCancelled()
-        real(self, progress, cancelled)
+        while not opened.wait(0.02) and not cancelled():
+            pass
+        real(self, progress, cancelled)  # stopped: the real load stops at its first file
 
     monkeypatch.setattr(Profile, "load_pending", held)
     return opened, started
@@ -129,6 +128,10 @@ async def test_escape_stops_the_trace_and_keeps_the_first_numbers(tmp_path, gate
         assert not app.trace_loading and not app.query_one("#trace-load").display
         assert app.profile is profile and app.report is report and _text(app, "steps") == steps
         assert any(n.startswith("Trace not loaded") for n in _notes(app))
+        # The Overview says so until the profile is loaded again, and nothing is cached as complete.
+        assert app.query_one("#overview-health").display
+        assert "trace_view.json: not loaded, its load was stopped" in screen_text(app)
+        assert app.profile.pending and app.profile.store is not None
         # The first phase's data stays usable: the operators grid still answers.
         await pilot.press("3")
         await settle(app, pilot)

@@ -133,6 +133,10 @@ ORDER BY r.rank, k.kind
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
 
 # Ranks that loaded without a single kernel: none of their files holds device tasks.
+STOPPED = ("{name}: not loaded, its load was stopped: the rank's host events, flows and overlap lanes "
+           "are missing, so its stages come from kernel signatures")
+STOPPED_FIX = "r loads the profile again"
+
 NO_KERNELS = """
 SELECT rank, path, source_format FROM ranks
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
@@ -178,6 +182,9 @@ def health(profile) -> List[HealthItem]:
         items.append(HealthItem("warning", rank, path, f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
                                 MISSING_FILE_FIX.format(name=name), 0))
+    if profile.stopped:  # the background load was stopped: its files are not in, and wait
+        items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
+                             STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
     missing, loaded = profile.con.execute(PEERS).fetchone()
     # A rank claimed twice was renumbered: it is one of the job's ranks, not two.
     world, claimed = profile.con.execute(

@@ -43,6 +43,7 @@ class Profile:
     formats: List[str]
     # Work left for load_pending() when loaded with background=True.
     pending: List["_RankJob"] = field(default_factory=list)
+    stopped: bool = False  # load_pending() was stopped (or failed): pending is left, not loading
     cache_key: Optional[str] = None
     from_cache: bool = False
     read_only: bool = False  # a reopened cache, until writable()
@@ -50,10 +51,18 @@ class Profile:
 
     def load_pending(self, progress: Optional[Progress] = None,
                      cancelled: Optional[Callable[[], bool]] = None) -> None:
-        """Load what was deferred (host events, flows, lanes of big traces)."""
-        jobs, self.pending = self.pending, []
+        """Load what was deferred (host events, flows, lanes of big traces). Stopped or failed
+        part way, it takes back what it loaded, so that the tables are the first phase's and agree
+        with its analysis; the work stays pending, and ``stopped`` says so."""
+        jobs = self.pending
         total = sum(len(j.files) for j in jobs)
-        _run_jobs(self.con, jobs, _Progress(total, progress), cancelled)
+        try:
+            _run_jobs(self.con, jobs, _Progress(total, progress), cancelled)
+        except BaseException:
+            self.stopped = True
+            _take_back(self.con, jobs)
+            raise
+        self.pending, self.stopped = [], False
         if progress:
             progress(total, total, "done")
 
@@ -182,8 +191,9 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
     except SourceError as e:
         _rollback(con)
         return LoadResult(rows=0, note=_reason(e))
-    except duckdb.FatalException:
-        raise  # the database itself is gone (its disk filled): no file's fault, no file's note
+    except (duckdb.FatalException, duckdb.InterruptException):
+        _rollback(con)  # the database is gone (its disk filled), or the load was stopped: no file's note
+        raise
     except duckdb.OutOfMemoryException as e:
         _rollback(con)
         if not alone:
@@ -256,6 +266,21 @@ class _RankJob:
     src: RankSource
     ctx: RankContext
     files: List[Tuple[ModuleType, Path]]
+
+
+def _take_back(con, jobs: List[_RankJob]) -> None:
+    """Remove what the deferred files of ``jobs`` loaded, and their log rows. A deferred file is its
+    rank's only source of the tables it ADDS (it waits only behind kernel_details.csv, and a db
+    export beside the text files adds nothing), so its rows are the rank's rows there."""
+    try:
+        for job in jobs:
+            for module, path in job.files:
+                for table in module.ADDS:
+                    con.execute(f"DELETE FROM {table} WHERE rank = ?", [job.ctx.rank])
+                con.execute("DELETE FROM load_log WHERE file = ?", [path_text(path)])
+                job.ctx.loaded.discard(module.KIND)
+    except duckdb.Error:  # the database failed under the load (its disk filled): that error is raised
+        pass
 
 
 def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool], defer: bool,

@@ -193,8 +193,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
                                            where=where),
                         {"paths": paths, "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
-        except duckdb.OutOfMemoryException:
-            raise  # not the file's fault: the loader tries it again (loader._load_file)
+        except (duckdb.OutOfMemoryException, duckdb.InterruptException):
+            raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
         except duckdb.Error as e:
             reason = _reason(e)
             salvageable = reason.startswith(("malformed JSON", "not UTF-8"))

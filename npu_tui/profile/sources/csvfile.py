@@ -66,8 +66,8 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
             projection = select(columns) if select else "*"
             con.execute(STAGE_CSV.format(table=table, select=projection),
                         {"path": str(src), "columns": spec, "strict": not _mixed_line_ends(src)})
-        except duckdb.OutOfMemoryException:
-            raise  # not the file's fault: the loader tries it again (loader._load_file)
+        except (duckdb.OutOfMemoryException, duckdb.InterruptException):
+            raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
         except duckdb.Error as e:
             raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
     rejected, not_utf8 = con.execute(
