@@ -2,6 +2,7 @@
 
 import csv
 import io
+import os
 import shutil
 from pathlib import Path
 
@@ -267,3 +268,8 @@ def test_a_file_other_ranks_have_and_one_rank_lacks_is_said(tmp_path):
     assert (item.severity, item.rank) == ("warning", 0)
     assert item.what.startswith("no trace_view.json, which 1 other rank has") and "trace_view.json" in item.fix
     assert health(load_profile(DEMO)) == []
+    # In its place, something that is not a file: discovery leaves it out and says so, once.
+    os.mkfifo(trace)
+    (item,) = health(load_profile(demo))
+    assert (item.severity, item.rank) == ("error", 0)
+    assert "trace_view.json is a named pipe, not a file: left out" in item.what

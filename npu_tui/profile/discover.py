@@ -79,10 +79,11 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
                 return m.KIND
     elif path.name.endswith(".json.gz") and _damaged(path):
         return "kineto"  # a trace whose gzip breaks in its head: its loader says so
-    return _kind_by_name(path.name, modules)
+    return kind_by_name(path.name, modules)
 
 
-def _kind_by_name(name: str, modules: List[ModuleType]) -> Optional[str]:
+def kind_by_name(name: str, modules: List[ModuleType]) -> Optional[str]:
+    """The source kind the profiler's name for a file says (without reading it)."""
     for m in modules:
         pattern = getattr(m, "NAME_PATTERN", None)
         if name in m.FILE_NAMES or any(
@@ -176,7 +177,7 @@ def _note_not_file(p: Path) -> None:
         return
     what = _what_instead(p)
     if what and (what != "a folder" or p.suffix in FILE_SUFFIXES) and (
-            _kind_by_name(p.name, source_modules()) or _kind_by_name(p.name, cluster_modules())):
+            kind_by_name(p.name, source_modules()) or kind_by_name(p.name, cluster_modules())):
         seen[p] = what
 
 

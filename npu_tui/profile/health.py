@@ -9,7 +9,8 @@ from pathlib import PurePath
 from typing import List, Optional, Pattern, Tuple
 
 from ..text import path_text
-from .sources import KERNEL_SOURCES
+from .discover import kind_by_name
+from .sources import KERNEL_SOURCES, source_modules
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -132,11 +133,11 @@ ORDER BY r.rank, k.kind
 """
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
 
-# Ranks that loaded without a single kernel: none of their files holds device tasks.
 STOPPED = ("{name}: not loaded, its load was stopped: the rank's host events, flows and overlap lanes "
            "are missing, so its stages come from kernel signatures")
 STOPPED_FIX = "r loads the profile again"
 
+# Ranks that loaded without a single kernel: none of their files holds device tasks.
 NO_KERNELS = """
 SELECT rank, path, source_format FROM ranks
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
@@ -174,10 +175,13 @@ def health(profile) -> List[HealthItem]:
                                     "device's tasks; its figures are empty",
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
     said = failed_ranks | {r for r, _, _ in no_kernels}  # no kernels: said already
-    # Left for the background load, not missing (a rank whose kernels failed reads its trace at once).
+    # Left for the background load, or left out by discovery (which said why), not missing (a
+    # rank whose kernels failed reads its trace at once).
     deferred = {(job.ctx.rank, module.KIND) for job in profile.pending for module, _ in job.files}
+    left_out = {(rank, kind_by_name(PurePath(file).name, source_modules()))
+                for rank, file, kind, *_ in rows if kind == "discovery" and rank is not None}
     for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
-        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred:
+        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
         items.append(HealthItem("warning", rank, path, f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
