@@ -322,6 +322,42 @@ def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
     assert per_rank == {r: n * (2 if r == 1 else 1) for r, n in one}
 
 
+def test_cycles_a_handler_of_ones_own_names_are_one_worker(tmp_path):
+    """torch.profiler's documented handler exports each cycle as trace_<step>.json: the files carry
+    no worker name and, on one device, no distributedInfo; each was a rank of its own."""
+    torch = pytest.importorskip("torch", reason="the traces are written by torch")
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    def handler(prof):
+        prof.export_chrome_trace(str(tmp_path / f"trace_{prof.step_num}.json"))
+
+    m, x = torch.nn.Linear(32, 32), torch.randn(4, 32)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=2, repeat=2),
+                 on_trace_ready=handler) as prof:
+        for _ in range(7):
+            m(x).relu()
+            prof.step()
+    files = sorted(tmp_path.glob("trace_*.json"))
+    assert len(files) == 2
+    alone = [load_profile(f).con.execute("SELECT count(*) FROM kernels").fetchone()[0] for f in files]
+    p = load_profile(tmp_path)
+    assert p.ranks == [0] and health(p) == []
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == sum(alone) > 0
+
+
+def test_two_runs_of_one_rank_under_names_of_ones_own_are_two(real, tmp_path):
+    """The same rank's traces from two processes (a job run twice), named by hand: merged, every
+    kernel counted twice in one rank; they are the rank claimed twice, as worker-named traces are."""
+    raw = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
+    (tmp_path / "first.json").write_bytes(raw)
+    (tmp_path / "second.json").write_bytes(raw.replace(b'"pid": 4037,', b'"pid": 5123,'))
+    p = load_profile(tmp_path)
+    one = load_profile(tmp_path / "first.json").con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+    assert p.ranks == [0, 1]
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one), (1, one)]
+    assert [h for h in health(p) if "claimed twice" in h.what]
+
+
 def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     """A job run twice into one folder: two workers (host_pid) whose traces carry the same
     distributedInfo rank. Merged, each step spanned both runs; they are the rank claimed twice."""

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 from .errors import ProfileError
 from .sources import cluster_modules, source_modules
 from .sources.base import csv_header, damaged_gzip_head, read_head
-from .sources.kineto import rank_hint
+from .sources.kineto import process_hint, rank_hint
 
 RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
 CLUSTER_DIR = "cluster_analysis_output"  # msprof-analyze writes its job-wide outputs here
@@ -459,12 +459,16 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     files = _group(_files(folder), modules)
     workers: Dict[object, RankSource] = {}
     for f in files.pop("kineto", []):
-        rank = _rank(rank_hint(_head(f)))
+        head = _head(f)
+        rank, process = _rank(rank_hint(head)), process_hint(head)
         m = WORKER_RE.match(f.name)
-        # One worker is one rank: tensorboard_trace_handler's "<host>_<pid>" prefix (a schedule
-        # that cycles writes a trace per cycle), else its distributedInfo rank, else the file. Two
-        # workers of one rank are two runs side by side, not one: the rank is claimed twice.
-        key = ("worker", m.group(1)) if m else ("rank", rank) if rank is not None else ("file", f)
+        # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by
+        # tensorboard_trace_handler's "<host>_<pid>" prefix, else by the process the trace says
+        # it was taken in (a handler of one's own names files as it likes), else by its
+        # distributedInfo rank, else the file is one. Two workers of one rank are two runs side
+        # by side, not one: the rank is claimed twice.
+        key = (("worker", m.group(1)) if m else ("process", rank, process) if process
+               else ("rank", rank) if rank is not None else ("file", f))
         if key in workers:
             workers[key].files["kineto"].append(f)
         else:
