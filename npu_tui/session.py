@@ -71,12 +71,16 @@ class Session:
     from them; ``health`` says what the load skipped. Reads go through ``sql`` / ``table`` (as
     pandas DataFrames, guarded: the profile's tables cannot be changed through them)."""
 
-    def __init__(self, profile: Profile, rules: Rules, note: str = "") -> None:
+    def __init__(self, profile: Profile, rules: Rules, note: str = "", progress: Optional[Progress] = None,
+                 cancelled: Optional[Callable[[], bool]] = None) -> None:
         self.profile = profile
         self.rules = rules
         self.note = note  # which run of a folder of runs was opened (resolve_run), or ""
         self.report: Optional[Dict[str, Any]] = None
         self._engine = None
+        # The load under way (the open, then load_pending's): a fresh load that replaces a cache
+        # file that failed reports to its progress and stops when it is cancelled.
+        self._progress, self._cancelled = progress, cancelled
         self.health: List[HealthItem] = self._health()
 
     def _health(self) -> List[HealthItem]:
@@ -87,7 +91,7 @@ class Session:
         except duckdb.Error as e:
             if not self.profile.from_cache or isinstance(e, duckdb.InterruptException):
                 raise
-        self.profile = self.profile.reloaded()
+        self.profile = self.profile.reloaded(self._progress, self._cancelled)
         return health(self.profile)
 
     # -- opening ------------------------------------------------------------------------------
@@ -105,7 +109,7 @@ class Session:
                                background=background)
         if cancelled is not None and cancelled():
             raise LoadCancelled()
-        session = cls(profile, rules, note)
+        session = cls(profile, rules, note, progress, cancelled)
         if session.profile.read_only and not session.analysed:
             # A reopened cache is read-only (others may share it). Analysed under other rules, or
             # by another version, it takes this analysis in its place: opened for writing before
@@ -141,7 +145,7 @@ class Session:
         if self._engine is not None:  # its cursor is on the connection that goes
             self._engine.close()
             self._engine = None
-        self.profile = self.profile.reloaded()
+        self.profile = self.profile.reloaded(self._progress, self._cancelled)
         self.health = health(self.profile)
         return self._analyse(windows, encoded)
 
@@ -166,6 +170,7 @@ class Session:
         snapshots of the first phase. Once the trace is in, the analysis runs to the end, so the
         views and the report always agree."""
         store = self.profile.store
+        self._progress, self._cancelled = progress, cancelled
         try:
             self.profile.load_pending(progress=progress, cancelled=cancelled)
         except duckdb.Error as e:

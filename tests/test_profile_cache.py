@@ -320,6 +320,30 @@ def test_a_cache_that_opens_but_fails_to_read_is_replaced_by_a_fresh_load(profil
     assert p.con.execute("SELECT count(*) FROM stage_categories").fetchone()[0] > 0
 
 
+def test_the_fresh_load_in_place_of_a_damaged_cache_shows_its_progress_and_stops_when_cancelled(profile_copy):
+    """The app opens a profile with a progress bar and escape: a damaged block met under the
+    analysis loaded the profile again with neither (a long wait on "opened from cache")."""
+    from npu_tui.session import Session
+
+    Session.load(profile_copy).analyse()
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    _spoil_block_of(entry, "stage_categories")
+    seen = []
+    session = Session.load(profile_copy, progress=lambda d, t, label: seen.append(label))
+    assert seen == ["opened from cache"]
+    session.analyse()
+    assert "rank 0: kernel_details.csv" in seen[1:] and seen[-1] == "done"
+    session.close()
+
+    (entry,) = list(cache_dir().glob("*.duckdb"))
+    _spoil_block_of(entry, "stage_categories")
+    seen.clear()
+    session = Session.load(profile_copy, progress=lambda d, t, label: seen.append(label),
+                           cancelled=lambda: len(seen) > 1)
+    with pytest.raises(LoadCancelled):
+        session.analyse()
+
+
 def test_a_damaged_block_only_a_query_reads_is_replaced_by_a_fresh_load(profile_copy):
     """The report does not read host_events: the damage shows first under `sql` (or
     ``npu_tui.open().sql``), which blamed the query and kept the damaged file."""

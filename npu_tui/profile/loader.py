@@ -95,22 +95,23 @@ class Profile:
         return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks,
                        formats=self.formats, cache_key=self.cache_key, from_cache=True)
 
-    def reloaded(self) -> "Profile":
+    def reloaded(self, progress: Optional[Progress] = None,
+                 cancelled: Optional[Callable[[], bool]] = None) -> "Profile":
         """This profile loaded afresh from its files, for a cache file that failed: one that opened
         but then failed to read is removed, and the fresh load writes a new one; one this load was
-        still writing (its disk filled) is removed, and the load goes into memory. This connection
-        is closed."""
+        still writing (its disk filled) is removed, and the load goes into memory. Nothing is left
+        for the background: the caller's load was under way. This connection is closed."""
         writing, self.store = self.store, None
         if writing is not None:
             writing.abandon()
-            return load_profile(self.path)
+            return load_profile(self.path, progress=progress, cancelled=cancelled)
         try:
             self.con.close()
         except duckdb.Error:
             pass
         if self.from_cache and self.cache_key:
             discard(self.cache_key)
-        return load_profile(self.path, cache=True)
+        return load_profile(self.path, progress=progress, cancelled=cancelled, cache=True)
 
     def skipped(self) -> List[Tuple]:
         """(rank, file, skipped_rows, note) for every file that lost rows or could not be used."""
