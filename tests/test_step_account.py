@@ -213,6 +213,29 @@ def test_a_cpu_only_trace_accounts_for_its_profiler_steps(tmp_path):
     assert "device_idle_high" not in {f["rule"] for f in s.findings}
 
 
+def test_time_between_steps_reaches_only_the_next_step(tmp_path):
+    """A schedule that cycles records steps 1-2 and 4-5 (3 is its warm-up, not recorded) into the
+    traces of one worker: the gap after step 2 holds a whole step, not time between steps."""
+    torch = pytest.importorskip("torch", reason="the traces are written by torch")
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    a = torch.randn(32, 32)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=2, repeat=2),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(tmp_path / f"trace_{p.step_num}.json"))) as prof:
+        for _ in range(7):
+            a @ a
+            prof.step()
+    spans = {}  # step: (start, end) in µs, from the files
+    for f in tmp_path.glob("trace_*.json"):
+        for e in json.loads(f.read_text())["traceEvents"]:
+            if e.get("name", "").startswith("ProfilerStep#"):
+                spans[int(e["name"].split("#")[1])] = (float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+    assert sorted(spans) == [1, 2, 4, 5]
+    s = open_session(tmp_path, cache=False)
+    between = dict(s.con.execute("SELECT step, us FROM step_account WHERE part = 'between'").fetchall())
+    assert between == pytest.approx({1: spans[2][0] - spans[1][1], 4: spans[5][0] - spans[4][1]}, abs=0.01)
+
+
 def test_kernels_outside_every_step_make_no_step(real, tmp_path):
     """Two kernels before the first ProfilerStep of a rank with numbered steps: outside every
     step, not a step of their own spanning the trace."""

@@ -86,10 +86,11 @@ parts AS (
     UNION ALL
     SELECT rank, step, stage, 'free', NULL, greatest(span_ns - compute_ns - exposed_ns - copy_ns, 0) FROM spans
     UNION ALL
+    -- up to the next step only: a schedule that cycles leaves steps out between its cycles
     SELECT rank, step, NULL, 'between', NULL, next_start - end_ns
-    FROM (SELECT rank, step, end_ns, lead(start_ns) OVER (PARTITION BY rank ORDER BY start_ns) AS next_start
-          FROM step_windows)
-    WHERE next_start > end_ns
+    FROM (SELECT rank, step, end_ns, lead(start_ns) OVER w AS next_start, lead(step) OVER w AS next_step
+          FROM step_windows WINDOW w AS (PARTITION BY rank ORDER BY start_ns))
+    WHERE next_start > end_ns AND next_step = step + 1
 )
 SELECT p.rank, p.step, p.stage, p.part, p.detail, p.ns / 1e3 AS us, coalesce(f.outlier, false) AS outlier
 FROM parts p LEFT JOIN step_flags f ON f.rank = p.rank AND f.step IS NOT DISTINCT FROM p.step
