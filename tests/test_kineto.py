@@ -347,7 +347,8 @@ def test_cycles_a_handler_of_ones_own_names_are_one_worker(tmp_path):
 
 def test_two_runs_of_one_rank_under_names_of_ones_own_are_two(real, tmp_path):
     """The same rank's traces from two processes (a job run twice), named by hand: merged, every
-    kernel counted twice in one rank; they are the rank claimed twice, as worker-named traces are."""
+    kernel counted twice in one rank; they are the rank claimed twice, as worker-named traces are.
+    Without a rank, a pid is a process only with its host (torch 2.x writes host_name)."""
     raw = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
     (tmp_path / "first.json").write_bytes(raw)
     (tmp_path / "second.json").write_bytes(raw.replace(b'"pid": 4037,', b'"pid": 5123,'))
@@ -356,6 +357,19 @@ def test_two_runs_of_one_rank_under_names_of_ones_own_are_two(real, tmp_path):
     assert p.ranks == [0, 1]
     assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one), (1, one)]
     assert [h for h in health(p) if "claimed twice" in h.what]
+
+    # No rank: two single-device runs whose processes share a pid (1, in two containers) stay
+    # two, unless their hosts are written and the same (the cycles of one run).
+    alone = raw.replace(b'"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128}, ', b"")
+    assert alone != raw
+    (tmp_path / "first.json").write_bytes(alone)
+    (tmp_path / "second.json").write_bytes(alone)
+    assert load_profile(tmp_path).ranks == [0, 1]
+    hosted = alone.replace(b'{"schemaVersion": 1,', b'{"schemaVersion": 1, "host_name": "node1",', 1)
+    assert hosted != alone
+    (tmp_path / "first.json").write_bytes(hosted)
+    (tmp_path / "second.json").write_bytes(hosted)
+    assert load_profile(tmp_path).ranks == [0]
 
 
 def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):

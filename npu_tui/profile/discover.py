@@ -464,10 +464,12 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
         m = WORKER_RE.match(f.name)
         # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by
         # tensorboard_trace_handler's "<host>_<pid>" prefix, else by the process the trace says
-        # it was taken in (a handler of one's own names files as it likes), else by its
-        # distributedInfo rank, else the file is one. Two workers of one rank are two runs side
-        # by side, not one: the rank is claimed twice.
-        key = (("worker", m.group(1)) if m else ("process", rank, process) if process
+        # it was taken in (a handler of one's own names files as it likes; a pid without its
+        # host only within a distributedInfo rank: every container's first pid is 1), else by
+        # that rank, else the file is one. Two workers of one rank are two runs side by side,
+        # not one: the rank is claimed twice.
+        known = process is not None and (process[0] or rank is not None)
+        key = (("worker", m.group(1)) if m else ("process", rank, process) if known
                else ("rank", rank) if rank is not None else ("file", f))
         if key in workers:
             workers[key].files["kineto"].append(f)

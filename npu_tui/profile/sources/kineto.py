@@ -41,12 +41,12 @@ STAGE = "stg_kineto"
 PHASES = ("X", "i", "I")
 
 _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
-# deviceProperties, written before the events: each device's id, name and totalGlobalMem (bytes).
 # The process that took a trace: its host (newer torch writes host_name in the header) and the pid
 # of its first host op (torch writes ph, cat, name, pid in that order).
 _HOST = re.compile(rb'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _HOST_PID = re.compile(rb'"cat"\s*:\s*"(?:cpu_op|user_annotation|python_function)"\s*,\s*'
                        rb'"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"pid"\s*:\s*(\d+)')
+# deviceProperties, written before the events: each device's id, name and totalGlobalMem (bytes).
 _DEVICES = re.compile(rb'"deviceProperties"\s*:\s*\[(.*?)\]', re.S)
 _DEVICE = re.compile(rb'\{[^{}]*?"id"\s*:\s*(\d+)[^{}]*?"name"\s*:\s*"([^"]*)"[^{}]*?"totalGlobalMem"\s*:\s*(\d+)', re.S)
 
@@ -186,8 +186,9 @@ def rank_hint(head: bytes) -> Optional[int]:
 
 
 def process_hint(head: bytes) -> Optional[Tuple[bytes, int]]:
-    """(host, pid) of the process that took the trace, when the head of the file holds a host op:
-    the traces of one process are the cycles of one worker, whatever their names."""
+    """(host, pid) of the process that took the trace, when the head of the file holds a host op
+    (host b"" where torch wrote none): the traces of one process are the cycles of one worker,
+    whatever their names."""
     m = _HOST_PID.search(head)
     if m is None:
         return None
