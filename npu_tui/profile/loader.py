@@ -210,7 +210,8 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
         raise
     try:
         con.execute("COMMIT")
-    except duckdb.FatalException:
+    except (duckdb.FatalException, duckdb.InterruptException):
+        _rollback(con)
         raise
     except duckdb.Error as e:  # committing needs memory too
         _rollback(con)
@@ -258,8 +259,15 @@ class _Progress:
 
 
 # A big trace adds host events and flows (stage markers) but no kernels once kernel_details.csv
-# gave them: with ``background``, such a file waits until the rest is on screen.
+# gave them: with ``background``, such a file waits until the rest is on screen. Not where another
+# file of the rank fills its TRACE_TABLES too (a db export beside the text files): whichever
+# loads first gives them, and the two phases would give them from different files.
 DEFERRABLE = {"trace_view": "kernel_details"}
+
+
+def _deferrable(module: ModuleType, job: "_RankJob") -> bool:
+    return DEFERRABLE.get(module.KIND) in job.ctx.loaded and not any(
+        set(getattr(m, "TRACE_TABLES", ())) & set(module.TRACE_TABLES) for m, _ in job.files if m is not module)
 
 
 @dataclass
@@ -270,18 +278,20 @@ class _RankJob:
 
 
 def _take_back(con, jobs: List[_RankJob]) -> None:
-    """Remove what the deferred files of ``jobs`` loaded, and their log rows. A deferred file is its
-    rank's only source of the tables it ADDS (it waits only behind kernel_details.csv, and a db
-    export beside the text files adds nothing), so its rows are the rank's rows there."""
+    """Remove what the deferred files of ``jobs`` loaded, and their log rows, in one transaction
+    (grids read meanwhile). A deferred file is its rank's only source of its TRACE_TABLES
+    (_deferrable), so its rows are the rank's rows there."""
     try:
+        con.execute("BEGIN TRANSACTION")
         for job in jobs:
             for module, path in job.files:
-                for table in module.ADDS:
+                for table in module.TRACE_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE rank = ?", [job.ctx.rank])
                 con.execute("DELETE FROM load_log WHERE file = ?", [path_text(path)])
                 job.ctx.loaded.discard(module.KIND)
+        con.execute("COMMIT")
     except duckdb.Error:  # the database failed under the load (its disk filled): that error is raised
-        pass
+        _rollback(con)
 
 
 def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool], defer: bool,
@@ -303,7 +313,7 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
                 continue
             if stop():
                 raise LoadCancelled()
-            if defer and DEFERRABLE.get(module.KIND) in ctx.loaded:
+            if defer and _deferrable(module, job):
                 deferred.append((module, path))
                 progress.finish()
                 continue

@@ -146,11 +146,12 @@ class NpuTuiApp(App):
             self.notify(literal(msg.reason), severity="warning", markup=False)
         else:
             self.panes.show_report(msg.session.report)
-            # The trace changed the tables and views under every grid read before it (the stages
-            # now come from its markers): each reads again where it stands, drill levels included.
-            for screen in self.screen_stack:
-                for grid in screen.query(PagedTable):
-                    grid.reload()
+        # The tables changed under every grid read meanwhile: the trace came in (and the stages now
+        # come from its markers), or what it had loaded was taken back out. Each grid reads again
+        # where it stands, drill levels included.
+        for screen in self.screen_stack:
+            for grid in screen.query(PagedTable):
+                grid.reload()
 
     @property
     def opened(self) -> Optional[Path]:

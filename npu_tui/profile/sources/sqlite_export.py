@@ -29,6 +29,8 @@ from .csvfile import col
 KIND = "sqlite_export"
 # By name only these two: a prefix would also take the -wal/-shm files sqlite leaves beside a db.
 FILE_NAMES = ("analysis.db", "ascend_pytorch_profiler.db")
+# The rank's trace data it gives where no earlier file of the rank did (see loader._deferrable).
+TRACE_TABLES = ("overlap_lanes", "host_events", "flows")
 # The per-rank names (ascend_pytorch_profiler_3.db, msprof_20250101.db), whole names only.
 NAME_PATTERN = re.compile(r"^(ascend_pytorch_profiler_\d+|msprof_\d+)\.db$")
 MAGIC = b"SQLite format 3\x00"

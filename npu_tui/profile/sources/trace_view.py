@@ -127,9 +127,9 @@ SELECT min(CAST(regexp_extract(labels, 'NPU\\D*(\\d+)', 1) AS INTEGER))
 FROM tv_process WHERE regexp_matches(labels, 'NPU\\D*\\d+')
 """
 
-# What this file adds to a rank whose kernels came from kernel_details.csv, the case in which it
-# waits for the background load: taken back out if that load is stopped (loader._take_back).
-ADDS = ("overlap_lanes", "host_events", "flows")
+# The rank's trace data this file gives (and all it adds once kernel_details.csv gave the kernels,
+# the case in which it waits for the background load: taken back out if that load is stopped).
+TRACE_TABLES = ("overlap_lanes", "host_events", "flows")
 
 TEMP_TABLES = ("tv_process", "tv_thread", "tv_link", "tv_step", "tv_step_from")
 
