@@ -78,12 +78,10 @@ class Session:
         self.note = note  # which run of a folder of runs was opened (resolve_run), or ""
         self.report: Optional[Dict[str, Any]] = None
         self._engine = None
-        # The load under way (the open, then load_pending's): a fresh load that replaces a cache
-        # file that failed reports to its progress and stops when it is cancelled.
-        self._progress, self._cancelled = progress, cancelled
-        self.health: List[HealthItem] = self._health()
+        self.health: List[HealthItem] = self._health(progress, cancelled)
 
-    def _health(self) -> List[HealthItem]:
+    def _health(self, progress: Optional[Progress] = None,
+                cancelled: Optional[Callable[[], bool]] = None) -> List[HealthItem]:
         """What the load skipped. A cache file with a block that fails to read under these queries
         is replaced by a fresh load first, as under the analysis."""
         try:
@@ -91,7 +89,7 @@ class Session:
         except duckdb.Error as e:
             if not self.profile.from_cache or isinstance(e, duckdb.InterruptException):
                 raise
-        self.profile = self.profile.reloaded(self._progress, self._cancelled)
+        self.profile = self.profile.reloaded(progress, cancelled)
         return health(self.profile)
 
     # -- opening ------------------------------------------------------------------------------
@@ -116,7 +114,7 @@ class Session:
             # anything holds its connection.
             session.profile = session.profile.writable(progress=progress, cancelled=cancelled,
                                                        background=background)
-            session.health = session._health()
+            session.health = session._health(progress, cancelled)
         return session
 
     @property
@@ -127,36 +125,40 @@ class Session:
         except duckdb.Error:  # a cache file that fails to read: analyse() loads afresh
             return False
 
-    def analyse(self, windows: bool = True, encoded: bool = False) -> Dict[str, Any]:
+    def analyse(self, windows: bool = True, encoded: bool = False, progress: Optional[Progress] = None,
+                cancelled: Optional[Callable[[], bool]] = None) -> Dict[str, Any]:
         """Install the analysis views unless they are there, build the report and cache the whole.
         ``windows=False`` leaves the stage windows out of the report's stage_detection;
         ``encoded`` keeps the biggest arrays as JSON text, for ``render`` alone (build_report). A
         cache file that fails to read on the way, or to be written (its disk filled), is a lost
         speed-up, not a failed open: the profile is loaded afresh from its files instead (an
-        error of the analysis itself then comes again, and is raised)."""
+        error of the analysis itself then comes again, and is raised); that load reports to
+        ``progress`` and stops (LoadCancelled) when ``cancelled``, as Session.load's does."""
         try:
-            return self._analyse(windows, encoded)
+            return self._analyse(windows, encoded, progress, cancelled)
         except duckdb.Error as e:
             if not (self.profile.from_cache or self.profile.store) or isinstance(e, duckdb.InterruptException):
                 raise
-        return self._reanalysed(windows, encoded)
+        return self._reanalysed(windows, encoded, progress, cancelled)
 
-    def _reanalysed(self, windows: bool, encoded: bool) -> Dict[str, Any]:
+    def _reanalysed(self, windows: bool, encoded: bool, progress: Optional[Progress] = None,
+                    cancelled: Optional[Callable[[], bool]] = None) -> Dict[str, Any]:
         if self._engine is not None:  # its cursor is on the connection that goes
             self._engine.close()
             self._engine = None
-        self.profile = self.profile.reloaded(self._progress, self._cancelled)
+        self.profile = self.profile.reloaded(progress, cancelled)
         self.health = health(self.profile)
-        return self._analyse(windows, encoded)
+        return self._analyse(windows, encoded, progress, cancelled)
 
-    def _analyse(self, windows: bool, encoded: bool) -> Dict[str, Any]:
+    def _analyse(self, windows: bool, encoded: bool, progress: Optional[Progress],
+                 cancelled: Optional[Callable[[], bool]]) -> Dict[str, Any]:
         if not self.analysed:
             install_views(self.con, self.rules)
         self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded, items=self.health)
         # A no-op while work is pending, or when opened from the cache.
         if not passing_failure(self.profile) and not self.profile.save_cache():
             # The disk filled as the cache file was written out, taking its connection along.
-            return self._reanalysed(windows, encoded)
+            return self._reanalysed(windows, encoded, progress, cancelled)
         return self.report
 
     @property
@@ -170,7 +172,6 @@ class Session:
         snapshots of the first phase. Once the trace is in, the analysis runs to the end, so the
         views and the report always agree."""
         store = self.profile.store
-        self._progress, self._cancelled = progress, cancelled
         try:
             self.profile.load_pending(progress=progress, cancelled=cancelled)
         except duckdb.Error as e:
@@ -182,10 +183,10 @@ class Session:
             raise
         if store is not None and store.failed_under(self.con):
             # The cache file's disk filled under the trace: the whole profile loads again, into memory.
-            return self._reanalysed(windows, encoded=False)
+            return self._reanalysed(windows, False, progress, cancelled)
         self.health = health(self.profile)
         install_views(self.con, self.rules)
-        return self.analyse(windows=windows)
+        return self.analyse(windows=windows, progress=progress, cancelled=cancelled)
 
     def forget_cache(self) -> bool:
         """Remove the cache file this session was opened from (a block of it failed to read under

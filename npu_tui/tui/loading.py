@@ -133,16 +133,22 @@ class LoadPanel(_Phase, Vertical):
         from ..session import Session
 
         worker = get_current_worker()
+
+        def progress(done: int, total: int, label: str) -> None:
+            self.post_message(_Progress(done, total, label, load))
+
+        def cancelled() -> bool:
+            return worker.is_cancelled
+
         try:
             session = Session.load(path, rules, cache=True, background=True, run=run,
-                                   progress=lambda d, t, label: self.post_message(_Progress(d, t, label, load)),
-                                   cancelled=lambda: worker.is_cancelled)
+                                   progress=progress, cancelled=cancelled)
             analysed = session.analysed  # reopened from the cache
             con = session.con
             if not analysed:
                 # Tables first: the grids fill while the analysis runs.
                 self.post_message(SessionLoaded(session, load))
-            session.analyse(windows=False)
+            session.analyse(windows=False, progress=progress, cancelled=cancelled)
         except LoadCancelled:
             self.post_message(LoadStopped("Load cancelled.", load))
             return
