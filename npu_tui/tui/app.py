@@ -119,6 +119,7 @@ class NpuTuiApp(App):
 
     def on_analysed(self, msg: Analysed) -> None:
         self.panes.show_report(msg.session.report)
+        self._read_grids_again()
         if msg.session.pending:
             self.query_one(TraceBar).start(msg.session)
 
@@ -146,9 +147,13 @@ class NpuTuiApp(App):
             self.notify(literal(msg.reason), severity="warning", markup=False)
         else:
             self.panes.show_report(msg.session.report)
-        # The tables changed under every grid read meanwhile: the trace came in (and the stages now
-        # come from its markers), or what it had loaded was taken back out. Each grid reads again
-        # where it stands, drill levels included.
+        self._read_grids_again()
+
+    def _read_grids_again(self) -> None:
+        """The tables or views under every grid changed: the analysis installed its views (a fresh
+        load hands its tables over first), the trace came in (the stages now come from its
+        markers), or what it had loaded was taken back out. Each grid reads again where it
+        stands, drill levels included (one in a pane not shown reads when it is)."""
         for screen in self.screen_stack:
             for grid in screen.query(PagedTable):
                 grid.reload()

@@ -12,7 +12,6 @@ from typing import Dict, Optional
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 
-from ..grid import PagedTable
 from .overview import OverviewPane
 
 # (id, tab label); the number key is the position, the tenth's 0 (pane_key).
@@ -116,14 +115,11 @@ class Panes(TabbedContent):
             _hand(widget, con, None)
 
     def show_report(self, report: dict) -> None:
-        """A new analysis: its report, and the grids that read before its views were installed
-        (a fresh load hands its tables over first) read again. Others keep their place."""
+        """A new analysis: its report, to every pane built so far (their grids read again with
+        the app's)."""
         self.report = report
         for widget in self.built.values():
             _hand(widget, None, report)
-            for grid in widget.query(PagedTable):
-                if grid.error or grid.total is None:  # failed, or still reading
-                    grid.reload()
 
     async def on_tabbed_content_tab_activated(self, msg: TabbedContent.TabActivated) -> None:
         if msg.pane is not None and msg.pane.id:
