@@ -183,3 +183,32 @@ def test_a_statement_cut_short_by_a_stop_is_no_files_failure(level1, monkeypatch
         p.load_pending(cancelled=lambda: bool(inside) and time.monotonic() - inside[0] > 0.3)
     assert [(name, note) for name, note in logged if name == "trace_view.json"] == []
     assert p.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == 0
+
+
+def test_a_stop_between_two_statements_of_a_file_cuts_the_next_one(level1, monkeypatch):
+    """An interrupt reaches only a statement running at that moment: a rank between two
+    statements of a file when the stop comes would run the rest of the file. The stop interrupts
+    until every rank is out."""
+    between, stop_seen, finished = threading.Event(), threading.Event(), []
+
+    def two_statements(con, path, ctx):
+        con.execute("INSERT INTO host_events (rank, name, start_ns) VALUES (?, 'half', 0)", [ctx.rank])
+        between.set()
+        stop_seen.wait(5)
+        time.sleep(0.3)  # the stop's first interrupt has come and gone
+        con.execute("SELECT count(*) FROM range(2000000000)").fetchone()  # seconds, uninterrupted
+        finished.append(path.name)
+        raise AssertionError("not interrupted")
+
+    def cancelled():
+        if between.is_set():
+            stop_seen.set()
+        return stop_seen.is_set()
+
+    monkeypatch.setattr(trace_view, "load", two_statements)
+    monkeypatch.setattr(loader.os, "cpu_count", lambda: 1)  # one rank at a time: one in between
+    p = load_profile(level1, background=True)
+    with pytest.raises(LoadCancelled):
+        p.load_pending(cancelled=cancelled)
+    assert finished == []
+    assert p.con.execute("SELECT count(*) FROM host_events").fetchone()[0] == 0

@@ -440,15 +440,19 @@ def _run_jobs(con, jobs: List[_RankJob], progress: _Progress, cancelled,
                 if cancelled and cancelled():
                     raise LoadCancelled()
         except BaseException:
-            # Stop the other ranks at their next file and cut short what DuckDB is running now.
+            # Stop the other ranks at their next file and cut short what DuckDB is running. An
+            # interrupt reaches only a statement running at that moment, and a rank between two
+            # statements of a file would run the rest of it: interrupt until every rank is out.
             stopped.set()
-            for cur in cursors + [c for c in spares if c is not None]:
-                try:
-                    cur.interrupt()
-                except duckdb.Error:  # that rank already finished and closed its cursor
-                    pass
             for f in pending:
                 f.cancel()
+            while pending:
+                for cur in cursors + [c for c in spares if c is not None]:
+                    try:
+                        cur.interrupt()
+                    except duckdb.Error:  # that rank already finished and closed its cursor
+                        pass
+                _, pending = wait(pending, timeout=0.05)
             raise
     if again:
         later += _run_jobs(con, again, progress, cancelled, defer, workers=1)
