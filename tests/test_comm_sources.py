@@ -10,6 +10,7 @@ import pytest
 
 from npu_tui.profile import load_profile
 from npu_tui.profile.discover import discover
+from npu_tui.profile.health import health
 from npu_tui.profile.sources import communication, communication_matrix, step_trace_time
 from npu_tui.profile.sources.base import read_head
 
@@ -170,8 +171,6 @@ def test_bad_json_is_noted_not_raised(tmp_path, name, good):
     cases = {
         "empty": (b"", "empty file"),
         "truncated": (good.encode()[: len(good) // 2], "truncated or malformed JSON"),
-        "non_utf8": (good.encode().replace(b"hcom", b"\xff\xfe", 1).replace(b"allreduce", b"\xff\xfe", 1),
-                     "not UTF-8 text"),
         "array": (b"[1, 2]", "not a JSON object of steps"),
     }
     for case, (data, _) in cases.items():
@@ -188,6 +187,28 @@ def test_bad_json_is_noted_not_raised(tmp_path, name, good):
         assert log[case][0] == 0 and log[case][1].startswith(note), (case, log[case])
         assert "\n" not in log[case][1]
     assert log["ok"] == (2 if name == "communication.json" else 1, "")
+
+
+def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path):
+    """A group or op named on a GBK system: the ops holding those bytes (in their key, or anywhere
+    within) are dropped and counted, the rest of the file loads. Before, the whole file failed."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    gbk = "通信组".encode("gbk")
+    (out / "communication.json").write_bytes(GOOD_COMM.encode().replace(b"hcom_send", gbk))
+    # a second op, its link's transport named in GBK
+    (out / "communication_matrix.json").write_bytes(GOOD_MATRIX.encode().replace(
+        b'"p2p": {}', b'"p2p": {"send-top@9": {"0-1": {"Transport Type": "' + gbk + b'", "Transit Size(MB)": 4}}}'))
+    con = load_profile(tmp_path).con
+    dropped = "not UTF-8: 1 op with bytes of another encoding dropped, the rest kept"
+    assert con.execute("SELECT kind, rows, skipped_rows, note FROM load_log WHERE rank = 0 ORDER BY kind").fetchall() == [
+        ("communication", 1, 2, dropped), ("communication_matrix", 1, 2, dropped)]
+    assert con.execute("SELECT kind, op_name FROM comm_ops").fetchall() == [("collective", "hcom_allReduce__1_0")]
+    assert con.execute("SELECT count(*), sum(transit_size_mb) FROM comm_bandwidth").fetchone() == (1, 8.0)
+    assert con.execute("SELECT op_key, src_rank, dst_rank FROM comm_matrix").fetchall() == [("allreduce-total@9", 0, 1)]
+    said = [(i.severity, i.what) for i in health(load_profile(tmp_path)) if "not UTF-8" in i.what]
+    assert said == [("warning", f"{name} has rows that are not UTF-8 (1 op with bytes of another encoding "
+                                "dropped, the rest kept); 2 rows skipped") for name in ("communication.json", "communication_matrix.json")]
 
 
 @pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5"])

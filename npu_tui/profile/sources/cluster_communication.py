@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext
-from .communication import TIME_INFO, VALID_TIMES, drop_json, skipped_note, stage_json
+from .communication import TIME_INFO, VALID_TIMES, drop_json, stage_json
 
 KIND = "cluster_communication"
 FILE_NAMES = ("cluster_communication.json",)
@@ -44,10 +44,10 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     try:
-        not_objects = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
+        staged = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
         total = con.execute(COUNT.format(table=STAGE), {"total": TOTAL}).fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE, valid=VALID_TIMES), {"total": TOTAL}).fetchone()[0]
-        return LoadResult(rows=rows, skipped=total - rows + not_objects,
-                          note=skipped_note("" if total else "no communication ops", not_objects))
+        return LoadResult(rows=rows, skipped=total - rows + staged.not_objects,
+                          note=staged.note("" if total else "no communication ops"))
     finally:
         drop_json(con, STAGE)

@@ -14,7 +14,7 @@ import duckdb
 
 from .base import LoadResult, RankContext
 from .cluster_communication import GROUP_LAYOUT
-from .communication import TIME_INFO, drop_json, skipped_note, stage_json
+from .communication import TIME_INFO, drop_json, stage_json
 from .communication_matrix import LINK_COLUMNS, LINK_FILTER, OP_TYPE, TRANSPORT
 
 KIND = "cluster_communication_matrix"
@@ -42,13 +42,13 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     try:
-        not_objects = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
+        staged = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
         con.execute(LINKS.format(table=STAGE))
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE)).fetchone()[0]
-        return LoadResult(rows=rows, skipped=total - rows + not_objects,
-                          note=skipped_note("" if total else "no communication links", not_objects))
+        return LoadResult(rows=rows, skipped=total - rows + staged.not_objects,
+                          note=staged.note("" if total else "no communication links"))
     finally:
         con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
         drop_json(con, STAGE)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Tuple
 
@@ -45,8 +46,13 @@ STAGE_JSON = """
 CREATE OR REPLACE TEMP TABLE {table} AS
 SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
        CASE WHEN json_valid(text) THEN json(text) END AS doc
-FROM (SELECT ltrim(TRY(decode(content)), chr(65279)) AS text FROM read_blob($path))  -- without a byte order mark
+FROM (SELECT ltrim(text, chr(65279)) AS text FROM ({text}))  -- without a byte order mark
 """
+AS_UTF8 = "SELECT TRY(decode(content)) AS text FROM read_blob($path)"
+# A file with bytes of another encoding (a group or op named on a GBK system) is read with those
+# bytes replaced (U+FFFD): they are never JSON's own syntax, which is ASCII. The ops they fall in
+# are then dropped and counted, and the rest kept.
+REPLACED = "SELECT $text AS text"
 
 def _entries(keys: List[str], level: str, source: str) -> str:
     """Every entry of the objects in ``source`` (``v``) with the keys so far and its own, split with
@@ -77,11 +83,13 @@ def _objects(table: str, level: int) -> str:
 
 def ops_sql(table: str, levels: Tuple[str, ...]) -> str:
     """``{table}_ops``: one row per innermost entry, a column per level (its key) and ``op``, the
-    value typed by ``$spec`` (NULL when it is not an object of that shape: counted, then skipped,
-    by the loaders)."""
-    return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS SELECT {', '.join(levels)}, "
-            f"CASE WHEN json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op "
-            f"FROM ({_entries(list(levels[:-1]), levels[-1], _objects(table, len(levels) - 1))})")
+    value typed by ``$spec`` (NULL when it is not an object of that shape, or when ``$replaced``
+    and it or its keys hold a replaced byte, ``not_utf8``: counted, then skipped, by the loaders)."""
+    replaced = f"$replaced AND contains(concat({', '.join(levels)}, v::VARCHAR), chr(65533))"
+    return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS SELECT *, CASE WHEN NOT not_utf8 AND "
+            f"json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op FROM (SELECT "
+            f"{', '.join(levels)}, v, {replaced} AS not_utf8 "
+            f"FROM ({_entries(list(levels[:-1]), levels[-1], _objects(table, len(levels) - 1))}))")
 
 
 def not_objects_sql(table: str, levels: Tuple[str, ...]) -> str:
@@ -133,33 +141,47 @@ def sniff(head: bytes) -> bool:
     return bool(STEP_LAYOUT.match(head)) and TIME_INFO in head
 
 
-def skipped_note(note: str, not_objects: int) -> str:
-    """``note``, and what ``not_objects_sql`` counted, where it counted any."""
-    said = (f"{not_objects} step, kind or group {'entry' if not_objects == 1 else 'entries'} not an object "
-            "(null, text or a list): what they were to hold is lost") if not_objects else ""
-    return "; ".join(filter(None, [note, said]))
+@dataclass
+class Staged:
+    """What stage_json could not make ops of, for the loader to count as skipped and say."""
+
+    not_objects: int  # entries above the ops that are not objects (``not_objects_sql``)
+    not_utf8: int  # ops dropped for bytes of another encoding
+
+    def note(self, note: str) -> str:
+        """``note``, and what was lost, where anything was."""
+        n = self.not_objects
+        return "; ".join(filter(None, [
+            note,
+            f"not UTF-8: {self.not_utf8:,} op{'s' if self.not_utf8 > 1 else ''} with bytes of another "
+            "encoding dropped, the rest kept" if self.not_utf8 else "",
+            f"{n} step, kind or group {'entry' if n == 1 else 'entries'} not an object "
+            "(null, text or a list): what they were to hold is lost" if n else ""]))
 
 
 def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
-               levels: Tuple[str, ...] = LEVELS) -> int:
+               levels: Tuple[str, ...] = LEVELS) -> Staged:
     """Parse ``path`` into ``{table}_ops`` (``level_sql``, ``ops_sql``): one row per op of every step
-    and kind (or of ``levels``), ``op`` typed ``op_type``; returns how many entries above the ops were
-    not objects (``not_objects_sql``), for the loader to count as skipped. Raises SourceError for
-    empty, non-UTF-8, truncated or non-object files."""
+    and kind (or of ``levels``), ``op`` typed ``op_type``. Raises SourceError for empty, truncated
+    or non-object files."""
     if not read_head(path).strip():
         raise SourceError("empty file")
-    con.execute(STAGE_JSON.format(table=table), {"path": str(path)})
-    not_utf8, valid, kind = con.execute(f"SELECT not_utf8, valid, json_type(doc) FROM {table}").fetchone()
-    if not_utf8:
-        raise SourceError("not UTF-8 text")
+    con.execute(STAGE_JSON.format(table=table, text=AS_UTF8), {"path": str(path)})
+    replaced = con.execute(f"SELECT not_utf8 FROM {table}").fetchone()[0]
+    if replaced:  # small files (tens of MB on the biggest clusters): read once more, in Python
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        con.execute(STAGE_JSON.format(table=table, text=REPLACED), {"text": text})
+    valid, kind = con.execute(f"SELECT valid, json_type(doc) FROM {table}").fetchone()
     if not valid:
-        raise SourceError("truncated or malformed JSON")
+        raise SourceError("truncated or malformed JSON" + (" (and not UTF-8)" if replaced else ""))
     if kind != "OBJECT":
         raise SourceError("not a JSON object of steps")
     for sql in level_sql(table, levels):
         con.execute(sql)
-    con.execute(ops_sql(table, levels), {"spec": json.dumps(op_type)})
-    return con.execute(not_objects_sql(table, levels)).fetchone()[0]
+    con.execute(ops_sql(table, levels), {"spec": json.dumps(op_type), "replaced": replaced})
+    not_objects = con.execute(not_objects_sql(table, levels)).fetchone()[0]
+    not_utf8 = con.execute(f"SELECT count(*) FILTER (not_utf8) FROM {table}_ops").fetchone()[0]
+    return Staged(not_objects, not_utf8)
 
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -170,7 +192,7 @@ def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     try:
-        not_objects = stage_json(con, path, STAGE, OP_TYPE)
+        staged = stage_json(con, path, STAGE, OP_TYPE)
         params = {"rank": ctx.rank, "total": TOTAL_KEY}
         total = con.execute(COUNT_OPS.format(table=STAGE), {"total": TOTAL_KEY}).fetchone()[0]
         sql = {"table": STAGE, "step": STEP, "valid": VALID_TIMES}
@@ -178,7 +200,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         con.execute(INSERT_BANDWIDTH.format(**sql), params)
         bad_links = con.execute(COUNT_BAD_LINKS.format(**sql), {"total": TOTAL_KEY}).fetchone()[0]
         note = "" if total else "no communication ops"
-        return LoadResult(rows=rows, skipped=total - rows + bad_links + not_objects,
-                          note=skipped_note(note, not_objects))
+        return LoadResult(rows=rows, skipped=total - rows + bad_links + staged.not_objects,
+                          note=staged.note(note))
     finally:
         drop_json(con, STAGE)

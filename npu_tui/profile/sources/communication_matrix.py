@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext
-from .communication import STEP, STEP_LAYOUT, TIME_INFO, drop_json, skipped_note, stage_json
+from .communication import STEP, STEP_LAYOUT, TIME_INFO, drop_json, stage_json
 
 KIND = "communication_matrix"
 FILE_NAMES = ("communication_matrix.json",)
@@ -55,14 +55,14 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     try:
-        not_objects = stage_json(con, path, STAGE, OP_TYPE)
+        staged = stage_json(con, path, STAGE, OP_TYPE)
         con.execute(LINKS.format(table=STAGE, step=STEP))
         # Links, plus the ops that were not a map of links at all (each lost whole).
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE), {"rank": ctx.rank}).fetchone()[0]
         note = "" if total else "no communication links"
-        return LoadResult(rows=rows, skipped=total - rows + not_objects, note=skipped_note(note, not_objects))
+        return LoadResult(rows=rows, skipped=total - rows + staged.not_objects, note=staged.note(note))
     finally:
         con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
         drop_json(con, STAGE)
