@@ -164,6 +164,20 @@ def test_mixed_line_ends_with_a_bad_row_still_load(tmp_path):
     assert log_row(p) == (2, 1, "")
 
 
+def test_cr_cr_lf_line_ends_load_as_crlf(real, tmp_path):
+    """Python's csv writer on Windows, given a file opened without newline="", ends each row with
+    CR CR LF: the rows are the profiler's own (the strict reader failed the whole file)."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(src, rank)
+    kernels = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    kernels.write_bytes(kernels.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\r\n"))
+    q = "SELECT * FROM kernels ORDER BY ALL"
+    p = load_profile(rank)
+    assert p.con.execute(q).fetchall() == load_profile(src).con.execute(q).fetchall()
+    assert p.con.execute("SELECT skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchall() == [(0, "")]
+
+
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
     """export_type=[text, db] writes both; no table may double."""
     text_only = load_profile(real / LEVEL1 / "rank0_ascend_pt")

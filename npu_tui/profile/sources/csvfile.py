@@ -65,7 +65,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         try:
             projection = select(columns) if select else "*"
             con.execute(STAGE_CSV.format(table=table, select=projection),
-                        {"path": str(src), "columns": spec, "strict": not _mixed_line_ends(src)})
+                        {"path": str(src), "columns": spec, "strict": not _lax_line_ends(src)})
         except (duckdb.OutOfMemoryException, duckdb.InterruptException):
             raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
         except duckdb.Error as e:
@@ -181,21 +181,24 @@ def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
     return not (len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1]))
 
 
-def _mixed_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
-    """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
+def _lax_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
+    """Line ends that defeat DuckDB's strict mode, which its lax mode reads row for row: CRLF and
+    bare LF in one file (hand-edited), or CR CR LF (Python's csv writer on Windows, given a file
+    not opened with newline="", or a CRLF file converted once more).
 
     Decided up front rather than by retrying: a failed read aborts the loader's transaction. Counted
     in one reused buffer: a GB file must not be copied chunk by chunk just to be counted.
     """
-    crlf = lf = 0
+    crlf = lf = crcrlf = 0
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buf):
             crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
             lf += buf.count(b"\n", 0, n)
+            crcrlf += buf.count(b"\r\r\n", 0, n)  # on every line: one split across chunks is no loss
             cr_before = buf[n - 1] == 0x0D
-    return 0 < crlf < lf
+    return crcrlf > 0 or 0 < crlf < lf
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection, table: str) -> None:
