@@ -311,6 +311,20 @@ def test_a_schedule_that_cycles_is_one_rank_and_its_empty_cycle_a_note(tmp_path)
         load_profile(empty)
 
 
+def test_a_trace_beside_its_gzip_copy_loads_once(real, tmp_path):
+    """`gzip -k` keeps the trace and writes its copy beside it: both loaded, every kernel and step
+    counted twice, with nothing said. The copy is left out, and said."""
+    for src in ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz"):
+        (tmp_path / src[:-3]).write_bytes(gzip.decompress((real / SAMPLED / src).read_bytes()))
+        shutil.copy(real / SAMPLED / src, tmp_path / src)
+    q = "SELECT rank, count(*), sum(dur_ns) FROM kernels GROUP BY rank ORDER BY rank"
+    p = load_profile(tmp_path)
+    assert p.con.execute(q).fetchall() == load_profile(real / SAMPLED).con.execute(q).fetchall()
+    said = [(h.severity, h.what) for h in health(p) if "compressed copy" in h.what]
+    assert said == [("warning", f"{n}.gz: a compressed copy of {n} beside it, which is loaded: not loaded too, "
+                                "or every event would count twice") for n in ("sampled_rank-0.json", "sampled_rank-1.json")]
+
+
 def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
     # Two cycles of rank 1 (different file names, one distributedInfo rank) and rank 0: two ranks.
     for i, src in enumerate(["sampled_rank-0.json.gz", "sampled_rank-1.json.gz", "sampled_rank-1.json.gz"]):

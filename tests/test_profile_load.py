@@ -178,6 +178,21 @@ def test_cr_cr_lf_line_ends_load_as_crlf(real, tmp_path):
     assert p.con.execute("SELECT skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchall() == [(0, "")]
 
 
+def test_a_trace_view_beside_its_gzip_copy_loads_once(real, tmp_path):
+    src = real / LEVEL1 / "rank1_ascend_pt"
+    rank = tmp_path / "rank1_ascend_pt"
+    shutil.copytree(src, rank)
+    trace = rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    (rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json.gz").write_bytes(gzip.compress(trace.read_bytes()))
+    p, alone = load_profile(rank), load_profile(src)
+    for table in ("kernels", "host_events", "flows", "overlap_lanes"):
+        q = f"SELECT count(*) FROM {table}"
+        assert p.con.execute(q).fetchone() == alone.con.execute(q).fetchone(), table
+    assert p.con.execute("SELECT kind, note FROM load_log WHERE file LIKE '%.gz'").fetchall() == [
+        ("discovery", "a compressed copy of trace_view.json beside it, which is loaded: not loaded too, "
+                      "or every event would count twice")]
+
+
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
     """export_type=[text, db] writes both; no table may double."""
     text_only = load_profile(real / LEVEL1 / "rank0_ascend_pt")

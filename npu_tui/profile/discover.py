@@ -229,10 +229,19 @@ def _dirs(folder: Path) -> List[Path]:
     return out
 
 
+GZIP_COPY = "a compressed copy of"
+
+
 def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]]:
     out: Dict[str, List[Path]] = {}
+    kinds = {f.name: classify(f, modules) for f in files if not f.name.endswith(".gz")}
     for f in files:
-        kind = classify(f, modules)
+        # `gzip -k` leaves the file and its copy side by side: both would load, every event twice.
+        if f.name.endswith(".gz") and kinds.get(f.name[:-3]):
+            _say(f, f"{GZIP_COPY} {f.name[:-3]} beside it, which is loaded: not loaded too, or every "
+                    "event would count twice")
+            continue
+        kind = kinds[f.name] if f.name in kinds else classify(f, modules)
         if kind:
             out.setdefault(kind, []).append(f)
     return out

@@ -44,6 +44,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "in its place: copy it again, or point the link at a file that exists"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
      "of this folder"),
+    (r"^a compressed copy of", "{name}: {note}", "if it is another run, not a copy, move it to a folder "
+     "of its own and open that"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{folder}: {note}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
