@@ -320,8 +320,8 @@ def test_a_trace_beside_its_gzip_copy_loads_once(real, tmp_path):
     q = "SELECT rank, count(*), sum(dur_ns) FROM kernels GROUP BY rank ORDER BY rank"
     p = load_profile(tmp_path)
     assert p.con.execute(q).fetchall() == load_profile(real / SAMPLED).con.execute(q).fetchall()
-    said = [(h.severity, h.what) for h in health(p) if "compressed copy" in h.what]
-    assert said == [("warning", f"{n}.gz: a compressed copy of {n} beside it, which is loaded: not loaded too, "
+    said = [(h.severity, h.rank, h.what) for h in health(p) if "compressed copy" in h.what]
+    assert said == [("warning", None, f"{n}.gz: a compressed copy of {n} beside it, which is loaded: not loaded too, "
                                 "or every event would count twice") for n in ("sampled_rank-0.json", "sampled_rank-1.json")]
 
 
@@ -361,16 +361,18 @@ def test_cycles_a_handler_of_ones_own_names_are_one_worker(tmp_path):
 
 def test_two_runs_of_one_rank_under_names_of_ones_own_are_two(real, tmp_path):
     """The same rank's traces from two processes (a job run twice), named by hand: merged, every
-    kernel counted twice in one rank; they are the rank claimed twice, as worker-named traces are.
-    Without a rank, a pid is a process only with its host (torch 2.x writes host_name)."""
+    kernel counted twice in one rank; they are the rank claimed twice, as worker-named traces are:
+    the first loaded, the other said. Without a rank, a pid is a process only with its host
+    (torch 2.x writes host_name)."""
     raw = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
     (tmp_path / "first.json").write_bytes(raw)
     (tmp_path / "second.json").write_bytes(raw.replace(b'"pid": 4037,', b'"pid": 5123,'))
     p = load_profile(tmp_path)
     one = load_profile(tmp_path / "first.json").con.execute("SELECT count(*) FROM kernels").fetchone()[0]
-    assert p.ranks == [0, 1]
-    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one), (1, one)]
-    assert [h for h in health(p) if "claimed twice" in h.what]
+    assert p.ranks == [0]
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one)]
+    assert [h.what for h in health(p) if "claimed twice" in h.what] == [
+        f"{tmp_path.name}/second.json: rank 0 claimed twice, by first.json too: not loaded"]
 
     # No rank: two single-device runs whose processes share a pid (1, in two containers) stay
     # two, unless their hosts are written and the same (the cycles of one run).
@@ -393,13 +395,35 @@ def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     for worker in ("node1_1111", "node1_2222"):
         shutil.copy(real / SAMPLED / "sampled_rank-0.json.gz", tmp_path / f"{worker}.1682725898000.pt.trace.json.gz")
     p = load_profile(tmp_path)
-    assert p.ranks == [0, 1]
+    assert p.ranks == [0]
     one = load_profile(real / SAMPLED / "sampled_rank-0.json.gz").con.execute("SELECT count(*) FROM kernels").fetchone()[0]
-    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one), (1, one)]
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [(0, one)]
     (dup,) = [h for h in health(p) if "claimed twice" in h.what]
     assert dup.severity == "warning" and "two runs side by side" in dup.fix
     (partial,) = [h for h in health(p) if h.what.startswith("partial rank set")]
     assert partial.what.endswith("128 ranks (its world size); 1 of them loaded")
+
+
+def test_a_worker_name_run_twice_is_one_worker_and_the_other_run_said(real, tmp_path):
+    """tensorboard_trace_handler(worker_name="rank0") in a job run twice into one folder: by the
+    name alone, both runs' traces were one worker, each step spanning the two. By the process
+    that took them, they are two runs: of rank 0 (distributedInfo), the rank claimed twice; with
+    no rank, the worker claimed twice. Either way the first run loads, and the other is said."""
+    raw = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
+    alone = raw.replace(b'"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128}, ', b"")
+    assert alone != raw
+    q = "SELECT rank, count(*), sum(dur_ns), count(DISTINCT step) FROM kernels GROUP BY rank ORDER BY rank"
+    for data, said in ((raw, "rank 0 claimed twice"), (alone, "worker rank0 claimed twice")):
+        for old in tmp_path.iterdir():
+            old.unlink()
+        first, second = tmp_path / "rank0.1000.pt.trace.json", tmp_path / "rank0.2000.pt.trace.json"
+        first.write_bytes(data)
+        second.write_bytes(data.replace(b'"pid": 4037,', b'"pid": 5123,'))
+        p = load_profile(tmp_path)
+        assert p.ranks == [0]
+        assert p.con.execute(q).fetchall() == load_profile(first).con.execute(q).fetchall()
+        (dup,) = [h for h in health(p) if "claimed twice" in h.what]
+        assert (dup.rank, dup.what) == (None, f"{tmp_path.name}/{second.name}: {said}, by {first.name} too: not loaded")
 
 
 def test_a_big_kineto_trace_loads_whole(tmp_path):

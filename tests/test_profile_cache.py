@@ -625,5 +625,6 @@ def test_a_load_that_falls_back_to_memory_keeps_what_discovery_said(profile_copy
     assert "Traceback" not in out.stderr and out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert [h["what"] for h in doc["health"] if "claimed twice" in h["what"]] == [
-        "level1/rank0_copy_ascend_pt: rank 0 claimed twice; loaded as rank 2"]
+        "level1/rank0_copy_ascend_pt: rank 0 claimed twice, by rank0_ascend_pt too: not loaded"]
+    assert doc["profile"]["ranks"] == [0, 1]
     assert not cache_dir().exists() or list(cache_dir().iterdir()) == []

@@ -64,9 +64,9 @@ def test_profile_still_being_written(tmp_path):
 
 def test_duplicate_rank_and_skipped_rows(real, tmp_path):
     run = tmp_path / "run"
-    rank_folder(real, run / "a_ascend_pt")
-    b = rank_folder(real, run / "b_ascend_pt")
-    kd = b / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    a = rank_folder(real, run / "a_ascend_pt")
+    rank_folder(real, run / "b_ascend_pt")
+    kd = a / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     rows = list(csv.reader(io.StringIO(kd.read_text(encoding="utf-8"), newline="")))
     for r in rows[1:4]:
         del r[-5:]  # three ragged rows
@@ -74,10 +74,11 @@ def test_duplicate_rank_and_skipped_rows(real, tmp_path):
     csv.writer(out, lineterminator="\r\n").writerows(rows)
     kd.write_text(out.getvalue(), encoding="utf-8")
     dup, skipped = health(load_profile(run))
-    # Named by its folder, and by the rank it became, where its rows are.
-    assert dup.rank == 1 and dup.what == "run/b_ascend_pt: rank 0 claimed twice; loaded as rank 1"
+    # Named by its folder, and by the folder that holds the rank: the profile's, not a rank's.
+    assert (dup.rank, dup.severity) == (None, "warning")
+    assert dup.what == "run/b_ascend_pt: rank 0 claimed twice, by a_ascend_pt too: not loaded"
     assert "remove the duplicate" in dup.fix
-    assert (skipped.rank, skipped.severity, skipped.lost) == (1, "warning", 3)
+    assert (skipped.rank, skipped.severity, skipped.lost) == (0, "warning", 3)
     assert skipped.what.startswith("kernel_details.csv: 3 rows skipped")
 
 

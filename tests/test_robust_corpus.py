@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import pytest
 
 from npu_tui.profile import ProfileError, load_profile
-from npu_tui.profile.discover import discover
+from npu_tui.profile.discover import NO_INFO, discover
 from npu_tui.profile.loader import load_discovered
 from npu_tui.profile.sources import SOURCE_ORDER
 
@@ -787,16 +787,22 @@ def test_profile_still_being_written(real, tmp_path):
     assert 0 < kept < sum(1 for e in events if e.get("ph") == "X")
 
 
-def test_duplicate_rank_ids_are_renumbered_and_logged(real, tmp_path):
+def test_a_rank_claimed_twice_is_loaded_once_and_the_other_said(real, tmp_path):
+    """A second folder of rank 0 (copied, or a job run twice into one folder) is another run's: given
+    a number of its own, it took the id of a rank the job's communication data names, and counted in
+    every cross-rank comparison. What discovery said inside it goes with it."""
     run = tmp_path / "run"
     small_rank(real, run / "a_ascend_pt", info=0)
     small_rank(real, run / "b_ascend_pt", info=0)
+    small_rank(real, run / "c_ascend_pt", info=None)  # no profiler_info: the first free rank
+    (run / "b_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").mkdir()  # "not a file", of b only
     p = load_profile(run)
     assert p.ranks == [0, 1]
-    assert p.con.execute("SELECT rank, path LIKE '%b_ascend_pt' FROM ranks ORDER BY rank").fetchall() == [
-        (0, False), (1, True)]
-    assert p.con.execute("SELECT rank, file LIKE '%b_ascend_pt', note FROM load_log WHERE kind = 'discovery'"
-                         ).fetchall() == [(1, True, "rank 0 claimed twice; loaded as rank 1")]
+    assert p.con.execute("SELECT rank, parse_filename(path) FROM ranks ORDER BY rank").fetchall() == [
+        (0, "a_ascend_pt"), (1, "c_ascend_pt")]
+    assert p.con.execute("SELECT rank, parse_filename(file), note FROM load_log WHERE kind = 'discovery' ORDER BY file"
+                         ).fetchall() == [(None, "b_ascend_pt", "rank 0 claimed twice, by a_ascend_pt too: not loaded"),
+                                          (None, "c_ascend_pt", NO_INFO)]
     n = kernel_rows(real / L1 / "kernel_details.csv")
     assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [
         (0, n), (1, n)]

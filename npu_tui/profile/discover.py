@@ -467,27 +467,50 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     """An output folder, or a folder of traces: Kineto traces are one rank per file."""
     files = _group(_files(folder), modules)
     workers: Dict[object, RankSource] = {}
+    unnamed: List[Tuple[Path, str, Optional[int]]] = []
     for f in files.pop("kineto", []):
         head = _head(f)
         rank, process = _rank(rank_hint(head)), process_hint(head)
         m = WORKER_RE.match(f.name)
-        # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by
-        # tensorboard_trace_handler's "<host>_<pid>" prefix, else by the process the trace says
-        # it was taken in (a handler of one's own names files as it likes; a pid without its
-        # host only within a distributedInfo rank: every container's first pid is 1), else by
-        # that rank, else the file is one. Two workers of one rank are two runs side by side,
-        # not one: the rank is claimed twice.
+        # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by the
+        # process the trace says it was taken in (one run of tensorboard_trace_handler's worker;
+        # a handler of one's own names files as it likes; a pid without its host only within a
+        # distributedInfo rank: every container's first pid is 1), else by that rank, else the
+        # file is one. Two processes of one rank or worker name are two runs side by side, not
+        # one: the rank (the loader) or the worker (below) claimed twice.
+        if m and process is None:  # no host op (an empty cycle): its worker's, once known
+            unnamed.append((f, m.group(1), rank))
+            continue
         known = process is not None and (process[0] or rank is not None)
-        key = (("worker", m.group(1)) if m else ("process", rank, process) if known
+        key = (("worker", m.group(1), process) if m else ("process", rank, process) if known
                else ("rank", rank) if rank is not None else ("file", f))
-        if key in workers:
-            workers[key].files["kineto"].append(f)
-        else:
-            workers[key] = RankSource(root=folder, source_format="kineto", files={"kineto": [f]}, rank=rank)
-    out = list(workers.values())
+        _add_trace(workers, key, folder, f, rank)
+    for f, name, rank in unnamed:
+        _add_trace(workers, next((k for k in workers if k[:2] == ("worker", name)), ("worker", name)), folder, f, rank)
+    for s in workers.values():
+        s.files["kineto"].sort()
+    out: List[RankSource] = []
+    first: Dict[str, Path] = {}
+    for key, s in sorted(workers.items(), key=lambda kv: kv[1].files["kineto"][0]):  # in file order
+        trace = s.files["kineto"][0]
+        # A worker's name is who it is: a second process under it, with no rank to tell the two
+        # apart, is the worker run again.
+        if key[0] == "worker" and s.rank is None:
+            if key[1] in first:
+                _say(trace, f"worker {key[1]} claimed twice, by {first[key[1]].name} too: not loaded")
+                continue
+            first[key[1]] = trace
+        out.append(s)
     if files:
         out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out
+
+
+def _add_trace(workers: Dict[object, RankSource], key, folder: Path, f: Path, rank: Optional[int]) -> None:
+    if key in workers:
+        workers[key].files["kineto"].append(f)
+    else:
+        workers[key] = RankSource(root=folder, source_format="kineto", files={"kineto": [f]}, rank=rank)
 
 
 OTHER_PROFILE = "another profile beside"

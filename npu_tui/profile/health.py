@@ -49,7 +49,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{folder}: {note}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
-     "duplicate, or load them one at a time"),
+     "duplicate, or open each run's folders on their own"),
     (r"^empty file", "{name} is empty", "the profiler was killed before writing it, or the copy is "
      "incomplete: copy the folder again"),
     (r"^header only", "{name} has a header and no rows", "the profiled steps ran no device work: "
@@ -192,21 +192,18 @@ def health(profile) -> List[HealthItem]:
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
     missing, loaded = profile.con.execute(PEERS).fetchone()
-    # A rank claimed twice was renumbered: it is one of the job's ranks, not two.
-    world, claimed = profile.con.execute(
-        "SELECT max(world_size), count(*) - (SELECT count(*) FROM load_log WHERE note LIKE '%claimed twice%') "
-        "FROM ranks").fetchone()
+    world, held = profile.con.execute("SELECT max(world_size), count(*) FROM ranks").fetchone()
     if missing:
         items.append(HealthItem(
             "warning", None, where,
             f"partial rank set: the communication data links to {_ranks(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
             f"loaded)", PARTIAL_FIX, 0))
-    elif world and world > claimed:
+    elif world and world > held:
         items.append(HealthItem(
             "warning", None, where,
             f"partial rank set: the traces give the job {world} ranks (its world size); "
-            f"{claimed} of them loaded", PARTIAL_FIX, 0))
+            f"{held} of them loaded", PARTIAL_FIX, 0))
     # One order for the report and the health screen: errors, warnings, then what was left out by
     # design; within each, the profile's own items, then the ranks in order.
     return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -1 if i.rank is None else i.rank))

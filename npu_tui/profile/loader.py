@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import duckdb
 
@@ -121,26 +121,39 @@ class Profile:
         ).fetchall()
 
 
-def _assign_ranks(sources: List[RankSource]) -> List[Tuple[Path, int, str]]:
-    """Ranks from profiler_info where given, else the lowest free number in folder order; returns
-    (folder or trace, its new rank, note) for each that claimed a rank taken before it."""
-    claimed = []
-    taken = set()
-    for s in sources:
+def _where(s: RankSource) -> Path:
+    """What names a rank source: its folder, or a loose Kineto worker's first trace."""
+    return s.files["kineto"][0] if s.source_format == "kineto" else s.root
+
+
+def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
+    """Ranks from profiler_info (or distributedInfo) where given, else the lowest free number in
+    folder order. A rank claimed again (a copied folder, a job run twice into one folder) is another
+    run's, not one of this job's: it is left out of ``disc``, for (folder or trace, note) each. Given
+    a number of its own, it would take the id of a rank the job's communication data names, and its
+    figures would count as that rank's in every cross-rank comparison."""
+    taken: Dict[int, RankSource] = {}
+    kept, claimed = [], []
+    for s in disc.ranks:
         if s.rank is not None and s.rank in taken:
-            claimed.append((s, s.rank))
-            s.rank = None
+            claimed.append(s)
+            continue
         if s.rank is not None:
-            taken.add(s.rank)
+            taken[s.rank] = s
+        kept.append(s)
     nxt = 0
-    for s in sources:
+    for s in kept:
         if s.rank is None:
             while nxt in taken:
                 nxt += 1
             s.rank = nxt
-            taken.add(nxt)
-    return [(s.files["kineto"][0] if s.source_format == "kineto" else s.root, s.rank,
-             f"rank {old} claimed twice; loaded as rank {s.rank}") for s, old in claimed]
+            taken[nxt] = s
+    # What discovery said inside a folder left out goes with it (a trace's folder is its workers').
+    gone = {s.root for s in claimed} - {s.root for s in kept}
+    disc.ranks = kept
+    disc.problems = [(p, n) for p, n in disc.problems if not any(r == p or r in p.parents for r in gone)]
+    return [(_where(s), f"rank {s.rank} claimed twice, by {_where(taken[s.rank]).name} too: not loaded")
+            for s in claimed]
 
 
 def _reason(e: BaseException) -> str:
@@ -501,8 +514,8 @@ def load_discovered(
             profile.cache_key = key
             return profile
 
+    claimed = _assign_ranks(disc)  # once: a second load finds no rank claimed twice
     size = _input_bytes(disc)
-    claimed = _assign_ranks(disc.ranks)  # once: a second load finds no rank claimed twice
     store = start_store(key, size) if key else None
     con = store.con if store is not None else connect()
     while True:
@@ -530,15 +543,16 @@ def load_discovered(
     return profile
 
 
-def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, int, str]], size: int, progress, cancelled,
+def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, str]], size: int, progress, cancelled,
               background: bool) -> List[_RankJob]:
     """Every rank's files and the job-wide ones into ``con``; returns the work deferred for the
     background. Raises ProfileError when nothing could be loaded."""
     con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
-    for where, rank, note in claimed:
-        _log(con, rank, where, "discovery", 0, 0, 0.0, note)
-    # A problem inside a rank's folder is that rank's (its folder's long name need not be said).
-    roots = {s.root: s.rank for s in disc.ranks}
+    for where, note in claimed:
+        _log(con, None, where, "discovery", 0, 0, 0.0, note)
+    # A problem inside a rank's folder is that rank's (its folder's long name need not be said);
+    # not in a folder of Kineto traces, whose ranks are their traces, not the folder.
+    roots = {s.root: s.rank for s in disc.ranks if s.source_format != "kineto"}
     for path, note in disc.problems:
         _log(con, next((roots[p] for p in path.parents if p in roots), None), path, "discovery", 0, 0, 0.0, note)
 
