@@ -5,6 +5,7 @@ link."""
 
 import json
 import re
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -306,8 +307,8 @@ def test_ranks_that_tie_name_the_lower_rank():
     from npu_tui.analysis.views import view_sql
 
     con = duckdb.connect()
-    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0), (1, 10.0, 2.0), (2, 10.0, 2.0))
-                   t(rank, step_time_us, exposed_comm_us)""")
+    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, 5), (1, 10.0, 2.0, 5), (2, 10.0, 2.0, 5))
+                   t(rank, step_time_us, exposed_comm_us, kernel_count)""")
     con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
                    t(rank, step, stage_us)""")
@@ -339,3 +340,20 @@ def test_waits_that_tie_name_the_lower_rank(order):
     install_views(p.con, load_rules())
     rows = {r: (w, f) for r, w, f in p.con.execute("SELECT rank, waited_for, waits_for FROM rank_waits").fetchall()}
     assert rows == {0: (False, 1), 1: (True, None), 2: (False, None), 3: (True, None)}
+
+
+def test_a_rank_without_kernels_is_not_compared_with_the_others(real, tmp_path):
+    """A Kineto rank whose trace was cut before its device events has host steps and no comm: its
+    0 exposed comm made a 200 % spread, and it was named as the rank the others wait for."""
+    sampled = real / "kineto/hta-sampled-2rank"
+    shutil.copy(sampled / "sampled_rank-0.json.gz", tmp_path)
+    cut = (sampled / "sampled_rank-1.json.gz").read_bytes()
+    (tmp_path / "sampled_rank-1.json.gz").write_bytes(cut[: len(cut) // 3])
+    s = open_session(tmp_path, cache=False)
+    summary = {r["rank"]: r for r in s.report["ranks"]}
+    assert summary[1]["kernel_count"] == 0 and summary[0]["kernel_count"] > 0
+    assert s.con.execute("SELECT count(*) FROM rank_spread").fetchone()[0] == 0
+    assert not [f for f in s.report["findings"] if f["rule"].startswith("rank_")]
+    # The intact pair is compared as before.
+    intact = open_session(sampled, cache=False)
+    assert {r["measure"] for r in intact.report["cluster"]["spread"]} == {"step_time", "exposed_comm"}
