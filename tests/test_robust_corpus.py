@@ -24,6 +24,7 @@ import pytest
 
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import NO_INFO, discover
+from npu_tui.profile.health import health
 from npu_tui.profile.loader import load_discovered
 from npu_tui.profile.sources import SOURCE_ORDER
 
@@ -806,6 +807,23 @@ def test_a_rank_claimed_twice_is_loaded_once_and_the_other_said(real, tmp_path):
     n = kernel_rows(real / L1 / "kernel_details.csv")
     assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [
         (0, n), (1, n)]
+
+
+def test_rank_folders_below_the_others_are_said(real, tmp_path):
+    """A rank folder in a node's folder beside the others, or copied into one of them (`cp -r`
+    into a folder that exists): passed over without a word, the job looked whole without it."""
+    run = tmp_path / "run"
+    small_rank(real, run / "a_ascend_pt", info=0)
+    small_rank(real, run / "node2" / "b_ascend_pt", info=1)
+    small_rank(real, run / "a_ascend_pt" / "c_ascend_pt", info=2)
+    below = "a rank folder below the others, not loaded"
+    for opened, said in ((run, ["node2/b_ascend_pt", "a_ascend_pt/c_ascend_pt"]),
+                         (run / "a_ascend_pt", ["a_ascend_pt/c_ascend_pt"])):
+        p = load_profile(opened)
+        assert p.ranks == [0]
+        items = [(i.severity, i.what) for i in health(p) if below in i.what]
+        assert sorted(items) == sorted(("warning", f"{folder}: {below}") for folder in said)
+    assert discover(run / "node2").ranks[0].rank == 1  # each opens on its own
 
 
 def test_folder_that_changes_between_discovery_and_load(real, tmp_path):

@@ -44,6 +44,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "in its place: copy it again, or point the link at a file that exists"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
      "of this folder"),
+    (r"^a rank folder below the others", "{folder}: {note}", "if it is a rank of this job, move it beside "
+     "the others; if another run's, open it on its own"),
     (r"^a compressed copy of", "{name}: {note}", "if it is another run, not a copy, move it to a folder "
      "of its own and open that"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
