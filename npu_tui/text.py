@@ -7,7 +7,7 @@ from __future__ import annotations
 import decimal
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def literal(value: Any) -> str:
@@ -126,3 +126,20 @@ def lost_phrase(paths: List[str]) -> str:
     folders = sum(os.path.isdir(p) for p in paths)
     return " and ".join(f"{n} {noun}{'' if n == 1 else 's'}"
                         for n, noun in ((len(paths) - folders, "file"), (folders, "folder")) if n)
+
+
+ACCOUNT_SOURCES = {"overlap_lanes": "the trace's Overlap Analysis"}
+
+
+def account_check(checks: List[Dict[str, Any]]) -> Optional[Tuple[str, bool]]:
+    """How the step account compares with the profiler's own step breakdown (the report's
+    step_account_check), in words, and whether it differs; None where no rank has one."""
+    if not checks:
+        return None
+    sources = ", ".join(sorted({ACCOUNT_SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
+    off = [c for c in checks if c.get("differs")]
+    if off:
+        return "differs from " + sources + ": " + ", ".join(
+            f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off), True
+    worst = max(c.get("deviation") or 0.0 for c in checks)
+    return f"agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)", False

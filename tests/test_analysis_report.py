@@ -22,7 +22,7 @@ SHAPE = {
     "steps": {"rank": int, "step": (int, type(None)), "computing_us": NUM, "comm_not_overlapped_us": NUM,
               "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "source": str, "outlier": bool},
     "health": {"severity": str, "rank": (int, type(None)), "file": str, "what": str, "fix": str, "lost": int},
-    "step_account_check": {"rank": int, "source": str, "steps": int, "deviation": NUM},
+    "step_account_check": {"rank": int, "source": str, "steps": int, "deviation": NUM, "differs": bool},
     "step_account": {"rank": int, "stage": STR, "part": str, "detail": STR, "us_per_step": NUM, "share": NUM,
                      "steps": int, "left_out": int},
     "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,

@@ -170,9 +170,10 @@ def test_the_parts_are_the_profilers(path, read):
 
 def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     """Kernels that say 60 µs of compute in a 100 µs step, against a step_trace_time.csv that says
-    90: the check names the rank and by how much (30 % of the step), and the Overview says so."""
+    90: the check names the rank and by how much (30 % of the step), and the Overview and the text
+    and Markdown reports say so (the text reports said nothing)."""
     from analysis_support import make_profile
-    from npu_tui.analysis import build_report, load_rules
+    from npu_tui.analysis import build_report, load_rules, render
     from npu_tui.tui.panes.overview import account_text
 
     kernels = [(0, 1, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 0, 60_000, None),
@@ -181,11 +182,15 @@ def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     differ = make_profile(kernels, step_trace=[(0, 1, 90.0, 0.0, 0.0, 10.0, 100.0)])
     (dev,), = agree.con.execute("SELECT deviation FROM step_account_check").fetchall()
     assert dev == pytest.approx(0.0, abs=1e-12)
-    (rank, source, steps, dev), = differ.con.execute("SELECT * FROM step_account_check").fetchall()
-    assert (rank, source, steps) == (0, "step_trace_time.csv", 1) and dev == pytest.approx(0.2)
-    shown = account_text(build_report(differ, load_rules())).plain
-    assert "differs from step_trace_time.csv: rank 0 by 20.0%" in shown
-    assert "agrees with step_trace_time.csv" in account_text(build_report(agree, load_rules())).plain
+    (rank, source, steps, dev, differs), = differ.con.execute("SELECT * FROM step_account_check").fetchall()
+    assert (rank, source, steps, differs) == (0, "step_trace_time.csv", 1, True) and dev == pytest.approx(0.2)
+    report = build_report(differ, load_rules())
+    said = "differs from step_trace_time.csv: rank 0 by 20.0%"
+    assert said in account_text(report).plain
+    assert f"The account {said}" in render(report, "text") and f"**The account {said}**" in render(report, "md")
+    report = build_report(agree, load_rules())
+    assert "agrees with step_trace_time.csv" in account_text(report).plain
+    assert "The account agrees with step_trace_time.csv" in render(report, "text")
 
 
 def test_a_cpu_only_trace_accounts_for_its_profiler_steps(tmp_path):

@@ -8,7 +8,7 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import finding_where, literal, lost_phrase, markdown, metric_value, saving_place, table
+from ..text import account_check, finding_where, literal, lost_phrase, markdown, metric_value, saving_place, table
 
 FORMATS = ("text", "md", "json")
 
@@ -127,6 +127,9 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
         gap = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] == "between")
         between = f" + {_ms(gap)} between steps" if gap else ""
         out.append(f"rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
+    check = account_check(report.get("step_account_check", []))
+    if check:
+        out.append(("**The account " + check[0] + "**") if md and check[1] else "The account " + check[0])
     out.append("")
     return out + _table(rows, [("rank", "rank"), ("stage", "stage"), ("part", "part"), ("detail", "of it"),
                                ("us_per_step", "per step (us)"), ("share", "share")], md, pct=("share",))

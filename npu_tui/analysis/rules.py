@@ -105,7 +105,8 @@ def _check(data: Dict[str, Any], source: str) -> None:
     for c in data["category"]:
         need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
     need("compute" in data, "no [compute] table")
-    need("warmup_factor" in data.get("steps", {}), "[steps] lacks warmup_factor")
+    for key in ("warmup_factor", "account_tolerance"):
+        need(key in data.get("steps", {}), f"[steps] lacks {key}")
     need("slow_link_ratio" in data.get("comm", {}), "[comm] lacks slow_link_ratio")
     for key in ("comm_category", "default_category", "copies"):
         need(key in data["compute"], f"[compute] lacks {key}")
@@ -141,7 +142,7 @@ CREATE OR REPLACE TABLE rules_findings (
 CREATE OR REPLACE TABLE rules_finding_causes (
     rule VARCHAR, cause VARCHAR, direction VARCHAR, docs {doc}[], speedup DOUBLE, estimate VARCHAR);
 CREATE OR REPLACE TABLE rules_order (kind VARCHAR, ord INTEGER, name VARCHAR);
-CREATE OR REPLACE TABLE rules_steps (warmup_factor DOUBLE);
+CREATE OR REPLACE TABLE rules_steps (warmup_factor DOUBLE, account_tolerance DOUBLE);
 CREATE OR REPLACE TABLE rules_comm (slow_link_ratio DOUBLE);
 -- Stage windows set by hand (CLI / TUI); they win over detection for their rank.
 CREATE TABLE IF NOT EXISTS stage_overrides (rank INTEGER, stage VARCHAR, start_ns BIGINT, end_ns BIGINT);
@@ -179,7 +180,8 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
             [(c, None) + shared for c in comp.get("categories", [])]
             + [(None, c.lower()) + shared for c in comp.get("cores", [])])
 
-    con.execute("INSERT INTO rules_steps VALUES (?)", [float(d["steps"]["warmup_factor"])])
+    con.execute("INSERT INTO rules_steps VALUES (?, ?)",
+                [float(d["steps"]["warmup_factor"]), float(d["steps"]["account_tolerance"])])
     con.execute("INSERT INTO rules_comm VALUES (?)", [float(d["comm"]["slow_link_ratio"])])
     st = d["stages"]
     _insert(con, "INSERT INTO rules_stage_markers VALUES (?, ?, ?)",

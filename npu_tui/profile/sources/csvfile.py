@@ -73,7 +73,9 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     rejected, not_utf8 = con.execute(
         f"SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING') "
         f"FROM {table}_rejects").fetchone()
-    note = f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""
+    note = "; ".join(filter(None, [
+        "cut short: its last row is partial" if complete is not None else "",
+        f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""]))
     return columns, rejected + (complete is not None), note
 
 

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import lost_phrase
+from ...text import account_check, lost_phrase
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -68,10 +68,7 @@ def _mean_note(row: dict) -> str:
     return f" ({note})" if note else ""
 
 
-# the largest difference from the profiler's own step breakdown still called agreement (share of the step)
-ACCOUNT_TOLERANCE = 0.005
 SHORT = {"synchronization": "sync"}  # as the Comm pane's column is headed
-SOURCES = {"overlap_lanes": "the trace's Overlap Analysis"}
 
 
 def _fill(items: List[str], width: int, indent: int = 9) -> str:
@@ -91,16 +88,10 @@ def account_text(report: dict, width: int = 100) -> Text:
     text = Text().append("Step account, per step", style="bold")
     if not rows:
         return text.append("\n  no step data in this profile", style="dim")
-    checks = report.get("step_account_check", [])
-    if checks:
-        sources = ", ".join(sorted({SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
-        off = [c for c in checks if (c.get("deviation") or 0.0) > ACCOUNT_TOLERANCE]
-        if off:
-            text.append("  differs from " + sources + ": " + ", ".join(
-                f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off), style=SEVERITY["warning"][1])
-        else:
-            worst = max(c.get("deviation") or 0.0 for c in checks)
-            text.append(f"  agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)", style="dim")
+    check = account_check(report.get("step_account_check", []))
+    if check:
+        line, differs = check
+        text.append("  " + line, style=SEVERITY["warning"][1] if differs else "dim")
     steps: Dict[int, List[dict]] = defaultdict(list)
     for st in report.get("steps", []):
         steps[st["rank"]].append(st)
