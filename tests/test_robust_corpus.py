@@ -809,6 +809,25 @@ def test_a_rank_claimed_twice_is_loaded_once_and_the_other_said(real, tmp_path):
         (0, n), (1, n)]
 
 
+@pytest.mark.parametrize("rank_id, said", [
+    ('"1"', None), ('" 1 "', None),  # a number written as text: the number
+    ('"one"', 'rank_id "one" is not a rank number'), ("1.5", "rank_id 1.5 is not a rank number"),
+    ("true", "rank_id true is not a rank number"), ("[1]", "rank_id [1] is not a rank number")])
+def test_a_rank_id_that_is_not_a_number_is_said(real, tmp_path, rank_id, said):
+    """profiler_info.json (no rank in its name) with a rank_id that is no integer: the folder order
+    gave a rank without a word, and swapped two ranks (a's "1" and b's "0" became 0 and 1)."""
+    run = tmp_path / "run"
+    a = small_rank(real, run / "a_ascend_pt", info=None)
+    b = small_rank(real, run / "b_ascend_pt", info=None)
+    (a / "profiler_info.json").write_text('{"rank_id": %s}' % rank_id)
+    (b / "profiler_info.json").write_text('{"rank_id": "0"}')
+    p = load_profile(run)
+    got = dict(p.con.execute("SELECT parse_filename(path), rank FROM ranks").fetchall())
+    assert got == {"a_ascend_pt": 1, "b_ascend_pt": 0}
+    notes = [n for (n,) in p.con.execute("SELECT note FROM load_log WHERE kind = 'discovery'").fetchall()]
+    assert notes == ([f"{said}; its rank is taken from folder order"] if said else [])
+
+
 def test_rank_folders_below_the_others_are_said(real, tmp_path):
     """A rank folder in a node's folder beside the others, or copied into one of them (`cp -r`
     into a folder that exists): passed over without a word, the job looked whole without it."""

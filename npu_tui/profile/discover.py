@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Dict, List, Optional, Tuple
 
+from ..text import literal
 from .errors import ProfileError
 from .sources import cluster_modules, source_modules
 from .sources.base import csv_header, damaged_gzip_head, read_head
@@ -268,9 +269,15 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
             problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from {whence}, the profiler's "
                           "settings are unknown")
         stated = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
+        if isinstance(stated, str) and re.fullmatch(r"-?[0-9]+", stated.strip()):
+            stated = int(stated)  # written as text by hand or by a tool: the number it says
         if isinstance(stated, int) and stated >= 2**31 and problem is None:  # -1: not distributed
             problem = (f, f"rank {stated} is past the ranks npu-tui can hold (up to 2^31 - 1); its rank "
                           "is taken from folder order")
+        elif stated is not None and (isinstance(stated, bool) or not isinstance(stated, int)):
+            # folder order may then swap two ranks: said, as an unreadable file is
+            problem = (f, f"rank_id {literal(json.dumps(stated))[:40]} is not a rank number; its rank is "
+                          "taken from folder order")
         return _rank(stated), info, problem
     return None, {}, None
 
