@@ -129,6 +129,23 @@ def test_nothing_loadable_is_one_clear_error(tmp_path, body, reason):
     assert reason in str(e.value) and "\n" not in str(e.value)
 
 
+def test_a_csv_in_utf16_is_said_to_be(real, tmp_path):
+    """Saved from Excel as Unicode Text: its header read as no column npu-tui knows, and the file
+    was said to be no kernel table."""
+    from npu_tui.profile.health import failed, health
+
+    with pytest.raises(ProfileError, match="written in UTF-16"):
+        load_profile(write_rank(tmp_path, (HEADER + "".join(GOOD)).encode("utf-16")))
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", rank)
+    kd = rank / KD
+    kd.write_bytes(kd.read_text(encoding="utf-8").encode("utf-16"))
+    (item,) = failed(health(load_profile(rank)))
+    assert item.what == ("kernel_details.csv is written in UTF-16 (as Excel's Unicode Text and PowerShell's "
+                         "redirection write), not UTF-8")
+    assert item.fix.startswith("save it as UTF-8")
+
+
 def test_bad_rows_are_skipped_and_counted(tmp_path):
     bad = [
         "1,ragged_row,Add,AI_CORE\r\n",                                     # too few cells

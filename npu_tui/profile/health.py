@@ -58,6 +58,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "check that the profiler schedule (wait / warmup / active) covers real steps"),
     (r"^no events", "{name} holds no events", NOT_STOPPED),
     (r"not UTF-8", "{name} has rows that are not UTF-8 ({note_head})", "re-export it, or save it as UTF-8"),
+    (r"written in UTF-16", "{name} is {note_head}, not UTF-8", "save it as UTF-8, or copy the profiler's own "
+     "file again"),
     (r"Permission denied", "{name} cannot be read (permission denied)", "make it readable: "
      "chmod a+r on the file"),
     (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "

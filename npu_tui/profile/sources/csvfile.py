@@ -47,6 +47,9 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     head = read_head(path)
     if not head.strip():
         raise SourceError("empty file")
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # its header would read as no column the loader knows
+        raise SourceError("unreadable CSV: written in UTF-16 (as Excel's Unicode Text and PowerShell's "
+                          "redirection write)")
     columns = csv_header(head)
     if not all(columns):
         raise SourceError(f"unreadable CSV header: column {columns.index('') + 1} has no name")
