@@ -828,6 +828,20 @@ def test_a_rank_id_that_is_not_a_number_is_said(real, tmp_path, rank_id, said):
     assert notes == ([f"{said}; its rank is taken from folder order"] if said else [])
 
 
+def test_runs_of_one_process_side_by_side_are_said(real, tmp_path):
+    """rank_id -1 is torch_npu's run of one process: two such folders in one are two runs, loaded
+    as ranks 0 and 1 of one job without a word. One alone is just that run."""
+    run = tmp_path / "run"
+    for name in ("a_ascend_pt", "b_ascend_pt"):
+        (small_rank(real, run / name, info=None) / "profiler_info.json").write_text('{"rank_id": -1}')
+    p = load_profile(run)
+    assert p.ranks == [0, 1]
+    said = [(i.severity, i.what) for i in health(p) if "distributed" in i.what]
+    assert said == [("warning", f"run/{n}: not a distributed run (rank_id -1): 2 folders here say so, separate "
+                                "runs loaded side by side as ranks in folder order") for n in ("a_ascend_pt", "b_ascend_pt")]
+    assert not [i for i in health(load_profile(run / "a_ascend_pt")) if "distributed" in i.what]
+
+
 def test_rank_folders_below_the_others_are_said(real, tmp_path):
     """A rank folder in a node's folder beside the others, or copied into one of them (`cp -r`
     into a folder that exists): passed over without a word, the job looked whole without it."""

@@ -33,6 +33,7 @@ PARSE_DONE = "analyse.done"
 RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice
 GROWTH_WAIT_S = 0.3
 INFO_UNREADABLE = "profiler_info cannot be read"
+ALONE = "not a distributed run (rank_id -1)"
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
            "written or was copied in part; rank taken from folder order")
 
@@ -384,6 +385,11 @@ def _info_problems(sources: List[RankSource]) -> List[Tuple[Path, str]]:
             out.append(s.info_problem)
         elif not any(INFO_RE.match(f.name) for f in _files(s.root)):
             out.append((s.root, NO_INFO))
+    # rank_id -1: a run of one process. Several of them are separate runs, not ranks of one job.
+    alone = [s for s in sources if s.rank is None and s.info.get("rank_id") == -1]
+    if len(alone) > 1:
+        out += [(s.root, f"{ALONE}: {len(alone)} folders here say so, separate runs loaded side by side as "
+                         "ranks in folder order") for s in alone]
     return out
 
 

@@ -46,6 +46,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "of this folder"),
     (r"^a rank folder below the others", "{folder}: {note}", "if it is a rank of this job, move it beside "
      "the others; if another run's, open it on its own"),
+    (r"^not a distributed run", "{folder}: {note}", "open each run's folder on its own; its "
+     "cross-rank figures compare separate runs"),
     (r"^a compressed copy of", "{name}: {note}", "if it is another run, not a copy, move it to a folder "
      "of its own and open that"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
