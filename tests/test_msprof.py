@@ -60,6 +60,17 @@ def test_two_prof_folders_load_as_two_ranks(real, sample):
         assert sample.con.execute("SELECT device_id FROM ranks WHERE rank = ?", [rank]).fetchone() == (device,)
 
 
+def test_the_splits_of_a_merged_timeline_are_said_not_loaded(sample):
+    """task_time_*, hccl_*, step_trace_* repeat the msprof_*.json beside them: each logged with why
+    it gave nothing (they were rows 0 and no word), and no problem of the run."""
+    from npu_tui.profile.health import health
+
+    split = sample.con.execute("SELECT DISTINCT rows, note FROM load_log WHERE regexp_matches("
+                               "parse_filename(file), '^(task_time|hccl|step_trace)_')").fetchall()
+    assert split == [(0, "a split of the merged msprof_*.json beside it, which is loaded: not loaded too")]
+    assert {i.severity for i in health(sample) if "split of the merged" in i.what} == {"info"}
+
+
 def test_kernels_and_hccl_ops_match_the_timeline(real, sample):
     for rank, dev in enumerate(device_dirs(real)):
         want = expected_kernels(dev)

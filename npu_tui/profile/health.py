@@ -67,6 +67,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "
      "it was read: reload once the job has finished writing it"),
     (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
+    (r"split of the merged msprof", "{name}: {note}", ""),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
      "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
@@ -89,7 +90,7 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
                      r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
-BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run")
+BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|split of the merged msprof")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
                 "compare with the file the profiler wrote; its rows are never ragged")
 EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)"

@@ -30,6 +30,7 @@ NAME_PREFIXES = ("msprof_",)
 STAGE = "stg_msprof"
 # The per-process files repeat what the merged msprof_*.json of the same folder holds.
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
+SPLIT_NOTE = "a split of the merged msprof_*.json beside it, which is loaded: not loaded too"
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
 _MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Step Trace|Overlap Analysis)"')
@@ -99,7 +100,7 @@ def sniff(head: bytes) -> bool:
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     if path.name.startswith(SPLIT_PREFIXES) and any(
             p.name.startswith("msprof_") for p in ctx.files.get(KIND, [])):
-        return LoadResult(rows=0)
+        return LoadResult(rows=0, note=SPLIT_NOTE)
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
