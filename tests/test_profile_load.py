@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -181,18 +182,32 @@ def test_mixed_line_ends_with_a_bad_row_still_load(tmp_path):
     assert log_row(p) == (2, 1, "")
 
 
-def test_cr_cr_lf_line_ends_load_as_crlf(real, tmp_path):
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "last-row-cut"])
+def test_cr_cr_lf_line_ends_load_as_crlf(real, tmp_path, cut):
     """Python's csv writer on Windows, given a file opened without newline="", ends each row with
-    CR CR LF: the rows are the profiler's own (the strict reader failed the whole file)."""
-    src = real / LEVEL1 / "rank0_ascend_pt"
+    CR CR LF: the rows are the profiler's own, in every table a CSV fills. (The strict reader
+    failed such a file whole; the lax one led each row's first cell with a line break, which
+    memory_record's components kept.) A file also cut mid-row loses that row only."""
+    from npu_tui.profile.schema import CANONICAL_TABLES
+
+    src = real / "msinsight-pt-2rank-levels/text/level2/rank0_ascend_pt"
     rank = tmp_path / "rank0_ascend_pt"
     shutil.copytree(src, rank)
-    kernels = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
-    kernels.write_bytes(kernels.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\r\n"))
-    q = "SELECT * FROM kernels ORDER BY ALL"
-    p = load_profile(rank)
-    assert p.con.execute(q).fetchall() == load_profile(src).con.execute(q).fetchall()
-    assert p.con.execute("SELECT skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchall() == [(0, "")]
+    csvs = sorted((rank / "ASCEND_PROFILER_OUTPUT").glob("*.csv"))
+    for f in csvs:
+        data = f.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\r\n")
+        f.write_bytes(data[:-7] if cut and f.name == "memory_record.csv" else data)
+    p, intact = load_profile(rank), load_profile(src)
+    for table in set(CANONICAL_TABLES) - {"ranks", "load_log"}:
+        q = f"SELECT * FROM {table} ORDER BY ALL"
+        got, want = p.con.execute(q).fetchall(), intact.con.execute(q).fetchall()
+        if cut and table == "memory_record":  # one row the fewer, and none half-read
+            assert len(got) == len(want) - 1 and not Counter(got) - Counter(want), table
+        else:
+            assert got == want, table
+    log = p.con.execute("SELECT parse_filename(file), skipped_rows, note FROM load_log WHERE skipped_rows > 0 "
+                        "OR note <> ''").fetchall()
+    assert log == ([("memory_record.csv", 1, "cut short: its last row is partial")] if cut else [])
 
 
 def test_a_trace_view_beside_its_gzip_copy_loads_once(real, tmp_path):

@@ -58,17 +58,18 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
     complete = _complete_size(path, len(columns))
-    # A temporary folder only for a cut copy: none to make (nor to fail for want of room) otherwise.
-    with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if complete is not None else nullcontext() as tmp:
+    mixed, cr_cr_lf = _line_ends(path)
+    # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
+    copied = complete is not None or cr_cr_lf
+    with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
         src = path
-        if complete is not None:
+        if copied:
             src = Path(tmp) / path.name
-            shutil.copyfile(path, src)
-            os.truncate(src, complete)
+            _copy(path, src, complete, cr_cr_lf)
         try:
             projection = select(columns) if select else "*"
             con.execute(STAGE_CSV.format(table=table, select=projection),
-                        {"path": str(src), "columns": spec, "strict": not _lax_line_ends(src)})
+                        {"path": str(src), "columns": spec, "strict": not mixed})
         except (duckdb.OutOfMemoryException, duckdb.InterruptException):
             raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
         except duckdb.Error as e:
@@ -105,7 +106,7 @@ def _complete_size(path: Path, fields: int) -> Optional[int]:
     return None if _whole_row(last, fields, before) else start
 
 
-LINE_BREAK = re.compile(rb"\r\n|\n|\r")
+LINE_BREAK = re.compile(rb"\r\r\n|\r\n|\n|\r")  # CR CR LF: see _line_ends
 COUNT_CHUNK = 1 << 24
 TAIL_BYTES = 1 << 16
 
@@ -186,24 +187,49 @@ def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
     return not (len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1]))
 
 
-def _lax_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
-    """Line ends that defeat DuckDB's strict mode, which its lax mode reads row for row: CRLF and
-    bare LF in one file (hand-edited), or CR CR LF (Python's csv writer on Windows, given a file
-    not opened with newline="", or a CRLF file converted once more).
+def _line_ends(path: Path, chunk: int = COUNT_CHUNK) -> Tuple[bool, bool]:
+    """Line ends DuckDB's strict mode cannot read: (CRLF and bare LF in one file, hand-edited, which
+    its lax mode reads row for row; CR CR LF, which Python's csv writer on Windows writes given a
+    file not opened with newline="", and which the lax mode reads with a line break leading each
+    row's first cell: such a file is read from a copy with CR LF instead).
 
     Decided up front rather than by retrying: a failed read aborts the loader's transaction. Counted
     in one reused buffer: a GB file must not be copied chunk by chunk just to be counted.
     """
-    crlf = lf = crcrlf = 0
+    crlf = lf = 0
+    cr_cr_lf = False
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buf):
             crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
             lf += buf.count(b"\n", 0, n)
-            crcrlf += buf.count(b"\r\r\n", 0, n)  # on every line: one split across chunks is no loss
+            # On every line when at all: one split across two chunks is no loss.
+            cr_cr_lf = cr_cr_lf or crlf > 0 and buf.find(b"\r\r\n", 0, n) >= 0
             cr_before = buf[n - 1] == 0x0D
-    return crcrlf > 0 or 0 < crlf < lf
+    return 0 < crlf < lf, cr_cr_lf
+
+
+def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool) -> None:
+    """``path`` into ``dst``: its first ``size`` bytes (all when None), CR CR LF as CR LF."""
+    if not cr_cr_lf:
+        shutil.copyfile(path, dst)
+        if size is not None:
+            os.truncate(dst, size)
+        return
+    left = os.path.getsize(path) if size is None else size
+    carry = b""  # a CR CR LF may be split across two chunks: its start waits for the next
+    with open(path, "rb") as f, open(dst, "wb") as out:
+        while left > 0:
+            block = f.read(min(COUNT_CHUNK, left))
+            if not block:
+                break
+            left -= len(block)
+            data = (carry + block).replace(b"\r\r\n", b"\r\n")
+            keep = 2 if data.endswith(b"\r\r") else 1 if data.endswith(b"\r") else 0
+            carry = data[len(data) - keep:] if keep else b""
+            out.write(data[:len(data) - keep])
+        out.write(carry)
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection, table: str) -> None:

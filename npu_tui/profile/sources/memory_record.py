@@ -21,12 +21,14 @@ STAGE = "stg_memory_record"
 # the process's memory. Allocated tells the two apart.
 REQUIRED = {"Component", "Timestamp(us)", "Total Allocated(MB)", "Total Reserved(MB)"}
 
+# k_component: DuckDB's names are case-insensitive, so "component" would be the file's raw Component
+# column, not the cleaned one.
 INSERT = """
 INSERT INTO memory_record
-SELECT $rank, clean_text({device}), component, ts_ns, mb_bytes(num({allocated})), mb_bytes(num({reserved})),
+SELECT $rank, clean_text({device}), k_component, ts_ns, mb_bytes(num({allocated})), mb_bytes(num({reserved})),
        mb_bytes(num({active})), clean_text({stream})
-FROM (SELECT *, clean_text({component}) AS component, ts_to_ns({ts}) AS ts_ns FROM {table})
-WHERE component IS NOT NULL AND ts_ns IS NOT NULL
+FROM (SELECT *, clean_text({component}) AS k_component, ts_to_ns({ts}) AS ts_ns FROM {table})
+WHERE k_component IS NOT NULL AND ts_ns IS NOT NULL
 """
 
 

@@ -21,9 +21,9 @@ NOT_IT = "Total Allocated(MB)"  # memory_record.csv's
 
 INSERT = """
 INSERT INTO npu_module_mem
-SELECT $rank, clean_text({device}), component, ts_ns, mb_bytes(num({reserved}))
-FROM (SELECT *, clean_text({component}) AS component, ts_to_ns({ts}) AS ts_ns FROM {table})
-WHERE component IS NOT NULL AND ts_ns IS NOT NULL
+SELECT $rank, clean_text({device}), k_component, ts_ns, mb_bytes(num({reserved}))
+FROM (SELECT *, clean_text({component}) AS k_component, ts_to_ns({ts}) AS ts_ns FROM {table})
+WHERE k_component IS NOT NULL AND ts_ns IS NOT NULL
 """
 
 
