@@ -321,7 +321,7 @@ def test_a_trace_beside_its_gzip_copy_loads_once(real, tmp_path):
     p = load_profile(tmp_path)
     assert p.con.execute(q).fetchall() == load_profile(real / SAMPLED).con.execute(q).fetchall()
     said = [(h.severity, h.rank, h.what) for h in health(p) if "compressed copy" in h.what]
-    assert said == [("warning", None, f"{n}.gz: a compressed copy of {n} beside it, which is loaded: not loaded too, "
+    assert said == [("warning", None, f"{n}.gz: a compressed copy of {n} beside it: not loaded, "
                                 "or every event would count twice") for n in ("sampled_rank-0.json", "sampled_rank-1.json")]
 
 

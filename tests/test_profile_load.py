@@ -221,8 +221,7 @@ def test_a_trace_view_beside_its_gzip_copy_loads_once(real, tmp_path):
         q = f"SELECT count(*) FROM {table}"
         assert p.con.execute(q).fetchone() == alone.con.execute(q).fetchone(), table
     assert p.con.execute("SELECT kind, note FROM load_log WHERE file LIKE '%.gz'").fetchall() == [
-        ("discovery", "a compressed copy of trace_view.json beside it, which is loaded: not loaded too, "
-                      "or every event would count twice")]
+        ("discovery", "a compressed copy of trace_view.json beside it: not loaded, or every event would count twice")]
 
 
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):

@@ -832,8 +832,8 @@ def test_runs_of_one_process_side_by_side_are_said(real, tmp_path):
     """rank_id -1 is torch_npu's run of one process: two such folders in one are two runs, loaded
     as ranks 0 and 1 of one job without a word. One alone is just that run."""
     run = tmp_path / "run"
-    for name in ("a_ascend_pt", "b_ascend_pt"):
-        (small_rank(real, run / name, info=None) / "profiler_info.json").write_text('{"rank_id": -1}')
+    for name, rank_id in (("a_ascend_pt", "-1"), ("b_ascend_pt", '"-1"')):  # the second as text
+        (small_rank(real, run / name, info=None) / "profiler_info.json").write_text('{"rank_id": %s}' % rank_id)
     p = load_profile(run)
     assert p.ranks == [0, 1]
     said = [(i.severity, i.what) for i in health(p) if "distributed" in i.what]

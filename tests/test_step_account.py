@@ -174,6 +174,7 @@ def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     and Markdown reports say so (the text reports said nothing)."""
     from analysis_support import make_profile
     from npu_tui.analysis import build_report, load_rules, render
+    from npu_tui.text import markdown
     from npu_tui.tui.panes.overview import account_text
 
     kernels = [(0, 1, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 0, 60_000, None),
@@ -187,7 +188,8 @@ def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     report = build_report(differ, load_rules())
     said = "differs from step_trace_time.csv: rank 0 by 20.0%"
     assert said in account_text(report).plain
-    assert f"The account {said}" in render(report, "text") and f"**The account {said}**" in render(report, "md")
+    assert f"The account {said}" in render(report, "text")
+    assert f"**{markdown('The account ' + said)}**" in render(report, "md")
     report = build_report(agree, load_rules())
     assert "agrees with step_trace_time.csv" in account_text(report).plain
     assert "The account agrees with step_trace_time.csv" in render(report, "text")

@@ -129,7 +129,8 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
         out.append(f"rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
     check = account_check(report.get("step_account_check", []))
     if check:
-        out.append(("**The account " + check[0] + "**") if md and check[1] else "The account " + check[0])
+        line = _text("The account " + check[0], md)
+        out.append(f"**{line}**" if md and check[1] else line)
     out.append("")
     return out + _table(rows, [("rank", "rank"), ("stage", "stage"), ("part", "part"), ("detail", "of it"),
                                ("us_per_step", "per step (us)"), ("share", "share")], md, pct=("share",))

@@ -240,8 +240,7 @@ def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]
     for f in files:
         # `gzip -k` leaves the file and its copy side by side: both would load, every event twice.
         if f.name.endswith(".gz") and kinds.get(f.name[:-3]):
-            _say(f, f"{GZIP_COPY} {f.name[:-3]} beside it, which is loaded: not loaded too, or every "
-                    "event would count twice")
+            _say(f, f"{GZIP_COPY} {f.name[:-3]} beside it: not loaded, or every event would count twice")
             continue
         kind = kinds[f.name] if f.name in kinds else classify(f, modules)
         if kind:
@@ -269,9 +268,7 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
             whence = "its name" if m.group(1) is not None else "folder order"
             problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from {whence}, the profiler's "
                           "settings are unknown")
-        stated = int(m.group(1)) if m.group(1) is not None else info.get("rank_id")
-        if isinstance(stated, str) and re.fullmatch(r"-?[0-9]+", stated.strip()):
-            stated = int(stated)  # written as text by hand or by a tool: the number it says
+        stated = int(m.group(1)) if m.group(1) is not None else _rank_id(info)
         if isinstance(stated, int) and stated >= 2**31 and problem is None:  # -1: not distributed
             problem = (f, f"rank {stated} is past the ranks npu-tui can hold (up to 2^31 - 1); its rank "
                           "is taken from folder order")
@@ -281,6 +278,14 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
                           "taken from folder order")
         return _rank(stated), info, problem
     return None, {}, None
+
+
+def _rank_id(info: dict):
+    """profiler_info's rank_id; written as text (by hand, or by a tool), the number it says."""
+    stated = info.get("rank_id")
+    if isinstance(stated, str) and re.fullmatch(r"-?[0-9]+", stated.strip()):
+        return int(stated)
+    return stated
 
 
 def _rank(value) -> Optional[int]:
@@ -386,7 +391,7 @@ def _info_problems(sources: List[RankSource]) -> List[Tuple[Path, str]]:
         elif not any(INFO_RE.match(f.name) for f in _files(s.root)):
             out.append((s.root, NO_INFO))
     # rank_id -1: a run of one process. Several of them are separate runs, not ranks of one job.
-    alone = [s for s in sources if s.rank is None and s.info.get("rank_id") == -1]
+    alone = [s for s in sources if s.rank is None and _rank_id(s.info) == -1]
     if len(alone) > 1:
         out += [(s.root, f"{ALONE}: {len(alone)} folders here say so, separate runs loaded side by side as "
                          "ranks in folder order") for s in alone]

@@ -152,8 +152,11 @@ def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
     gone = {s.root for s in claimed} - {s.root for s in kept}
     disc.ranks = kept
     disc.problems = [(p, n) for p, n in disc.problems if not any(r == p or r in p.parents for r in gone)]
-    return [(_where(s), f"rank {s.rank} claimed twice, by {_where(taken[s.rank]).name} too: not loaded")
-            for s in claimed]
+    def named(s: RankSource) -> str:  # as far down as tells it apart (msprof's device_N are many)
+        where = _where(s)
+        return path_text(where.relative_to(disc.path) if disc.path in where.parents else where.name)
+
+    return [(_where(s), f"rank {s.rank} claimed twice, by {named(taken[s.rank])} too: not loaded") for s in claimed]
 
 
 def _reason(e: BaseException) -> str:

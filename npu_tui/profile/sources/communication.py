@@ -50,8 +50,9 @@ FROM (SELECT ltrim(text, chr(65279)) AS text FROM ({text}))  -- without a byte o
 """
 AS_UTF8 = "SELECT TRY(decode(content)) AS text FROM read_blob($path)"
 # A file with bytes of another encoding (a group or op named on a GBK system) is read with those
-# bytes replaced (U+FFFD): they are never JSON's own syntax, which is ASCII. The ops they fall in
-# are then dropped and counted, and the rest kept.
+# bytes replaced (U+FFFD), and the ops they fall in are dropped and counted, the rest kept. (A
+# GBK character whose second byte is a backslash or a quote breaks the JSON itself: the file then
+# fails whole, malformed, as any other.)
 REPLACED = "SELECT $text AS text"
 
 def _entries(keys: List[str], level: str, source: str) -> str:
