@@ -544,25 +544,20 @@ def _beside(folder: Path, modules: List[ModuleType], what: str = "the rank folde
 BELOW = "a rank folder below the others"
 
 
-def _ranks_below(rank_dirs: List[Path], others: List[Path]) -> List[Tuple[Path, str]]:
-    """Rank folders a level or more below the job's (in a node's folder beside them, or copied into
-    one of them with ``cp -r``): not loaded, as they may be another run's, and said; they were
-    passed over without a word, and the job looked whole without them."""
+def _ranks_below(folders: List[Path]) -> List[Tuple[Path, str]]:
+    """Rank folders right inside ``folders`` (a rank folder copied into another with ``cp -r``, or
+    a node's folder beside the rank folders): not loaded, as they may be another run's, and said;
+    they were passed over without a word, and the job looked whole without them. Told by name
+    alone, one listing each: discovery runs at every open, and a checkpoint or dataset folder
+    beside the ranks may hold many thousands of entries."""
     found = []
-
-    def look(folder: Path, depth: int) -> None:
-        for d in _dirs(folder):
-            if _is_rank_dir(d):
-                found.append((d, f"{BELOW}, not loaded"))
-            elif depth < MAX_SEARCH_DEPTH and not d.name.startswith("PROF_") and d.name != OUTPUT_DIR:
-                look(d, depth + 1)
-
-    for d in rank_dirs:  # what a rank folder holds beside its own output: a rank folder copied in
-        for sub in _dirs(d):
-            if sub.name != OUTPUT_DIR and not sub.name.startswith("PROF_") and _is_rank_dir(sub):
-                found.append((sub, f"{BELOW}, not loaded"))
-    for d in others:
-        look(d, 1)
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                names = sorted(e.name for e in entries if e.name.endswith(RANK_DIR_SUFFIXES))
+        except OSError:
+            continue
+        found += [(folder / n, f"{BELOW}, not loaded") for n in names if _is_dir(folder / n)]
     return found
 
 
@@ -656,7 +651,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     rank_dir = path.parent if path.name == OUTPUT_DIR and _is_rank_dir(path.parent) else path
     if _is_rank_dir(rank_dir):
         ranks, unparsed = _unparsed([_rank_source(rank_dir, modules)])
-        return Discovery(path, "rank", ranks, problems=unparsed + _info_problems(ranks) + _ranks_below([rank_dir], []))
+        return Discovery(path, "rank", ranks, problems=unparsed + _info_problems(ranks) + _ranks_below([rank_dir]))
     if path.name.startswith("PROF_"):
         return Discovery(path, "msprof", _msprof_sources(path, modules))
 
@@ -666,8 +661,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     if rank_dirs:
         ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
         beside = _beside(path, modules) + [(d, f"{OTHER_PROFILE} the rank folders") for d in profs]
-        below = _ranks_below(rank_dirs, [d for d in subdirs if d not in rank_dirs and d not in profs
-                                         and d.name != CLUSTER_DIR])
+        below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR])
         return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + beside + below)
     if profs:
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
