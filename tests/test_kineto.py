@@ -5,6 +5,7 @@ Expected values come from parsing the JSON with Python's json module in the test
 
 import gzip
 import json
+import re
 import shutil
 from collections import Counter, defaultdict
 from decimal import ROUND_HALF_UP, Decimal
@@ -402,6 +403,17 @@ def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     assert dup.severity == "warning" and "two runs side by side" in dup.fix
     (partial,) = [h for h in health(p) if h.what.startswith("partial rank set")]
     assert partial.what.endswith("128 ranks (its world size); 1 of them loaded")
+
+
+def test_ranks_under_one_worker_name_and_pid_stay_apart(real, tmp_path):
+    """worker_name="trainer" on every rank, each in a container of its own (every pid the same, no
+    host written): the ranks' traces were merged into one rank by name and process."""
+    raw = [gzip.decompress((real / SAMPLED / f"sampled_rank-{r}.json.gz").read_bytes()) for r in (0, 1)]
+    pid = re.search(rb'"pid": (\d+),', raw[0]).group(1)
+    (tmp_path / "trainer.1000.pt.trace.json").write_bytes(raw[0])
+    (tmp_path / "trainer.2000.pt.trace.json").write_bytes(re.sub(rb'"pid": \d+,', b'"pid": ' + pid + b",", raw[1]))
+    q = "SELECT rank, count(*), sum(dur_ns) FROM kernels GROUP BY rank ORDER BY rank"
+    assert load_profile(tmp_path).con.execute(q).fetchall() == load_profile(real / SAMPLED).con.execute(q).fetchall()
 
 
 def test_a_worker_name_run_twice_is_one_worker_and_the_other_run_said(real, tmp_path):

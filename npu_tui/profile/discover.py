@@ -491,7 +491,8 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
         rank, process = _rank(rank_hint(head)), process_hint(head)
         m = WORKER_RE.match(f.name)
         # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by the
-        # process the trace says it was taken in (one run of tensorboard_trace_handler's worker;
+        # process the trace says it was taken in (with a worker's name and rank, one run of
+        # tensorboard_trace_handler's worker: ranks may share a name, and their pids in containers;
         # a handler of one's own names files as it likes; a pid without its host only within a
         # distributedInfo rank: every container's first pid is 1), else by that rank, else the
         # file is one. Two processes of one rank or worker name are two runs side by side, not
@@ -500,11 +501,13 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
             unnamed.append((f, m.group(1), rank))
             continue
         known = process is not None and (process[0] or rank is not None)
-        key = (("worker", m.group(1), process) if m else ("process", rank, process) if known
+        key = (("worker", m.group(1), rank, process) if m else ("process", rank, process) if known
                else ("rank", rank) if rank is not None else ("file", f))
         _add_trace(workers, key, folder, f, rank)
-    for f, name, rank in unnamed:
-        _add_trace(workers, next((k for k in workers if k[:2] == ("worker", name)), ("worker", name)), folder, f, rank)
+    for f, name, rank in unnamed:  # the worker's of that name and rank; without a rank, its first
+        same = [k for k in workers if k[:2] == ("worker", name)]
+        key = next((k for k in same if k[2] == rank), same[0] if same and rank is None else ("worker", name, rank))
+        _add_trace(workers, key, folder, f, rank)
     for s in workers.values():
         s.files["kineto"].sort()
     out: List[RankSource] = []
