@@ -809,6 +809,25 @@ def test_a_rank_claimed_twice_is_loaded_once_and_the_other_said(real, tmp_path):
         (0, n), (1, n)]
 
 
+def test_of_a_job_run_twice_the_later_run_is_kept_whole(real, tmp_path):
+    """Folders named host_pid_time: run 1 put rank 0 on node A and rank 1 on node C, run 2 rank 0
+    on node B and rank 1 on node A. By name, rank 0 came from run 1 and rank 1 from run 2, and the
+    cross-rank figures compared two runs; by when each rank's run ended, both are run 2's."""
+    run = tmp_path / "run"
+    for name, rank, ended in (("nodeA_100_ascend_pt", 0, 1_000), ("nodeC_100_ascend_pt", 1, 1_001),
+                              ("nodeB_200_ascend_pt", 0, 2_000), ("nodeA_200_ascend_pt", 1, 2_001)):
+        folder = small_rank(real, run / name, info=None)
+        (folder / f"profiler_info_{rank}.json").write_text(json.dumps(
+            {"rank_id": rank, "end_info": {"collectionTimeEnd": ended}}))
+    p = load_profile(run)
+    assert p.con.execute("SELECT rank, parse_filename(path) FROM ranks ORDER BY rank").fetchall() == [
+        (0, "nodeB_200_ascend_pt"), (1, "nodeA_200_ascend_pt")]
+    notes = p.con.execute("SELECT parse_filename(file), note FROM load_log WHERE note LIKE '%claimed%' ORDER BY file")
+    assert notes.fetchall() == [
+        ("nodeA_100_ascend_pt", "rank 0 claimed twice, by nodeB_200_ascend_pt too, whose run ended later: not loaded"),
+        ("nodeC_100_ascend_pt", "rank 1 claimed twice, by nodeA_200_ascend_pt too, whose run ended later: not loaded")]
+
+
 @pytest.mark.parametrize("rank_id, said", [
     ('"1"', None), ('" 1 "', None),  # a number written as text: the number
     ('"one"', 'rank_id "one" is not a rank number'), ("1.5", "rank_id 1.5 is not a rank number"),

@@ -126,21 +126,30 @@ def _where(s: RankSource) -> Path:
     return s.files["kineto"][0] if s.source_format == "kineto" else s.root
 
 
+def _ended(s: RankSource) -> Optional[int]:
+    """When the run of a torch_npu rank folder ended (its profiler_info's collectionTimeEnd, ns)."""
+    end = s.info.get("end_info")
+    value = end.get("collectionTimeEnd") if isinstance(end, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
     """Ranks from profiler_info (or distributedInfo) where given, else the lowest free number in
     folder order. A rank claimed again (a copied folder, a job run twice into one folder) is another
     run's, not one of this job's: it is left out of ``disc``, for (folder or trace, note) each. Given
     a number of its own, it would take the id of a rank the job's communication data names, and its
-    figures would count as that rank's in every cross-rank comparison."""
+    figures would count as that rank's in every cross-rank comparison. Of a job run twice, the
+    latest run's folders stay (by when each ended: every rank of the second run ends after every
+    rank of the first, where the order of names would mix the runs, rank by rank); else the first."""
     taken: Dict[int, RankSource] = {}
-    kept, claimed = [], []
     for s in disc.ranks:
-        if s.rank is not None and s.rank in taken:
-            claimed.append(s)
+        if s.rank is None:
             continue
-        if s.rank is not None:
+        held = taken.get(s.rank)
+        if held is None or (_ended(s) or -1) > (_ended(held) or -1):
             taken[s.rank] = s
-        kept.append(s)
+    claimed = [s for s in disc.ranks if s.rank is not None and taken[s.rank] is not s]
+    kept = [s for s in disc.ranks if s not in claimed]
     nxt = 0
     for s in kept:
         if s.rank is None:
@@ -152,11 +161,17 @@ def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
     gone = {s.root for s in claimed} - {s.root for s in kept}
     disc.ranks = kept
     disc.problems = [(p, n) for p, n in disc.problems if not any(r == p or r in p.parents for r in gone)]
+
     def named(s: RankSource) -> str:  # as far down as tells it apart (msprof's device_N are many)
         where = _where(s)
         return path_text(where.relative_to(disc.path) if disc.path in where.parents else where.name)
 
-    return [(_where(s), f"rank {s.rank} claimed twice, by {named(taken[s.rank])} too: not loaded") for s in claimed]
+    def note(s: RankSource) -> str:
+        held = taken[s.rank]
+        later = ", whose run ended later" if (_ended(held) or -1) > (_ended(s) or -1) else ""
+        return f"rank {s.rank} claimed twice, by {named(held)} too{later}: not loaded"
+
+    return [(_where(s), note(s)) for s in claimed]
 
 
 def _reason(e: BaseException) -> str:
