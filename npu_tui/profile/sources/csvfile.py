@@ -58,7 +58,11 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
     complete = _complete_size(path, len(columns))
-    mixed, cr_cr_lf = _line_ends(path)
+    # CR CR LF: Python's csv writer on Windows, given a file not opened with newline="", writes it
+    # at the end of every row, the header's included. DuckDB's lax mode reads it with a line break
+    # leading each row's first cell, so such a file is read from a copy with CR LF instead.
+    cr_cr_lf = b"\r\r\n" in head
+    mixed = _mixed_line_ends(path)
     # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
     copied = complete is not None or cr_cr_lf
     with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
@@ -106,7 +110,7 @@ def _complete_size(path: Path, fields: int) -> Optional[int]:
     return None if _whole_row(last, fields, before) else start
 
 
-LINE_BREAK = re.compile(rb"\r\r\n|\r\n|\n|\r")  # CR CR LF: see _line_ends
+LINE_BREAK = re.compile(rb"\r\r\n|\r\n|\n|\r")  # CR CR LF: see stage_csv
 COUNT_CHUNK = 1 << 24
 TAIL_BYTES = 1 << 16
 
@@ -187,27 +191,21 @@ def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
     return not (len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1]))
 
 
-def _line_ends(path: Path, chunk: int = COUNT_CHUNK) -> Tuple[bool, bool]:
-    """Line ends DuckDB's strict mode cannot read: (CRLF and bare LF in one file, hand-edited, which
-    its lax mode reads row for row; CR CR LF, which Python's csv writer on Windows writes given a
-    file not opened with newline="", and which the lax mode reads with a line break leading each
-    row's first cell: such a file is read from a copy with CR LF instead).
+def _mixed_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
+    """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
 
     Decided up front rather than by retrying: a failed read aborts the loader's transaction. Counted
     in one reused buffer: a GB file must not be copied chunk by chunk just to be counted.
     """
     crlf = lf = 0
-    cr_cr_lf = False
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buf):
             crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
             lf += buf.count(b"\n", 0, n)
-            # On every line when at all: one split across two chunks is no loss.
-            cr_cr_lf = cr_cr_lf or crlf > 0 and buf.find(b"\r\r\n", 0, n) >= 0
             cr_before = buf[n - 1] == 0x0D
-    return 0 < crlf < lf, cr_cr_lf
+    return 0 < crlf < lf
 
 
 def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool) -> None:
