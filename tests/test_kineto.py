@@ -431,11 +431,13 @@ def test_a_worker_name_run_twice_is_one_worker_and_the_other_run_said(real, tmp_
         first, second = tmp_path / "rank0.1000.pt.trace.json", tmp_path / "rank0.2000.pt.trace.json"
         first.write_bytes(data)
         second.write_bytes(data.replace(b'"pid": 4037,', b'"pid": 5123,'))
+        (tmp_path / "rank0.3000.pt.trace.json").write_bytes(second.read_bytes())  # its next cycle
         p = load_profile(tmp_path)
         assert p.ranks == [0]
         assert p.con.execute(q).fetchall() == load_profile(first).con.execute(q).fetchall()
         (dup,) = [h for h in health(p) if "claimed twice" in h.what]
-        assert (dup.rank, dup.what) == (None, f"{tmp_path.name}/{second.name}: {said}, by {first.name} too: not loaded")
+        assert (dup.rank, dup.what) == (None, f"{tmp_path.name}/{second.name}: {said}, by {first.name} too: "
+                                              "not loaded, nor its 1 other trace")
 
 
 def test_a_big_kineto_trace_loads_whole(tmp_path):

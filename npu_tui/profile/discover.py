@@ -518,13 +518,19 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
         # apart, is the worker run again.
         if key[0] == "worker" and s.rank is None:
             if key[1] in first:
-                _say(trace, f"worker {key[1]} claimed twice, by {first[key[1]].name} too: not loaded")
+                _say(trace, f"worker {key[1]} claimed twice, by {first[key[1]].name} too: not loaded{more_traces(s)}")
                 continue
             first[key[1]] = trace
         out.append(s)
     if files:
         out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out
+
+
+def more_traces(s: RankSource) -> str:
+    """The rest of a left-out Kineto worker's traces (its cycles), which its first one names."""
+    more = len(s.files.get("kineto", [])) - 1
+    return f", nor its {more} other trace{'s' if more > 1 else ''}" if more > 0 else ""
 
 
 def _add_trace(workers: Dict[object, RankSource], key, folder: Path, f: Path, rank: Optional[int]) -> None:

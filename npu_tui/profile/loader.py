@@ -17,7 +17,7 @@ import duckdb
 
 from ..text import path_text
 from .cache import Store, cache_key, discard, open_cached, start_store
-from .discover import Discovery, RankSource, discover
+from .discover import Discovery, RankSource, discover, more_traces
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
 from .sources import cluster_modules, source_modules
@@ -169,7 +169,7 @@ def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
     def note(s: RankSource) -> str:
         held = taken[s.rank]
         later = ", whose run ended later" if (_ended(held) or -1) > (_ended(s) or -1) else ""
-        return f"rank {s.rank} claimed twice, by {named(held)} too{later}: not loaded"
+        return f"rank {s.rank} claimed twice, by {named(held)} too{later}: not loaded{more_traces(s)}"
 
     return [(_where(s), note(s)) for s in claimed]
 
