@@ -126,11 +126,12 @@ def _where(s: RankSource) -> Path:
     return s.files["kineto"][0] if s.source_format == "kineto" else s.root
 
 
-def _ended(s: RankSource) -> Optional[int]:
-    """When the run of a torch_npu rank folder ended (its profiler_info's collectionTimeEnd, ns)."""
+def _ended(s: RankSource) -> int:
+    """When the run of a torch_npu rank folder ended (its profiler_info's collectionTimeEnd, ns);
+    -1 where it does not say."""
     end = s.info.get("end_info")
     value = end.get("collectionTimeEnd") if isinstance(end, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
 def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
@@ -146,10 +147,12 @@ def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
         if s.rank is None:
             continue
         held = taken.get(s.rank)
-        if held is None or (_ended(s) or -1) > (_ended(held) or -1):
+        if held is None or _ended(s) > _ended(held):
             taken[s.rank] = s
-    claimed = [s for s in disc.ranks if s.rank is not None and taken[s.rank] is not s]
-    kept = [s for s in disc.ranks if s not in claimed]
+    kept: List[RankSource] = []
+    claimed: List[RankSource] = []
+    for s in disc.ranks:
+        (claimed if s.rank is not None and taken[s.rank] is not s else kept).append(s)
     nxt = 0
     for s in kept:
         if s.rank is None:
@@ -168,7 +171,7 @@ def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:
 
     def note(s: RankSource) -> str:
         held = taken[s.rank]
-        later = ", whose run ended later" if (_ended(held) or -1) > (_ended(s) or -1) else ""
+        later = ", whose run ended later" if _ended(held) > _ended(s) else ""
         return f"rank {s.rank} claimed twice, by {named(held)} too{later}: not loaded{more_traces(s)}"
 
     return [(_where(s), note(s)) for s in claimed]
