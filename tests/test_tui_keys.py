@@ -5,6 +5,7 @@ by name; `c` starts nothing before its dialog is confirmed; a folder of profiles
 import shutil
 from pathlib import Path
 
+from textual import events
 from textual.widgets import Input, OptionList, TabbedContent
 
 from npu_tui.demo import PATH as DEMO
@@ -224,3 +225,39 @@ async def test_a_digit_switches_even_to_a_pane_built_on_the_way():
             await pilot.press(key)
             await settle(app, pilot)
             assert _active(app) == panes[key], key
+
+
+def _burst(app, *keys: str) -> None:
+    """Queue keys as one read from a slow link delivers them: all before the app handles the first."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+@async_test
+async def test_a_key_right_after_escape_goes_where_escape_moved_the_focus():
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        console = app.query_one(SqlConsole)
+        before = console.editor.text
+        _burst(app, "escape", "1")
+        await settle(app, pilot)
+        assert console.editor.text == before and _active(app) == "overview"
+        await pilot.press("3")
+        await settle(app, pilot)
+        table = _table(app, "operators")
+        _burst(app, "slash", "x")  # the first letter of a filter typed straight after the slash
+        await settle(app, pilot)
+        grid = app.query_one("#pane-operators").query_one(GridView)
+        assert grid.query_one(Input).value == "x"
+        _burst(app, "escape", "2")  # escape leaves the box, then the digit is a pane key
+        await settle(app, pilot)
+        assert grid.query_one(Input).value == "x" and _active(app) == "findings"
+        assert table.filter_text == "x"
+        await pilot.press("3")
+        await settle(app, pilot)
+        _burst(app, "slash", "z", "enter", "4")  # the box opens selected: z replaces x; enter keeps it
+        await settle(app, pilot)
+        assert table.filter_text == "z" and _active(app) == "comm"

@@ -115,7 +115,6 @@ class PagedTable(ScrollView, can_focus=True):
     HELP_TITLE = "Tables"
     BINDINGS = [
         Binding("enter", "open", "Open"),
-        Binding("slash", "filter", "Filter"),
         Binding("s", "sort", "Sort"),
         Binding("e", "export", "Export"),
         Binding("v", "show_sql", "SQL"),
@@ -471,9 +470,6 @@ class PagedTable(ScrollView, can_focus=True):
             self.post_message(self.Activated(self, row))
 
     def action_filter(self) -> None:
-        if not self.query.filter_on:
-            self.notify("This table has no text column to filter on.", severity="warning")
-            return
         self.post_message(self.FilterRequested())
 
     def sort_by(self, key: str, descending: Optional[bool] = None) -> None:
@@ -535,8 +531,12 @@ class GridView(Vertical):
 
     HELP_TITLE = "Tables"
     # Escape leaves the filter box first; on the panes (not in a drill level, where escape goes
-    # back a level) it then clears the filter.
-    BINDINGS = [Binding("escape", "close_filter", "Close filter", show=False),
+    # back a level) it then clears the filter. The keys that move the focus between the table and
+    # the box are priority bindings, run as the app reads them: a key read in the same burst then
+    # goes where they put the focus (as Textual hands a key on, it is already queued for the old).
+    BINDINGS = [Binding("slash", "filter", "Filter", priority=True),
+                Binding("escape", "close_filter", "Close filter", show=False, priority=True),
+                Binding("enter", "close_filter", "Keep the filter", show=False, priority=True),
                 Binding("escape", "clear_filter", "Clear filter")]
 
     def __init__(self, query: GridQuery, **kwargs) -> None:
@@ -581,23 +581,28 @@ class GridView(Vertical):
 
     def on_paged_table_filter_requested(self, msg: PagedTable.FilterRequested) -> None:
         msg.stop()
+        self.action_filter()
+
+    def action_filter(self) -> None:
+        if not self.table.query.filter_on:
+            self.notify("This table has no text column to filter on.", severity="warning")
+            return
         box = self.query_one(Input)
         box.display = box.can_focus = True
         box.value = self.table.filter_text
-        box.focus()
+        self.screen.set_focus(box)  # at once; focus() would wait for the queue
 
     def on_input_changed(self, msg: Input.Changed) -> None:
         msg.stop()
         self.table.set_filter(msg.value)
         self._status()
 
-    def on_input_submitted(self, msg: Input.Submitted) -> None:
-        msg.stop()
-        self._hide_filter()
-
     def check_action(self, action: str, parameters) -> Optional[bool]:
+        # The screen's focus, set at once, not has_focus, which follows when the Focus event is read.
+        if action == "filter":
+            return self.screen.focused is self.table
         if action == "close_filter":
-            return self.query_one(Input).has_focus
+            return self.screen.focused is self.query_one(Input)
         if action == "clear_filter":
             return bool(self.table.filter_text) and self.screen is self.app.screen_stack[0]
         return True
@@ -614,4 +619,4 @@ class GridView(Vertical):
         # A closed filter stays in sight while it filters, but takes no focus.
         box.display = bool(self.table.filter_text)
         box.can_focus = False
-        self.table.focus()
+        self.screen.set_focus(self.table)

@@ -47,8 +47,9 @@ class SqlConsole(Widget):
         Binding("ctrl+r", "run_statement", "Run"),
         Binding("f5", "run_all", "Run all"),
         Binding("escape", "cancel", "Cancel", show=True),
-        # Escape leaves the editor when nothing runs, so digits and the other app keys work again.
-        Binding("escape", "leave_editor", "Leave editor"),
+        # Escape leaves the editor when nothing runs, so digits and the other app keys work again:
+        # as the app reads it (priority), so a digit read in the same burst is not typed in.
+        Binding("escape", "leave_editor", "Leave editor", priority=True),
         # Terminals without the kitty keyboard protocol (tmux, xterm) send ctrl+space as NUL: ctrl+@.
         Binding("ctrl+space,ctrl+@", "complete", "Complete"),
         Binding("f2", "history", "History"),
@@ -146,7 +147,8 @@ class SqlConsole(Widget):
         if action == "cancel":
             return self.running
         if action == "leave_editor":
-            return not self.running and self.editor.has_focus
+            # The screen's focus, set at once; has_focus follows when the Focus event is read.
+            return not self.running and self.screen.focused is self.editor and not self.editor.completing
         if action in ("run_statement", "run_all", "export"):
             return not self.running
         return True
@@ -195,7 +197,7 @@ class SqlConsole(Widget):
         self.engine.cancel()
 
     def action_leave_editor(self) -> None:
-        self.grid.focus()
+        self.screen.set_focus(self.grid)  # at once; focus() would wait for the queue
 
     def _tick(self) -> None:
         if self.running:
