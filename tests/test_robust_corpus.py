@@ -878,6 +878,36 @@ def test_rank_folders_below_the_others_are_said(real, tmp_path):
     assert discover(run / "node2").ranks[0].rank == 1  # each opens on its own
 
 
+def test_node_folders_of_one_job_open_as_one(real, tmp_path):
+    """A job run on two machines, gathered a folder per node (nodes/node1/rank…, nodes/node2/rank…),
+    is one job when every rank states its id and none twice. The runs of one job side by side (a
+    rank 0 in each), or ranks without an id, stay separate profiles to pick from."""
+    nodes = tmp_path / "nodes"
+    for node, names in (("node1", "ab"), ("node2", "cd")):
+        for name in names:
+            small_rank(real, nodes / node / f"{name}_ascend_pt", info="abcd".index(name))
+    small_rank(real, nodes / "node2" / "d_ascend_pt" / "e_ascend_pt", info=4)
+    p = load_profile(nodes)
+    assert p.layout == "cluster"
+    got = dict(p.con.execute("SELECT parse_filename(path), rank FROM ranks").fetchall())
+    assert got == {"a_ascend_pt": 0, "b_ascend_pt": 1, "c_ascend_pt": 2, "d_ascend_pt": 3}
+    rows = kernel_rows(real / L1 / "kernel_details.csv")
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [
+        (r, rows) for r in range(4)]
+    said = [(i.severity, i.what) for i in health(p)]
+    assert said == [("warning", "d_ascend_pt/e_ascend_pt: a rank folder below the others, not loaded")]
+
+    runs = tmp_path / "runs"
+    for run in ("r1", "r2"):
+        for rank, name in enumerate("ab"):
+            small_rank(real, runs / run / f"{name}_ascend_pt", info=rank)
+    small_rank(real, tmp_path / "unnamed" / "n1" / "a_ascend_pt", info=0)
+    small_rank(real, tmp_path / "unnamed" / "n2" / "b_ascend_pt", info=None)
+    for folder in (runs, tmp_path / "unnamed"):
+        with pytest.raises(ProfileError, match="profiles were found under"):
+            load_profile(folder)
+
+
 def test_folder_that_changes_between_discovery_and_load(real, tmp_path):
     run = tmp_path / "run"
     r0 = small_rank(real, run / "a_ascend_pt", info=0)

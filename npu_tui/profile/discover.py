@@ -582,6 +582,30 @@ def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List
     return [c for d in _dirs(folder) for c in _candidates(d, modules, depth + 1)]
 
 
+def _node_folders(path: Path, holders: List[Path], modules: List[ModuleType]) -> Optional[Discovery]:
+    """The profiles found below ``path`` (``holders``) when they are folders of rank folders side
+    by side, as a job run on several machines is gathered (one folder per node): one job when
+    every rank states its id and no id is stated twice. Otherwise (the runs of one job, each with
+    its rank 0; ranks without an id) None: they are separate profiles, and the user picks one."""
+    if len(holders) < 2 or not all(any(_is_rank_dir(d) for d in _dirs(h)) for h in holders):
+        return None
+    per_node = [[_rank_source(d, modules) for d in _dirs(h) if _is_rank_dir(d)] for h in holders]
+    stated = [s.rank for node in per_node for s in node]
+    if None in stated or len(set(stated)) < len(stated):
+        return None
+    ranks, unparsed = _unparsed([s for node in per_node for s in node])
+    around = [p for h in holders for p in _around_ranks(h, _dirs(h), modules)]
+    return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + around)
+
+
+def _around_ranks(folder: Path, subdirs: List[Path], modules: List[ModuleType]) -> List[Tuple[Path, str]]:
+    """What a folder of rank folders holds besides them, said: another profile's files or PROF_*
+    folders, and rank folders one level below."""
+    profs = [d for d in subdirs if d.name.startswith("PROF_")]
+    beside = _beside(folder, modules) + [(d, f"{OTHER_PROFILE} the rank folders") for d in profs]
+    return beside + _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR])
+
+
 def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
     """The cluster outputs in ``folder`` itself when it is a cluster_analysis_output folder, else in
     its cluster_analysis_output child."""
@@ -669,9 +693,8 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if rank_dirs:
         ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
-        beside = _beside(path, modules) + [(d, f"{OTHER_PROFILE} the rank folders") for d in profs]
-        below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR])
-        return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + beside + below)
+        return Discovery(path, "cluster", ranks,
+                         problems=unparsed + _info_problems(ranks) + _around_ranks(path, subdirs, modules))
     if profs:
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
                          problems=_beside(path, modules, "the PROF_* folders"))
@@ -681,13 +704,16 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     if loose:
         return Discovery(path, "output", loose)
 
+    hint = _candidates(path, modules)
+    nodes = _node_folders(path, hint, modules)
+    if nodes is not None:
+        return nodes
     if cluster:  # msprof-analyze's outputs alone: the job seen through them
         return Discovery(path, "cluster_output", [])
     not_files = _NOT_FILES.get() or {}
     if not_files:
         named = "; ".join(f"{p.name} is {what}" for p, what in sorted(not_files.items())[:3])
         raise ProfileError(f"{path}: no profiler file here could be read ({named})")
-    hint = _candidates(path, modules)
     if hint:
         names = ", ".join(str(h) for h in hint[:5])
         more = f" and {len(hint) - 5} more" if len(hint) > 5 else ""
