@@ -292,6 +292,57 @@ def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_ke
     assert compute_kernels() == fewer < after
 
 
+HALF_WRITTEN = """
+import os, sqlite3, sys
+w = sqlite3.connect(sys.argv[1], isolation_level=None)
+w.execute("PRAGMA journal_mode = DELETE")
+w.execute("PRAGMA cache_size = 1")  # the transaction's pages spill into the db file itself
+w.execute("BEGIN")
+w.execute("DELETE FROM COMPUTE_TASK_INFO")
+w.execute("DELETE FROM TASK")
+w.execute("UPDATE STRING_IDS SET value = 'x'")
+os._exit(0)  # killed mid-transaction: the db holds its pages, the journal the committed ones
+"""
+
+
+def test_a_db_left_mid_transaction_is_read_as_committed(real, tmp_path, monkeypatch):
+    """A writer killed (or still at work) inside a transaction leaves overwritten pages in the db
+    and the committed ones in its -journal: read alone, the db gave 4 of rank 0's 191 kernels in a
+    report that looked complete."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    work = tmp_path / "work.db"
+    shutil.copy(db_path(real, "level1", 0), work)
+    os.chmod(work, 0o644)
+    subprocess.run([sys.executable, "-c", HALF_WRITTEN, str(work)], check=True)
+    assert Path(f"{work}-journal").stat().st_size > 0
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    shutil.copy(work, out / "ascend_pytorch_profiler_0.db")
+    shutil.copy(f"{work}-journal", out / "ascend_pytorch_profiler_0.db-journal")
+    before_listing = listing(out.parent)
+
+    def kernels(path):
+        p = load_profile(path, cache=True)
+        p.save_cache()
+        got = p.con.execute("SELECT count(*), count(DISTINCT name) FROM kernels").fetchone()
+        p.con.close()
+        return got
+
+    intact = tmp_path / "intact" / "rank0_ascend_pt" / OUT
+    intact.mkdir(parents=True)
+    shutil.copy(db_path(real, "level1", 0), intact / "ascend_pytorch_profiler_0.db")
+    want = kernels(intact.parent)
+    assert want[0] == len(text_kernel_rows(real, "level1", 0)) and want[1] > 1
+    assert kernels(out.parent) == want
+    assert listing(out.parent) == before_listing  # rolled back in a copy, nothing written here
+    # The writer's next commit clears its journal: the db is read as it is now, not from the cache.
+    Path(out / "ascend_pytorch_profiler_0.db-journal").unlink()
+    assert kernels(out.parent)[1] == 1  # every name 'x'
+
+
 @pytest.mark.parametrize("drop, complete, says", [
     (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks were not loaded"),
     (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),

@@ -29,6 +29,7 @@ import duckdb
 
 from .discover import INFO_RE, Discovery
 from .schema import connect
+from .sources.sqlite_export import SIDE_FILES
 
 KEEP = 8  # cache files kept; the least recently used beyond that are removed
 # Free space a store needs beyond its input's size: however small the profile, its tables and the
@@ -91,8 +92,8 @@ def cache_key(disc: Discovery) -> Optional[str]:
     files += [f for fs in disc.cluster.values() for f in fs]
     # What discovery said of the rest (another profile beside the ranks): said again only while so.
     files += [p for p, _ in disc.problems]
-    # A SQLite export's last commits may be only in its write-ahead log (sqlite_export reads it).
-    files += [w for f in files if f.suffix == ".db" for w in [Path(f"{f}-wal")] if w.is_file()]
+    # A SQLite export's state depends on the log or journal beside it (sqlite_export reads them).
+    files += [w for f in files if f.suffix == ".db" for w in (Path(f"{f}{s}") for s in SIDE_FILES) if w.is_file()]
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:

@@ -5,8 +5,9 @@ overlap lanes, steps; every string behind a STRING_IDS id, every time in integer
 DuckDB's sqlite extension is a download, which Ascend servers often cannot make, so the file is
 read with Python's sqlite3, opened read-only and immutable (no -wal/-shm/journal file is created
 beside it). A file with a write-ahead log beside it (its writer still open, or killed before a
-checkpoint) holds committed rows only in that log: the two are copied outside the profile folder and
-the copy is read with its log. Needed tables are streamed through a temporary CSV outside the profile folder into
+checkpoint) holds committed rows only in that log; one with a rollback journal beside it holds
+uncommitted ones, which the journal undoes: the two are copied outside the profile folder and the
+copy is read with its log, or rolled back. Needed tables are streamed through a temporary CSV outside the profile folder into
 DuckDB staging tables as text, and mapped to the canonical tables by SQL.
 """
 
@@ -224,6 +225,9 @@ def sniff(head: bytes) -> bool:
 
 
 COPY_TRIES = 3
+# What sqlite keeps beside a db that the db's committed state needs: the rows committed into a
+# write-ahead log not yet checkpointed, or the pages an open transaction overwrote in rollback mode.
+SIDE_FILES = {"-wal": "write-ahead log", "-journal": "rollback journal"}
 
 
 def _stamp(path: Path):
@@ -231,26 +235,32 @@ def _stamp(path: Path):
     return st.st_size, st.st_mtime_ns
 
 
+def _nonempty(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
+
+
 def _open(path: Path, tmp: Path) -> sqlite3.Connection:
-    wal = Path(f"{path}-wal")
-    if wal.is_file() and wal.stat().st_size > 0:
-        copy = tmp / "with-wal.db"
-        # A writer still at work may checkpoint between the two copies, which would then not
-        # match: copied again until neither changed meanwhile.
-        for _ in range(COPY_TRIES):
-            before = _stamp(path), _stamp(wal)
-            shutil.copyfile(path, copy)
-            shutil.copyfile(wal, f"{copy}-wal")
-            if (_stamp(path), _stamp(wal)) == before:
-                break
-        else:
-            raise SourceError("still being written: the db and its write-ahead log changed while read; "
-                              "open it again once its writer has finished")
-        # Read-only, not immutable: sqlite applies the log (and keeps its -shm here, in tmp).
-        uri = copy.as_uri() + "?mode=ro"
-    else:
+    suffix = next((s for s in SIDE_FILES if _nonempty(Path(f"{path}{s}"))), None)
+    if suffix is None:
         # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
         uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
+    else:
+        side, copy = Path(f"{path}{suffix}"), tmp / "copy.db"
+        # A writer still at work may commit between the two copies, which would then not match:
+        # copied again until neither changed meanwhile.
+        for _ in range(COPY_TRIES):
+            before = _stamp(path), _stamp(side)
+            shutil.copyfile(path, copy)
+            shutil.copyfile(side, f"{copy}{suffix}")
+            if (_stamp(path), _stamp(side)) == before:
+                break
+        else:
+            raise SourceError(f"still being written: the db and its {SIDE_FILES[suffix]} changed while read; "
+                              "open it again once its writer has finished")
+        # A write-ahead log is applied by a read-only open (which keeps its -shm here, in tmp). A
+        # rollback journal left hot (its writer killed, or still in its transaction) is played back
+        # only by a connection that may write: this private copy's.
+        uri = copy.as_uri() + ("?mode=ro" if suffix == "-wal" else "")
     sq = sqlite3.connect(uri, uri=True)
     sq.text_factory = lambda b: b.decode("utf-8", errors="replace")
     return sq
