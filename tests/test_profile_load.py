@@ -328,6 +328,27 @@ def test_rank_and_prof_folders_gathered_by_links_load(real, tmp_path):
     assert linked.con.execute(count).fetchall() == direct.con.execute(count).fetchall()
 
 
+def test_a_rank_folder_linked_from_a_mount_that_is_gone_is_said(real, tmp_path, capsys):
+    """A rank gathered by a link whose target is gone (a node's disk not mounted) was passed
+    over: one rank loaded, a report without a health line, exit 0."""
+    job = tmp_path / "job"
+    job.mkdir()
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", job / "rank0_ascend_pt")
+    (job / "rank1_ascend_pt").symlink_to(tmp_path / "mnt" / "node2" / "rank1_ascend_pt")
+    (job / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP").symlink_to(tmp_path / "mnt" / "prof")
+    assert main(["report", str(job), "--format", "json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is False and [r["rank"] for r in doc["ranks"]] == [0]
+    said = sorted((h["severity"], h["what"]) for h in doc["health"] if "partial rank set" not in h["what"])
+    assert said == [("error", "job/rank1_ascend_pt/ is a link to nothing (its target is gone): left out"),
+                    # beside rank folders, msprof output is another profile, not loaded in any case
+                    ("warning", "job/PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP/ was not searched: it is a "
+                                "link to nothing (its target is gone)")]
+    (job / "rank0_ascend_pt").rename(tmp_path / "moved")
+    with pytest.raises(ProfileError, match=r"rank1_ascend_pt is a link to nothing"):
+        load_profile(job)
+
+
 @pytest.mark.parametrize("sample,file", [
     (LEVEL1 + "/rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT/communication.json"),
     (LEVEL1 + "/rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT/trace_view.json"),

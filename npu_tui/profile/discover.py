@@ -109,6 +109,9 @@ NOT_EXPORTED = "not exported"
 # What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
 FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
 NOT_A_FILE = "not a file"
+LINK_GONE = "a link to nothing (its target is gone)"
+# A rank or PROF_ folder gathered by a link whose target is gone (a mount away, a folder moved).
+FOLDER_GONE = "folder gone"
 
 
 def _entries(folder: Path) -> List[Path]:
@@ -179,8 +182,14 @@ def _note_not_file(p: Path) -> None:
         return
     what = _what_instead(p)
     if what and (what != "a folder" or p.suffix in FILE_SUFFIXES) and (
-            kind_by_name(p.name, source_modules()) or kind_by_name(p.name, cluster_modules())):
+            kind_by_name(p.name, source_modules()) or kind_by_name(p.name, cluster_modules())
+            or (what == LINK_GONE and _folder_named(p))):
         seen[p] = what
+
+
+def _folder_named(p: Path) -> bool:
+    """A name a rank or msprof folder goes by (one gathered by a link, say)."""
+    return p.name.endswith(RANK_DIR_SUFFIXES) or p.name.startswith("PROF_")
 
 
 def _what_instead(p: Path) -> Optional[str]:
@@ -191,7 +200,7 @@ def _what_instead(p: Path) -> Optional[str]:
             try:
                 mode = p.stat().st_mode
             except OSError:
-                return "a link to nothing (its target is gone)"
+                return LINK_GONE
     except OSError:
         return None
     if stat.S_ISDIR(mode):
@@ -645,9 +654,21 @@ def discover(path: Path) -> Discovery:
     inside = [(p, note) for p, note in said if p == disc.path or disc.path in p.parents]
     beside = {f.parent for s in disc.ranks for fs in s.files.values() for f in fs} | {
         d for s in disc.ranks for d in (s.root, s.root / OUTPUT_DIR)} | {disc.path}
-    disc.problems += [(p, f"{NOT_A_FILE}: {what}") for p, what in sorted(not_files.items()) if p.parent in beside]
+    disc.problems += [(p, _not_a_file(p, what, disc.layout)) for p, what in sorted(not_files.items())
+                      if p.parent in beside]
     disc.problems += list(dict.fromkeys(x for s in disc.ranks for x in s.left_out)) + inside
     return disc
+
+
+def _not_a_file(p: Path, what: str, layout: str) -> str:
+    """The note on an entry under a profiler name that is not a file. A link to nothing under a
+    rank (or, of msprof output, a PROF_) folder's name is one of the profile's folders gone; under
+    the other kind's, it would have been another profile beside, not loaded in any case."""
+    if not _folder_named(p):
+        return f"{NOT_A_FILE}: {what}"
+    if p.name.startswith("PROF_") == (layout == "msprof"):
+        return f"{FOLDER_GONE}: {what}"
+    return f"folder not searched: it is {what}"
 
 
 def _unreadable(disc: Discovery, unlisted: Dict[Path, str]) -> None:

@@ -42,6 +42,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
      "in its place: copy it again, or point the link at a file that exists"),
+    (r"^folder gone", "{folder}/ is {note_head}: left out", "mount or copy again the folder the link points "
+     "to, or remove the link"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
      "of this folder"),
     (r"^a rank folder below the others", "{folder}: {note}", "if it is a rank of this job, move it beside "
@@ -79,14 +81,15 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
 ))
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
-LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^not exported|^not split by device")
+LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
+                      r"^not split by device")
 # A file that loaded in part, how much of it lost unknown, or its kernels lost: as good as one
 # that gave nothing.
 UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
-PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|No such file|"
+PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|^folder gone|No such file|"
                      r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
