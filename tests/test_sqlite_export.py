@@ -292,6 +292,19 @@ def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_ke
     assert compute_kernels() == fewer < after
 
 
+def test_a_rank_without_its_analysis_db_is_said(real, tmp_path):
+    """analysis.db (steps, communication) is read by the same loader as the profiler db: a rank
+    without it lost its communication tables, and no health line said so."""
+    from npu_tui.profile.health import health
+
+    job = tmp_path / "job"
+    shutil.copytree(real / PT / "db" / "level1", job)
+    (job / "rank0_ascend_pt" / OUT / "analysis.db").unlink()
+    said = [(i.severity, i.rank, i.what) for i in health(load_profile(job)) if "partial rank set" not in i.what]
+    assert said == [("warning", 0, "no analysis.db, which 1 other rank has: its figures that need it are missing")]
+    assert not [i for i in health(load_profile(real / PT / "db" / "level1")) if "no " in i.what]
+
+
 HALF_WRITTEN = """
 import os, sqlite3, sys
 w = sqlite3.connect(sys.argv[1], isolation_level=None)

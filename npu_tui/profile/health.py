@@ -132,16 +132,21 @@ CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder 
 # part (or whose profiler stopped early). Its figures that need that file are missing, and the
 # rank drops out of what compares the ranks, without a file having failed.
 MISSING_FILES = """
-WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format FROM load_log l JOIN ranks r USING (rank)
+-- A db export's analysis.db (steps, communication) is a file of its own beside the profiler db,
+-- read by the same loader: missing, it is missed apart.
+WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format,
+                     CASE WHEN l.kind = 'sqlite_export' AND parse_filename(l.file) = 'analysis.db'
+                          THEN 'analysis.db' ELSE l.kind END AS part
+              FROM load_log l JOIN ranks r USING (rank)
               WHERE l.kind NOT IN ('discovery', 'ignored')),
 -- Named as the ranks name it where they all do; else (a name with a time or a rank in it) by its kind.
-kinds AS (SELECT source_format, kind, count(DISTINCT rank) AS ranks,
+kinds AS (SELECT source_format, kind, part, count(DISTINCT rank) AS ranks,
                  CASE WHEN count(DISTINCT parse_filename(file)) = 1
                       THEN any_value(parse_filename(file)) ELSE kind || ' file' END AS name
-          FROM have GROUP BY source_format, kind)
+          FROM have GROUP BY source_format, kind, part)
 SELECT r.rank, r.path, k.kind, k.name, k.ranks FROM ranks r JOIN kinds k USING (source_format)
-WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.kind = k.kind)
-ORDER BY r.rank, k.kind
+WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.part = k.part)
+ORDER BY r.rank, k.part
 """
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
 
