@@ -214,6 +214,32 @@ def test_cluster_outputs_agree_with_the_ranks_own_files(level1_job):
     assert {r["source"] for r in s.report["cluster"]["comm_ops"]} == {"communication.json"}
 
 
+def test_cluster_outputs_of_another_run_are_said(real, level1_job, tmp_path):
+    """msprof-analyze's outputs left from another run (a job run again into the folder) were shown
+    beside the ranks' own figures, 13x apart, in a report without a warning. Its step trace copies
+    each rank's step_trace_time rows: the ones written for these ranks agree, and say nothing."""
+    import shutil
+
+    def mismatch(job):
+        return [(i.severity, i.what) for i in open_session(job, cache=False).health if "does not match" in i.what]
+
+    assert mismatch(level1_job) == []
+    job = tmp_path / "level1"
+    shutil.copytree(real / TEXT / "level1", job)
+    shutil.copytree(real / ADVISOR, job / "cluster_analysis_output")
+    assert mismatch(job) == [("warning", "cluster_step_trace_time.csv does not match the ranks loaded: rank 0, its "
+                                         "row without a step: not among its own files' steps (and 1 more); "
+                                         "msprof-analyze's output of another run?")]
+    # Same steps, other figures: the step trace of the ranks' own files, one figure changed.
+    shutil.rmtree(job / "cluster_analysis_output")
+    shutil.copytree(LEVEL1_CLUSTER, job / "cluster_analysis_output")
+    trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"
+    trace.write_text(trace.read_text().replace("131912", "231912"))
+    assert mismatch(job) == [("warning", "cluster_step_trace_time.csv does not match the ranks loaded: rank 1, "
+                                         "step 50: 231,912.50 us there, 131,912.50 us in its own files; "
+                                         "msprof-analyze's output of another run?")]
+
+
 def test_links_count_each_kinds_total_once(real):
     """communication_matrix.json keeps sample ops of a kind (top1, middle, bottom1..3) and their
     -total: a link's traffic is the total's, not the sum of all of them."""

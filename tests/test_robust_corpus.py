@@ -887,6 +887,8 @@ def test_node_folders_of_one_job_open_as_one(real, tmp_path):
         for name in names:
             small_rank(real, nodes / node / f"{name}_ascend_pt", info="abcd".index(name))
     small_rank(real, nodes / "node2" / "d_ascend_pt" / "e_ascend_pt", info=4)
+    shutil.copytree(real / "mstt-advisor-fixtures/resource/advisor/cluster_analysis_output",
+                    nodes / "node1" / "cluster_analysis_output")
     p = load_profile(nodes)
     assert p.layout == "cluster"
     got = dict(p.con.execute("SELECT parse_filename(path), rank FROM ranks").fetchall())
@@ -895,7 +897,10 @@ def test_node_folders_of_one_job_open_as_one(real, tmp_path):
     assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [
         (r, rows) for r in range(4)]
     said = [(i.severity, i.what) for i in health(p)]
-    assert said == [("warning", "d_ascend_pt/e_ascend_pt: a rank folder below the others, not loaded")]
+    assert said == [("warning", "node1/cluster_analysis_output: msprof-analyze's outputs of one node's ranks, "
+                                "not loaded: they are not the job's"),
+                    ("warning", "d_ascend_pt/e_ascend_pt: a rank folder below the others, not loaded")]
+    assert p.con.execute("SELECT count(*) FROM cluster_step_trace").fetchone()[0] == 0
 
     runs = tmp_path / "runs"
     for run in ("r1", "r2"):

@@ -560,6 +560,7 @@ def _beside(folder: Path, modules: List[ModuleType], what: str = "the rank folde
 
 
 BELOW = "a rank folder below the others"
+NODE_CLUSTER = "msprof-analyze's outputs of one node's ranks, not loaded: they are not the job's"
 
 
 def _ranks_below(folders: List[Path]) -> List[Tuple[Path, str]]:
@@ -604,7 +605,9 @@ def _node_folders(path: Path, holders: List[Path], modules: List[ModuleType]) ->
         return None
     ranks, unparsed = _unparsed([s for node in per_node for s in node])
     around = [p for h in holders for p in _around_ranks(h, _dirs(h), modules)]
-    return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + around)
+    # msprof-analyze run on one node's folder summed that node's ranks only: not the job's.
+    partial = [(h / CLUSTER_DIR, NODE_CLUSTER) for h in holders if _is_dir(h / CLUSTER_DIR)]
+    return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + around + partial)
 
 
 def _around_ranks(folder: Path, subdirs: List[Path], modules: List[ModuleType]) -> List[Tuple[Path, str]]:

@@ -46,6 +46,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "to, or remove the link"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
      "of this folder"),
+    (r"^msprof-analyze's outputs of one node", "{folder}: {note}", "run msprof-analyze cluster on the folder "
+     "opened, for the whole job's"),
     (r"^a rank folder below the others", "{folder}: {note}", "if it is a rank of this job, move it beside "
      "the others; if another run's, open it on its own"),
     (r"^not a distributed run", "{folder}: {note}", "open each run's folder on its own; its "
@@ -150,6 +152,24 @@ ORDER BY r.rank, k.part
 """
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
 
+# A cluster step trace row for a rank loaded here, whose own step_trace_time (or analysis.db) has
+# no such step or other figures. Its figures are copies, as written: only their rounding differs.
+CLUSTER_MISMATCH = """
+WITH own AS (SELECT s.rank, s.step, s.stage_us FROM step_trace s JOIN ranks r USING (rank)
+             WHERE r.source_format IN ('torch_npu', 'db')),
+theirs AS (SELECT rank, step, stage_us FROM cluster_step_trace
+           WHERE type = 'rank' AND rank IN (SELECT rank FROM own))
+SELECT (SELECT min(file) FROM load_log WHERE kind = 'cluster_step_trace'), t.rank, t.step, t.stage_us,
+       o.stage_us, count(*) OVER ()
+FROM theirs t LEFT JOIN own o ON o.rank = t.rank AND o.step IS NOT DISTINCT FROM t.step
+WHERE o.rank IS NULL OR abs(t.stage_us - o.stage_us) > ? * greatest(abs(o.stage_us), 1)
+ORDER BY t.rank, t.step NULLS FIRST
+LIMIT 1
+"""
+CLUSTER_SAME = 1e-4
+CLUSTER_MISMATCH_FIX = ("run msprof-analyze cluster again on this folder, or move the old cluster_analysis_output "
+                        "out of it")
+
 STOPPED = ("{name}: not loaded, its load was stopped: the rank's host events, flows and overlap lanes "
            "are missing, so its stages come from kernel signatures")
 STOPPED_FIX = "r loads the profile again"
@@ -219,9 +239,25 @@ def health(profile) -> List[HealthItem]:
             "warning", None, where,
             f"partial rank set: the traces give the job {world} ranks (its world size); "
             f"{held} of them loaded", PARTIAL_FIX, 0))
+    items += _cluster_mismatch(profile)
     # One order for the report and the health screen: errors, warnings, then what was left out by
     # design; within each, the profile's own items, then the ranks in order.
     return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -1 if i.rank is None else i.rank))
+
+
+def _cluster_mismatch(profile) -> List[HealthItem]:
+    """msprof-analyze's cluster step trace copies each rank's step_trace_time rows; one that holds
+    other figures for a rank loaded here is another run's (a job run again into the folder)."""
+    row = profile.con.execute(CLUSTER_MISMATCH, [CLUSTER_SAME]).fetchone()
+    if row is None:
+        return []
+    file, rank, step, theirs, own, n = row
+    at = f"rank {rank}, " + ("its row without a step" if step is None else f"step {step}")
+    differs = (f"{at}: not among its own files' steps" if own is None else
+               f"{at}: {theirs:,.2f} us there, {own:,.2f} us in its own files")
+    more = f" (and {n - 1} more)" if n > 1 else ""
+    return [HealthItem("warning", None, file, f"{PurePath(file).name} does not match the ranks loaded: "
+                       f"{differs}{more}; msprof-analyze's output of another run?", CLUSTER_MISMATCH_FIX, 0)]
 
 
 def _ranks(ranks: List[int]) -> str:
