@@ -395,12 +395,16 @@ def test_a_last_row_of_several_lines_without_a_line_break(real, tmp_path, cut):
     assert log == ((len(rows), 0) if cut is None else (len(rows) - 1, 1))
 
 
-def test_an_output_folder_opens_as_its_rank(real, tmp_path):
+@pytest.mark.parametrize("given", ["path", "dot"])
+def test_an_output_folder_opens_as_its_rank(real, tmp_path, monkeypatch, given):
     """ASCEND_PROFILER_OUTPUT given itself is its rank folder's: the rank id and level of the
-    profiler_info beside it, not rank 0 and nothing."""
+    profiler_info beside it, not rank 0 and nothing; given as `.` too (`npu-tui .` in it)."""
     rank = tmp_path / "rank1_ascend_pt"
     shutil.copytree(real / LEVEL1 / "rank1_ascend_pt", rank)
-    whole, output = load_profile(rank), load_profile(rank / "ASCEND_PROFILER_OUTPUT")
+    whole = load_profile(rank)
+    if given == "dot":
+        monkeypatch.chdir(rank / "ASCEND_PROFILER_OUTPUT")
+    output = load_profile(Path(".") if given == "dot" else rank / "ASCEND_PROFILER_OUTPUT")
     assert output.ranks == whole.ranks == [1]
     q = "SELECT rank, profiler_level, torch_npu_version FROM ranks"
     assert output.con.execute(q).fetchall() == whole.con.execute(q).fetchall()

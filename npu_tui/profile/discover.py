@@ -635,6 +635,8 @@ def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
 
 def discover(path: Path) -> Discovery:
     path = Path(path)
+    if path.name in ("", ".."):  # `.` or `..`: its name tells an output or PROF_ folder, so it needs one
+        path = Path(os.path.normpath(path.absolute()))
     try:
         if path.is_dir():
             os.listdir(path)
