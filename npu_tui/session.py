@@ -223,6 +223,11 @@ class Session:
         return self.profile.path
 
     @property
+    def folders(self) -> List[Path]:
+        """The folders the profile is read from, which npu-tui writes into none of."""
+        return list(self.profile.folders)
+
+    @property
     def ranks(self) -> List[int]:
         return list(self.profile.ranks)
 

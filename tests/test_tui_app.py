@@ -224,6 +224,26 @@ async def test_filter_sort_export_and_sql_from_the_operators_pane(tmp_path):
         assert app.query_one(TabbedContent).active == "sql"
 
 
+@pytest.mark.parametrize("where", ["rank0_ascend_pt", "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"])
+@async_test
+async def test_an_export_opened_from_inside_the_profile_is_offered_beside_it(real, tmp_path, monkeypatch, where):
+    """`npu-tui .` in a rank folder, or in its output folder (opened as its rank, whose
+    profiler_info is read too): e offered to write the table into the folder read."""
+    import shutil
+
+    job = tmp_path / "job"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", job)
+    monkeypatch.chdir(job / where)
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    app = NpuTuiApp(Path("."))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "e")
+        await pilot.pause()
+        offered = Path(app.screen.query_one("#export-path").value)
+        assert offered.parent == job and offered.name.startswith("npu-tui-operators-")
+
+
 @async_test
 async def test_help_lists_every_key_and_palette_runs_actions():
     app = NpuTuiApp(LEVEL1)

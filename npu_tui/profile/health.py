@@ -37,7 +37,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it readable (chmod a+rx on the folder)"),
     (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
      "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
-    (r"cut short", "{name} was cut short: what followed the cut is missing; {lost} skipped", NOT_STOPPED),
+    (r"cut short", "{name} was cut short: what followed the cut is missing, how much the file cannot tell; "
+                   "{lost} skipped", NOT_STOPPED),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "

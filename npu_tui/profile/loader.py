@@ -48,6 +48,9 @@ class Profile:
     from_cache: bool = False
     read_only: bool = False  # a reopened cache, until writable()
     store: Optional[Store] = None  # the cache file a fresh load went into, until save_cache
+    # The folders read: the path opened and each rank's own folder (above it, for an output
+    # folder opened as its rank). npu-tui writes into none of them.
+    folders: List[Path] = field(default_factory=list)
 
     def load_pending(self, progress: Optional[Progress] = None,
                      cancelled: Optional[Callable[[], bool]] = None) -> None:
@@ -93,7 +96,7 @@ class Profile:
         if con is None:
             return load_profile(self.path, progress=progress, cancelled=cancelled, background=background)
         return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks,
-                       formats=self.formats, cache_key=self.cache_key, from_cache=True)
+                       formats=self.formats, cache_key=self.cache_key, from_cache=True, folders=self.folders)
 
     def reloaded(self, progress: Optional[Progress] = None,
                  cancelled: Optional[Callable[[], bool]] = None) -> "Profile":
@@ -636,7 +639,8 @@ def _machine_limit() -> int:
 def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
     ranks = [r for (r,) in con.execute("SELECT rank FROM ranks ORDER BY rank").fetchall()]
     formats = sorted({s.source_format for s in disc.ranks}) or (["msprof-analyze cluster"] if disc.cluster else [])
-    return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats)
+    folders = sorted({p for p in [disc.path, *(s.root for s in disc.ranks)] if p.is_dir()})
+    return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats, folders=folders)
 
 
 def load_profile(path, progress=None, cancelled=None, cache=False, background=False) -> Profile:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,12 +21,20 @@ def ask_export(app, table) -> None:
         if path:
             table.export_to(path)
 
-    app.push_screen(ExportScreen(default_export_path(table.query.title)), chosen)
+    session = getattr(app, "session", None)
+    app.push_screen(ExportScreen(default_export_path(table.query.title, session.folders if session else [])),
+                    chosen)
 
 
-def default_export_path(title: str) -> str:
-    """In the working directory: never beside the profile, which may be read-only or shared."""
-    return str(Path.cwd() / default_name(title))
+def default_export_path(title: str, folders: List[Path]) -> str:
+    """In the working directory, unless that is one of the profile's folders or inside one
+    (`npu-tui .`): then beside the outermost of them. Never into the folders read, which may be
+    read-only or shared, and whose next load would find the file."""
+    here = Path.cwd()
+    holding = [f.resolve() for f in folders if f.resolve() == here or f.resolve() in here.parents]
+    if holding:
+        here = min(holding, key=lambda f: len(f.parts)).parent
+    return str(here / default_name(title))
 
 
 class ExportScreen(ModalScreen):
