@@ -592,22 +592,30 @@ def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List
     return [c for d in _dirs(folder) for c in _candidates(d, modules, depth + 1)]
 
 
-def _node_folders(path: Path, holders: List[Path], modules: List[ModuleType]) -> Optional[Discovery]:
+def _node_folders(path: Path, holders: List[Path],
+                  modules: List[ModuleType]) -> Tuple[Optional[Discovery], str]:
     """The profiles found below ``path`` (``holders``) when they are folders of rank folders side
     by side, as a job run on several machines is gathered (one folder per node): one job when
     every rank states its id and no id is stated twice. Otherwise (the runs of one job, each with
-    its rank 0; ranks without an id) None: they are separate profiles, and the user picks one."""
+    its rank 0; ranks without an id) None and why: they are separate profiles, and the user picks one."""
     if len(holders) < 2 or not all(any(_is_rank_dir(d) for d in _dirs(h)) for h in holders):
-        return None
+        return None, ""
     per_node = [[_rank_source(d, modules) for d in _dirs(h) if _is_rank_dir(d)] for h in holders]
-    stated = [s.rank for node in per_node for s in node]
-    if None in stated or len(set(stated)) < len(stated):
-        return None
-    ranks, unparsed = _unparsed([s for node in per_node for s in node])
+    sources = [s for node in per_node for s in node]
+    unnamed = [s for s in sources if s.rank is None]
+    if unnamed:
+        return None, f"{unnamed[0].root.relative_to(path)} states no rank id"
+    first: Dict[int, Path] = {}
+    for s in sources:
+        if s.rank in first:
+            where = f"{first[s.rank].relative_to(path)} and {s.root.relative_to(path)}"
+            return None, f"rank {s.rank} is in both {where}"
+        first[s.rank] = s.root
+    ranks, unparsed = _unparsed(sources)
     around = [p for h in holders for p in _around_ranks(h, _dirs(h), modules)]
     # msprof-analyze run on one node's folder summed that node's ranks only: not the job's.
     partial = [(h / CLUSTER_DIR, NODE_CLUSTER) for h in holders if _is_dir(h / CLUSTER_DIR)]
-    return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + around + partial)
+    return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + around + partial), ""
 
 
 def _around_ranks(folder: Path, subdirs: List[Path], modules: List[ModuleType]) -> List[Tuple[Path, str]]:
@@ -731,7 +739,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         return Discovery(path, "output", loose)
 
     hint = _candidates(path, modules)
-    nodes = _node_folders(path, hint, modules)
+    nodes, apart = _node_folders(path, hint, modules)
     if nodes is not None:
         return nodes
     if cluster:  # msprof-analyze's outputs alone: the job seen through them
@@ -743,5 +751,6 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     if hint:
         names = ", ".join(str(h) for h in hint[:5])
         more = f" and {len(hint) - 5} more" if len(hint) > 5 else ""
-        raise ProfileError(f"{path}: no profile here; profiles were found under {names}{more}", hint)
+        why = f" (not one job: {apart})" if apart else ""
+        raise ProfileError(f"{path}: no profile here; profiles were found under {names}{more}{why}", hint)
     raise ProfileError(f"{path}: no profiler output found (no *_ascend_pt, PROF_*, CSV, trace or db files)")
