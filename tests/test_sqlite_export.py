@@ -356,6 +356,31 @@ def test_a_db_left_mid_transaction_is_read_as_committed(real, tmp_path, monkeypa
     assert kernels(out.parent)[1] == 1  # every name 'x'
 
 
+def test_a_journal_gone_while_copied_reads_the_db_committed(real, tmp_path, monkeypatch):
+    """A rollback journal is deleted at its writer's commit: gone between being seen and being
+    copied, the db is whole and is read as it is, not failed as 'No such file'."""
+    from npu_tui.profile.sources import sqlite_export
+
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(db_path(real, "level1", 0), db)
+    journal = Path(f"{db}-journal")
+    journal.write_bytes(b"\0" * 512)
+    real_copy = shutil.copyfile
+
+    def commit_meanwhile(src, dst, *a, **k):
+        done = real_copy(src, dst, *a, **k)
+        if Path(src) == db and journal.exists():
+            journal.unlink()  # the writer commits between the two copies
+        return done
+
+    monkeypatch.setattr(sqlite_export.shutil, "copyfile", commit_meanwhile)
+    p = load_profile(out.parent)
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == len(text_kernel_rows(real, "level1", 0))
+    assert p.con.execute("SELECT note FROM load_log WHERE note <> '' AND kind <> 'discovery'").fetchall() == []
+
+
 @pytest.mark.parametrize("drop, complete, says", [
     (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks were not loaded"),
     (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),

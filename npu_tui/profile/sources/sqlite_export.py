@@ -239,7 +239,7 @@ def _nonempty(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-def _open(path: Path, tmp: Path) -> sqlite3.Connection:
+def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
     suffix = next((s for s in SIDE_FILES if _nonempty(Path(f"{path}{s}"))), None)
     if suffix is None:
         # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
@@ -248,11 +248,18 @@ def _open(path: Path, tmp: Path) -> sqlite3.Connection:
         side, copy = Path(f"{path}{suffix}"), tmp / "copy.db"
         # A writer still at work may commit between the two copies, which would then not match:
         # copied again until neither changed meanwhile.
-        for _ in range(COPY_TRIES):
-            before = _stamp(path), _stamp(side)
-            shutil.copyfile(path, copy)
-            shutil.copyfile(side, f"{copy}{suffix}")
-            if (_stamp(path), _stamp(side)) == before:
+        for _ in range(tries):
+            try:
+                before = _stamp(path), _stamp(side)
+                shutil.copyfile(path, copy)
+                shutil.copyfile(side, f"{copy}{suffix}")
+                after = _stamp(path), _stamp(side)
+            except FileNotFoundError:
+                if side.exists() or tries <= 1:
+                    raise
+                # A rollback journal goes at its writer's commit: the db is then whole; look again.
+                return _open(path, tmp, tries - 1)
+            if after == before:
                 break
         else:
             raise SourceError(f"still being written: the db and its {SIDE_FILES[suffix]} changed while read; "
