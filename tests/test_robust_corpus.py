@@ -908,6 +908,11 @@ def test_node_folders_of_one_job_open_as_one(real, tmp_path):
             small_rank(real, runs / run / f"{name}_ascend_pt", info=rank)
     small_rank(real, tmp_path / "unnamed" / "n1" / "a_ascend_pt", info=0)
     small_rank(real, tmp_path / "unnamed" / "n2" / "b_ascend_pt", info=None)
+    # Folders of rank folders at different depths are not a job's nodes side by side.
+    small_rank(real, tmp_path / "uneven" / "n1" / "a_ascend_pt", info=0)
+    small_rank(real, tmp_path / "uneven" / "n2" / "deeper" / "b_ascend_pt", info=1)
+    with pytest.raises(ProfileError, match="profiles were found under"):
+        load_profile(tmp_path / "uneven")
     for folder, why in ((runs, "rank 0 is in both r1/a_ascend_pt and r2/a_ascend_pt"),
                         (tmp_path / "unnamed", "n2/b_ascend_pt states no rank id")):
         with pytest.raises(ProfileError, match="profiles were found under") as e:

@@ -595,10 +595,11 @@ def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List
 def _node_folders(path: Path, holders: List[Path],
                   modules: List[ModuleType]) -> Tuple[Optional[Discovery], str]:
     """The profiles found below ``path`` (``holders``) when they are folders of rank folders side
-    by side, as a job run on several machines is gathered (one folder per node): one job when
+    by side (in one folder), as a job run on several machines is gathered (one folder per node): one job when
     every rank states its id and no id is stated twice. Otherwise (the runs of one job, each with
     its rank 0; ranks without an id) None and why: they are separate profiles, and the user picks one."""
-    if len(holders) < 2 or not all(any(_is_rank_dir(d) for d in _dirs(h)) for h in holders):
+    if (len(holders) < 2 or len({h.parent for h in holders}) > 1
+            or not all(any(_is_rank_dir(d) for d in _dirs(h)) for h in holders)):
         return None, ""
     per_node = [[_rank_source(d, modules) for d in _dirs(h) if _is_rank_dir(d)] for h in holders]
     sources = [s for node in per_node for s in node]
@@ -644,7 +645,7 @@ def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
 def discover(path: Path) -> Discovery:
     path = Path(path)
     if path.name in ("", ".."):  # `.` or `..`: its name tells an output or PROF_ folder, so it needs one
-        path = Path(os.path.normpath(path.absolute()))
+        path = path.resolve()  # as the system resolves it: `link/..` is the link target's parent
     try:
         if path.is_dir():
             os.listdir(path)
