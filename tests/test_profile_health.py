@@ -91,6 +91,21 @@ def test_file_that_gave_nothing_is_an_error(real, tmp_path):
     assert "killed" in item.fix and "\n" not in item.line()
 
 
+def test_a_kernel_file_that_failed_says_which_file_gave_the_kernels_instead(tmp_path):
+    """The trace's kernels stand in for a damaged kernel_details.csv: the error says so, and what
+    they lack, or "could not be loaded" reads as a rank without kernels."""
+    rank = shutil.copytree(ROOT / "fixtures" / "level0", tmp_path / "level0")
+    (rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_bytes(b"\x00\x01garbage")
+    profile = load_profile(rank)
+    (item,) = health(profile)
+    assert item.severity == "error" and item.file.endswith("kernel_details.csv")
+    assert item.what.endswith("; its kernels come from trace_view.json instead, without their input shapes")
+    assert profile.con.execute("SELECT count(*), count(input_shapes) FROM kernels").fetchone()[0] > 0
+    # Without the trace there is nothing to stand in: the error is as it was.
+    (rank / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").unlink()
+    assert "instead" not in health(load_profile(rank))[0].what
+
+
 def _rewrite_rows(kd: Path, change) -> int:
     """Apply ``change(row)`` to every data row of a kernel_details.csv; the number of rows."""
     rows = list(csv.reader(io.StringIO(kd.read_text(encoding="utf-8"), newline="")))

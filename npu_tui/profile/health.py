@@ -4,7 +4,7 @@ people (the Overview's "data health" summary, the report's stderr). Pure: no UI 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import List, Optional, Pattern, Tuple
 
@@ -189,6 +189,14 @@ NO_KERNELS_FIX = {
 }
 NO_KERNELS_FIX_NPU = "copy the rank's kernel_details.csv or trace_view.json (ASCEND_PROFILER_OUTPUT) too"
 
+# The files that gave each rank's kernels, and whether they gave any kernel's shapes.
+KERNEL_FILES = """
+SELECT DISTINCT l.rank, l.file, k.shapes
+FROM (SELECT rank, source, bool_or(input_shapes IS NOT NULL) AS shapes FROM kernels GROUP BY ALL) k
+JOIN load_log l ON l.rank = k.rank AND l.kind = k.source AND l.rows > 0
+ORDER BY l.file
+"""
+
 
 def health(profile) -> List[HealthItem]:
     """One item per load_log row that skipped something or carries a note, one per rank that
@@ -200,6 +208,11 @@ def health(profile) -> List[HealthItem]:
     # file's failure, say communication.json's, does not.
     failed_ranks = {i.rank for i, (_, _, kind, *_) in zip(items, rows)
                     if i.severity == "error" and kind in KERNEL_SOURCES}
+    # Where another of the rank's files gave its kernels instead, the failure costs what that
+    # file lacks, not the kernels: said, or "could not be loaded" reads as a rank without them.
+    kernel_files = profile.con.execute(KERNEL_FILES).fetchall()
+    items = [_stand_in(i, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
+             for i, (_, _, kind, *_) in zip(items, rows)]
     where = path_text(profile.path)
     if not profile.ranks:
         items.insert(0, HealthItem(
@@ -244,6 +257,15 @@ def health(profile) -> List[HealthItem]:
     # One order for the report and the health screen: errors, warnings, then what was left out by
     # design; within each, the profile's own items, then the ranks in order.
     return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -1 if i.rank is None else i.rank))
+
+
+def _stand_in(item: HealthItem, kernel_files: list) -> HealthItem:
+    others = [(file, shapes) for rank, file, shapes in kernel_files if rank == item.rank and file != item.file]
+    if not others:
+        return item
+    names = ", ".join(PurePath(file).name for file, _ in others)
+    shapes = "" if any(s for _, s in others) else ", without their input shapes"
+    return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}")
 
 
 def _cluster_mismatch(profile) -> List[HealthItem]:
