@@ -143,7 +143,8 @@ def test_a_csv_in_utf16_is_said_to_be(real, tmp_path):
     kd.write_bytes(kd.read_text(encoding="utf-8").encode("utf-16"))
     (item,) = failed(health(load_profile(rank)))
     assert item.what == ("kernel_details.csv is written in UTF-16 (as Excel's Unicode Text and PowerShell's "
-                         "redirection write), not UTF-8")
+                         "redirection write), not UTF-8; its kernels come from trace_view.json instead, "
+                         "without their input shapes")
     assert item.fix.startswith("save it as UTF-8")
 
 
