@@ -11,6 +11,7 @@ import pytest
 
 from npu_tui.profile import LoadCancelled, ProfileError, load_profile
 from npu_tui.profile.cache import cache_dir
+from npu_tui.profile.health import health
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +48,37 @@ def test_second_open_comes_from_the_cache_with_the_same_rows(profile_copy):
     assert not any(f.name.endswith(".tmp") for f in cache_dir().iterdir())
     # Nothing was written beside the profile.
     assert not any(f.suffix == ".duckdb" for f in profile_copy.rglob("*"))
+
+
+def test_a_profile_opened_by_another_name_names_its_files_by_that_name(profile_copy, monkeypatch):
+    """The cache is shared by every name of the profile's folder, from any working folder: its
+    tables name files whole, and what is said names them as this open names the profile, as a
+    fresh load from there would."""
+    out = "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    (profile_copy / out / "communication.json").unlink()  # a health item: a folder to act on
+    monkeypatch.chdir(profile_copy.parent)
+    first, _ = labels(Path(profile_copy.name))  # relative to the working folder
+    Path("link").symlink_to(profile_copy.name)
+
+    def said(p):
+        ranks = [p.named(path) for (path,) in p.con.execute("SELECT path FROM ranks ORDER BY rank").fetchall()]
+        return ranks, [h.file for h in health(p)]
+
+    assert said(first) == ([f"{profile_copy.name}/rank{r}_ascend_pt" for r in (0, 1)],
+                           [profile_copy.name, f"{profile_copy.name}/rank1_ascend_pt"])
+    for cwd, path, cached in [(profile_copy / out, profile_copy, True),  # absolute, from inside it
+                              (profile_copy / "rank1_ascend_pt", Path(".."), True),
+                              (profile_copy / out, Path(".."), False),  # rank 1 alone: loaded, cached
+                              (profile_copy / out, Path("../.."), True),  # its folder above its output
+                              (profile_copy / out, Path("."), True),  # rank 1 again, named by its output
+                              (profile_copy.parent.parent, Path(profile_copy.parent.name, profile_copy.name), True),
+                              (profile_copy.parent, Path("link"), True)]:  # another name of its folder
+        monkeypatch.chdir(cwd)
+        again, seen = labels(path)
+        assert (seen == ["opened from cache"]) == cached, (cwd, path)
+        assert said(again) == said(load_profile(path)), (cwd, path)
+        assert all(Path(f).exists() for f in said(again)[0] + said(again)[1])
+        assert all(os.path.isabs(f) for (f,) in again.con.execute("SELECT file FROM load_log").fetchall())
 
 
 def test_a_changed_file_rebuilds(profile_copy):

@@ -202,7 +202,8 @@ def health(profile) -> List[HealthItem]:
     """One item per load_log row that skipped something or carries a note, one per rank that
     holds no kernel, and one for the job's ranks the communication data names but the profile
     does not hold; errors first, each severity's profile-wide items before the ranks'."""
-    rows = profile.con.execute(ROWS).fetchall()
+    # The tables name files whole; said as this open names the profile.
+    rows = [(rank, profile.named(file), *rest) for rank, file, *rest in profile.con.execute(ROWS).fetchall()]
     items = [_item(*row) for row in rows]
     # A rank whose kernel file failed: that failure says it has no kernels already. Another
     # file's failure, say communication.json's, does not.
@@ -210,7 +211,8 @@ def health(profile) -> List[HealthItem]:
                     if i.severity == "error" and kind in KERNEL_SOURCES}
     # Where another of the rank's files gave its kernels instead, the failure costs what that
     # file lacks, not the kernels: said, or "could not be loaded" reads as a rank without them.
-    kernel_files = profile.con.execute(KERNEL_FILES).fetchall()
+    kernel_files = [(rank, profile.named(file), shapes)
+                    for rank, file, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
     items = [_stand_in(i, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
              for i, (_, _, kind, *_) in zip(items, rows)]
     where = path_text(profile.path)
@@ -219,7 +221,7 @@ def health(profile) -> List[HealthItem]:
             "warning", None, where,
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
-    no_kernels = profile.con.execute(NO_KERNELS).fetchall()
+    no_kernels = [(rank, profile.named(path), fmt) for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall()]
     for rank, path, fmt in no_kernels:
         if rank not in failed_ranks:
             items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
@@ -234,7 +236,7 @@ def health(profile) -> List[HealthItem]:
     for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
         if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
-        items.append(HealthItem("warning", rank, path, f"no {name}, which {_count(having, 'other rank')} "
+        items.append(HealthItem("warning", rank, profile.named(path), f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
                                 MISSING_FILE_FIX.format(name=name), 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
@@ -279,7 +281,7 @@ def _cluster_mismatch(profile) -> List[HealthItem]:
     differs = (f"{at}: not among its own files' steps" if own is None else
                f"{at}: {theirs:,.2f} us there, {own:,.2f} us in its own files")
     more = f" (and {n - 1} more)" if n > 1 else ""
-    return [HealthItem("warning", None, file, f"{PurePath(file).name} does not match the ranks loaded: "
+    return [HealthItem("warning", None, profile.named(file), f"{PurePath(file).name} does not match the ranks loaded: "
                        f"{differs}{more}; msprof-analyze's output of another run?", CLUSTER_MISMATCH_FIX, 0)]
 
 

@@ -16,7 +16,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 import duckdb
 
 from ..text import path_text
-from .cache import Store, cache_key, discard, open_cached, start_store
+from .cache import Store, cache_key, discard, loaded_base, open_cached, start_store
 from .discover import Discovery, RankSource, discover, more_traces
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
@@ -51,6 +51,10 @@ class Profile:
     # The folders read: the path opened and each rank's own folder (above it, for an output
     # folder opened as its rank). npu-tui writes into none of them.
     folders: List[Path] = field(default_factory=list)
+    # The path, whole, under which the tables name files and folders (ranks.path, load_log.file):
+    # whole, they stay true whatever folder or name the profile is opened from later (its cache
+    # is shared by them all); ``named`` gives them as this open names the profile.
+    base: str = ""
 
     def load_pending(self, progress: Optional[Progress] = None,
                      cancelled: Optional[Callable[[], bool]] = None) -> None:
@@ -83,6 +87,19 @@ class Profile:
             return True
         return self.store.usable
 
+    def named(self, text: str) -> str:
+        """A path of the tables as this open names the profile: what lies under ``path``
+        under it; the rest (a rank folder above an output folder) from the working folder where
+        ``path`` is relative, else whole."""
+        if not self.base:  # tables made by hand: their names as they are
+            return text
+        opened, whole = path_text(self.path), _whole(self.path)
+        if self.base != whole and _under(text, self.base) and _same_folder(self.base, whole):
+            text = whole + text[len(self.base):]  # loaded by another name of this folder (a link)
+        if _under(text, whole):
+            return opened if text == whole else os.path.join(opened, os.path.relpath(text, whole))
+        return text if os.path.isabs(opened) else os.path.relpath(text, path_text(_working_folder()))
+
     def writable(self, progress: Optional[Progress] = None, cancelled: Optional[Callable[[], bool]] = None,
                  background: bool = False) -> "Profile":
         """This profile on a connection that can take tables (a reopened cache is read-only): its
@@ -95,8 +112,8 @@ class Profile:
         con = open_cached(self.cache_key, write=True)
         if con is None:
             return load_profile(self.path, progress=progress, cancelled=cancelled, background=background)
-        return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks,
-                       formats=self.formats, cache_key=self.cache_key, from_cache=True, folders=self.folders)
+        return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks, formats=self.formats,
+                       cache_key=self.cache_key, from_cache=True, folders=self.folders, base=self.base)
 
     def reloaded(self, progress: Optional[Progress] = None,
                  cancelled: Optional[Callable[[], bool]] = None) -> "Profile":
@@ -369,7 +386,30 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
 
 def _log(con, rank: Optional[int], path: Path, kind: str, rows: int, skipped: int, secs: float, note: str) -> None:
     # Paths, and notes naming them, may hold bytes of another locale: DuckDB takes only UTF-8.
-    con.execute(INSERT_LOG, [rank, path_text(path), kind, rows, skipped, secs, path_text(note)])
+    con.execute(INSERT_LOG, [rank, _whole(path), kind, rows, skipped, secs, path_text(note)])
+
+
+def _whole(path: Path) -> str:
+    """A path as the tables hold it (Profile.base)."""
+    return path_text(os.path.abspath(path))
+
+
+def _under(text: str, folder: str) -> bool:
+    return text == folder or text.startswith(folder.rstrip("/") + "/")
+
+
+def _same_folder(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _working_folder() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # gone: no relative name reaches anything from it
+        return "/"
 
 
 def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress: _Progress,
@@ -527,7 +567,7 @@ def load_discovered(
     cached = open_cached(key) if key else None
     if cached is not None:
         try:
-            profile = _profile(cached, disc)
+            profile = _profile(cached, disc, loaded_base(cached))
         except duckdb.Error:  # a block of its rank list fails to read: the file goes, the load is fresh
             cached.close()
             discard(key)
@@ -540,7 +580,7 @@ def load_discovered(
 
     claimed = _assign_ranks(disc)  # once: a second load finds no rank claimed twice
     size = _input_bytes(disc)
-    store = start_store(key, size) if key else None
+    store = start_store(key, size, _whole(disc.path)) if key else None
     con = store.con if store is not None else connect()
     while True:
         try:
@@ -562,7 +602,7 @@ def load_discovered(
         # The cache file's disk filled (or failed) under the load: it loads again into memory.
         store.abandon()
         store, con = None, connect()
-    profile = _profile(con, disc)
+    profile = _profile(con, disc, _whole(disc.path))
     profile.pending, profile.cache_key, profile.store = pending, key, store
     return profile
 
@@ -590,7 +630,7 @@ def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, str]], size: int, 
         _load_logged(con, module, path, job_ctx, steps, alone=True)
     for job in jobs:
         ctx = job.ctx
-        con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, path_text(job.src.root), ctx.source_format,
+        con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, _whole(job.src.root), ctx.source_format,
                                   ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level, ctx.world_size])
     if progress:
         progress(total, total, "done")
@@ -636,11 +676,12 @@ def _machine_limit() -> int:
     return physical * 3 // 4
 
 
-def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery) -> Profile:
+def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery, base: str) -> Profile:
     ranks = [r for (r,) in con.execute("SELECT rank FROM ranks ORDER BY rank").fetchall()]
     formats = sorted({s.source_format for s in disc.ranks}) or (["msprof-analyze cluster"] if disc.cluster else [])
     folders = sorted({p for p in [disc.path, *(s.root for s in disc.ranks)] if p.is_dir()})
-    return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats, folders=folders)
+    return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats, folders=folders,
+                   base=base)
 
 
 def load_profile(path, progress=None, cancelled=None, cache=False, background=False) -> Profile:
