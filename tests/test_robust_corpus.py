@@ -491,20 +491,54 @@ def test_a_last_row_without_a_line_break(real, tmp_path, cut):
         assert len(lost) == 1
 
 
-def test_a_long_tail_without_a_line_break_is_read_once(real, tmp_path, monkeypatch):
-    """A file whose end was never written (the disk filled: a run of NUL bytes, no line break):
-    its tail is looked for a line break block by block, and the blocks were joined anew each
-    time, so time grew with the square of the tail (128 MB took minutes). With blocks of 16
-    bytes, a 2 MB tail shows that at once."""
-    from npu_tui.profile.sources import csvfile
+@pytest.mark.parametrize("pad", [b"\0", b"x"], ids=["zero bytes", "a long last line"])
+def test_a_long_tail_without_a_line_break_is_read_once(real, tmp_path, monkeypatch, pad):
+    """A file whose end was never written (zero bytes, or the disk filled mid-line): its tail is
+    looked for a line break block by block, and the blocks were joined anew each time, so time
+    grew with the square of the tail (128 MB took minutes). With blocks of 16 bytes, a 2 MB tail
+    shows that at once. Zeros are not the file's (the next test): every row loads."""
+    from npu_tui.profile.sources import base, csvfile
 
     monkeypatch.setattr(csvfile, "TAIL_BYTES", 16)
+    monkeypatch.setattr(base, "ZERO_BLOCK", 16)
     rank = small_rank(real, tmp_path / "r_ascend_pt")
     kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     with open(kd, "ab") as f:
-        f.write(b"\0" * (2 << 20))
+        f.write(pad * (2 << 20))
     p = run_with_deadline(lambda: load_profile(rank), 60)
-    assert log_row(p, kd)[1:3] == (kernel_rows(real / L1 / "kernel_details.csv"), 1)
+    assert log_row(p, kd)[1:3] == (kernel_rows(real / L1 / "kernel_details.csv"), int(pad != b"\0"))
+
+
+@pytest.mark.parametrize("name", ["kernel_details.csv", "trace_view.json"])
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "cut"])
+def test_zero_bytes_a_crash_left_at_the_end_are_not_read_and_are_said(real, tmp_path, name, cut):
+    """A machine that stops before a file's last blocks reach the disk leaves zero bytes where they
+    were to be. What precedes them loads as it would alone: every row of a whole file, all but the
+    row or event the zeros cut; and the zeros are said. A file of nothing else failed to load."""
+    from npu_tui.profile.health import health
+
+    def rank_with(data: bytes, where: Path) -> Tuple[Path, Path]:
+        rank = small_rank(real, where)
+        f = rank / "ASCEND_PROFILER_OUTPUT" / name
+        f.write_bytes(data)
+        return rank, f
+
+    data = (real / L1 / name).read_bytes()
+    if cut:
+        data = data[:len(data) - 300]
+    alone, f = rank_with(data, tmp_path / "alone" / "r_ascend_pt")
+    padded, g = rank_with(data + b"\0" * 5000, tmp_path / "padded" / "r_ascend_pt")
+    kind = name.split(".")[0]
+    expected, got = load_profile(alone), load_profile(padded)
+    assert log_row(got, g)[1:3] == log_row(expected, f)[1:3]
+    assert log_row(got, g)[2] == int(cut)
+    assert target_rows(got, kind, 0) == target_rows(expected, kind, 0)
+    (item,) = [i for i in health(got) if i.file.endswith(name)]
+    assert item.severity == "warning" and "5,000 zero bytes" in item.what
+    assert ("cut short" in item.what) == cut
+    nothing, h = rank_with(b"\0" * 5000, tmp_path / "nothing" / "r_ascend_pt")
+    (item,) = [i for i in health(load_profile(nothing)) if i.file.endswith(name)]
+    assert item.severity == "error" and item.what.startswith(f"{name} holds only zero bytes")
 
 
 @pytest.mark.parametrize("header, says", [

@@ -37,8 +37,12 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it readable (chmod a+rx on the folder)"),
     (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
      "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
-    (r"cut short", "{name} was cut short: what followed the cut is missing, how much the file cannot tell; "
-                   "{lost} skipped", NOT_STOPPED),
+    (r"cut short", "{name} was cut short{zeros}: what followed the cut is missing, how much the file cannot "
+                   "tell; {lost} skipped", NOT_STOPPED),
+    (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",
+     "the run may have ended in the same crash: check its other files"),
+    (r"^only zero bytes", "{name} holds {note}", "the profiler or its machine stopped before writing "
+     "it: profile the run again, or copy the folder again if the copy was made meanwhile"),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
@@ -82,6 +86,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
+# Zero bytes that end a file, where its writer stopped (sources.base.zeros_note).
+ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
@@ -301,8 +307,10 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     name = PurePath(file).name
     lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
     # A folder by its last two parts: an output folder's name alone does not say whose it is.
+    zeros = ZEROS.search(note)
     fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1],
-              "folder": "/".join(PurePath(file).parts[-2:])}
+              "folder": "/".join(PurePath(file).parts[-2:]),
+              "zeros": f", then {zeros[1]} zero bytes" if zeros else ""}
     what, fix = SKIPPED_ONLY
     if rows == 0:
         what = EVERY_ROW

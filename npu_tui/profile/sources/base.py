@@ -8,6 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
+from ..errors import SourceError
+
 HEAD_BYTES = 64 * 1024
 
 
@@ -86,6 +88,33 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
         raw = inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw, size)[0]
     return raw.removeprefix(BOM)
+
+
+ZERO_BLOCK = 1 << 16
+
+
+def trailing_zeros(path: Path) -> int:
+    """How many zero bytes end the file. A writer's space that was never filled (the machine, or
+    the writer, stopped before the data reached the disk) reads back as zeros: not the file's."""
+    size = path.stat().st_size
+    zeros = 0
+    with open(path, "rb") as f:
+        while zeros < size:
+            step = min(ZERO_BLOCK, size - zeros)
+            f.seek(size - zeros - step)
+            block = f.read(step)
+            kept = len(block.rstrip(b"\x00"))
+            zeros += step - kept
+            if kept:
+                break
+    return zeros
+
+
+def zeros_note(zeros: int, size: int) -> str:
+    """What the loader says of ``trailing_zeros``; SourceError when the file is nothing else."""
+    if zeros and zeros == size:
+        raise SourceError(f"only zero bytes ({size:,})")
+    return f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read" if zeros else ""
 
 
 def damaged_gzip_head(path: Path) -> bool:

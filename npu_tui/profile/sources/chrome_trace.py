@@ -42,7 +42,7 @@ from typing import Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import BOM, inflate, read_head
+from .base import BOM, inflate, read_head, trailing_zeros, zeros_note
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -158,11 +158,13 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     """
     with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
         plain, damaged = _plain(path, Path(tmp))
+        zeros = trailing_zeros(plain)
+        zeros_said = zeros_note(zeros, plain.stat().st_size)
         damage = (f"gzip stream damaged (zlib noticed at byte {damaged:,} of {path.stat().st_size:,})"
                   if damaged is not None else "")
         try:
             shape = _shape(plain)
-            span = _span(plain, shape)
+            span = _span(plain, shape, plain.stat().st_size - zeros)
         except SourceError:
             if damage:
                 raise SourceError(f"{damage}: no event could be read before it") from None
@@ -178,7 +180,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         elif span.cut:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
-                           f"{plain.stat().st_size - span.end} bytes of an unfinished one")
+                           f"{plain.stat().st_size - zeros - span.end} bytes of an unfinished one")
+        staged.note = "; ".join(filter(None, [staged.note, zeros_said]))
         if span.start == span.end:
             raise EmptyTrace()
         if salvage:
@@ -295,15 +298,14 @@ class _Span:
     at_event_end: bool = False
 
 
-def _span(path: Path, shape: str) -> _Span:
-    """Where the events are in the file, and what the object around them says (Kineto's
-    baseTimeNanoseconds and distributedInfo). Reads the head and the tail only."""
-    size = path.stat().st_size
+def _span(path: Path, shape: str, size: int) -> _Span:
+    """Where the events are in the file's first ``size`` bytes, and what the object around them
+    says (Kineto's baseTimeNanoseconds and distributedInfo). Reads the head and the tail only."""
     with open(path, "rb") as f:
-        head = f.read(HEAD_BYTES)
+        head = f.read(min(HEAD_BYTES, size))
         f.seek(max(0, size - TAIL_BYTES))
         tail_at = f.tell()
-        tail = f.read()
+        tail = f.read(size - tail_at)
     if shape == "array":
         start = head.index(b"[") + 1
         prefix = None

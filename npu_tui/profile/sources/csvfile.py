@@ -7,7 +7,8 @@ not end with one was cut while being written or copied, or trimmed by hand. Its 
 it is a whole row (as many fields as the header, no quote left open); otherwise it is a partial row,
 counted as rejected, and the rest is read from a copy without it; so is one that ends on a delimiter
 (a cut just after it), or whose last cell is the start of the row before's (``NPU:`` under ``NPU:0``).
-(Other cuts inside the last cell's value cannot be told from a whole row, and load.)
+(Other cuts inside the last cell's value cannot be told from a whole row, and load.) Zero bytes
+that end the file (a crashed writer's space, never filled) are not read, and said.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext, csv_header, read_head
+from .base import LoadResult, RankContext, csv_header, read_head, trailing_zeros, zeros_note
 
 STAGE_CSV = """
 CREATE OR REPLACE TEMP TABLE {table} AS
@@ -47,6 +48,8 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     head = read_head(path)
     if not head.strip():
         raise SourceError("empty file")
+    zeros, total = trailing_zeros(path), path.stat().st_size
+    zeros_said = zeros_note(zeros, total)
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # its header would read as no column the loader knows
         raise SourceError("unreadable CSV: written in UTF-16 (as Excel's Unicode Text and PowerShell's "
                           "redirection write)")
@@ -57,19 +60,21 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     if twice:
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
-    complete = _complete_size(path, len(columns))
+    size = total - zeros
+    complete = _complete_size(path, len(columns), size)
+    keep = complete if complete is not None else size if zeros else None  # what is read of it
     # CR CR LF: Python's csv writer on Windows, given a file not opened with newline="", writes it
     # at the end of every row, the header's included. DuckDB's lax mode reads it with a line break
     # leading each row's first cell, so such a file is read from a copy with CR LF instead.
     cr_cr_lf = b"\r\r\n" in head
     mixed = _mixed_line_ends(path)
     # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
-    copied = complete is not None or cr_cr_lf
+    copied = keep is not None or cr_cr_lf
     with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
         src = path
         if copied:
             src = Path(tmp) / path.name
-            _copy(path, src, complete, cr_cr_lf)
+            _copy(path, src, keep, cr_cr_lf)
         try:
             projection = select(columns) if select else "*"
             con.execute(STAGE_CSV.format(table=table, select=projection),
@@ -82,15 +87,14 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         f"SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING') "
         f"FROM {table}_rejects").fetchone()
     note = "; ".join(filter(None, [
-        "cut short: its last row is partial" if complete is not None else "",
+        "cut short: its last row is partial" if complete is not None else "", zeros_said,
         f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""]))
     return columns, rejected + (complete is not None), note
 
 
-def _complete_size(path: Path, fields: int) -> Optional[int]:
-    """None when the file ends with a line break or its last row is a whole row of ``fields``
-    fields, else the size up to where its last row starts."""
-    size = path.stat().st_size
+def _complete_size(path: Path, fields: int, size: int) -> Optional[int]:
+    """None when the file's first ``size`` bytes end with a line break or a whole row of
+    ``fields`` fields, else the size up to where their last row starts."""
     with open(path, "rb") as f:
         f.seek(max(0, size - 1))
         if f.read(1) in (b"\n", b"\r"):
@@ -145,7 +149,7 @@ def _last_rows(path: Path, size: int, fields: int) -> Optional[Tuple[bytes, byte
         at = max(0, size - tail)
         with open(path, "rb") as f:
             f.seek(at)
-            text = f.read()
+            text = f.read(size - at)
         quotes = total - text.count(b'"')  # before the tail
         ends, seen = [], 0  # (start, end) of each line break that ends a row
         for m in LINE_BREAK.finditer(text):
