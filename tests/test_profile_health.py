@@ -174,6 +174,32 @@ def test_a_rank_without_kernels_is_said_beside_another_files_failure(real, tmp_p
     assert [i.what.startswith("no kernels") for i in items] == [False]
 
 
+def test_a_file_missing_beside_raw_data_may_be_one_the_parse_has_not_written(real, tmp_path):
+    """No analyse.done tells a parse still running (older torch_npu write none, and its files may
+    stand still for a while): where the raw data lies beside a missing file, the fix says both."""
+    from npu_tui.profile.discover import PARSE_DONE
+
+    run = tmp_path / "run"
+    rank_folder(real, run / "a_ascend_pt")
+    b = rank_folder(real, run / "b_ascend_pt", info=1)
+    shutil.copyfile(real / L1 / "trace_view.json", run / "a_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
+    plain = "copy the rank's trace_view.json too, from where the profiler wrote it"
+
+    def fix():
+        (item,) = health(load_profile(run))
+        assert (item.rank, item.what) == (1, "no trace_view.json, which 1 other rank has: its figures that need "
+                                             "it are missing")
+        return item.fix
+
+    assert fix() == plain
+    (b / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP").mkdir()
+    assert fix() == ("if its parse is still running (its raw PROF_* data is there, no analyse.done), open it "
+                     "again once the parse has finished; else " + plain)
+    for rank in ("a_ascend_pt", "b_ascend_pt"):  # both parses said to have finished
+        (run / rank / "ASCEND_PROFILER_OUTPUT" / PARSE_DONE).write_text("")
+    assert fix() == plain
+
+
 def _rank_copy(real, dest):
     shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt", dest)
     return dest

@@ -337,6 +337,13 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info, info_problem=problem)
 
 
+def may_be_parsing(folder: Path) -> bool:
+    """Whether a rank folder holds raw data (PROF_*) and its output no analyse.done: a file missing
+    from the output may be one the parse has not written yet (a torch_npu that writes no
+    analyse.done, or a parse that has not finished while its files stand still)."""
+    return not _is_file(folder / OUTPUT_DIR / PARSE_DONE) and any(d.name.startswith("PROF_") for d in _dirs(folder))
+
+
 def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
     """Why a torch_npu rank folder is not parsed yet (the profiler's offline parse still running, or
     never run), or None when it is, as far as the files tell. ``done_elsewhere``: another rank of

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import List, Optional, Pattern, Tuple
 
 from ..text import path_text
-from .discover import kind_by_name
+from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 
 ROWS = """
@@ -158,6 +158,8 @@ WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.part = k.part
 ORDER BY r.rank, k.part
 """
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
+MISSING_FILE_PARSING = ("if its parse is still running (its raw PROF_* data is there, no analyse.done), open it "
+                        "again once the parse has finished; else ")
 
 # A cluster step trace row for a rank loaded here, whose own step_trace_time (or analysis.db) has
 # no such step or other figures. Its figures are copies, as written: only their rounding differs.
@@ -242,9 +244,10 @@ def health(profile) -> List[HealthItem]:
     for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
         if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
+        fix = MISSING_FILE_FIX.format(name=name)
         items.append(HealthItem("warning", rank, profile.named(path), f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
-                                MISSING_FILE_FIX.format(name=name), 0))
+                                MISSING_FILE_PARSING + fix if may_be_parsing(Path(path)) else fix, 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
