@@ -454,3 +454,29 @@ def test_a_db_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(real,
     assert p.con.execute("SELECT count(*) FROM comm_ops").fetchone() == (ops - 1,)
     assert p.con.execute("SELECT count(*) FROM comm_matrix").fetchone() == (links - 1,)
     assert p.con.execute("SELECT skipped_rows FROM load_log WHERE file LIKE '%analysis.db'").fetchone() == (2,)
+
+
+def test_a_db_beside_the_text_export_of_its_run_is_said_to_be_left_for_it(real, tmp_path):
+    """Exported as text and db both, the text files come first and fill every table; the dbs then
+    give nothing, which was logged as 0 rows without a word: said, as by design (info), never an
+    error, and the figures are the text export's alone."""
+    from npu_tui.profile.health import failed, health
+
+    both = shutil.copytree(real / PT / "text" / "level1", tmp_path / "level1")
+    text = load_profile(both)
+    for rank in (0, 1):
+        for db in (real / PT / "db" / "level1" / f"rank{rank}_ascend_pt" / OUT).glob("*.db"):
+            shutil.copy(db, both / f"rank{rank}_ascend_pt" / OUT)
+    p = load_profile(both)
+    logged = p.con.execute("SELECT parse_filename(file), rows, note FROM load_log WHERE kind = 'sqlite_export' "
+                           "ORDER BY ALL").fetchall()
+    assert len(logged) == 4 and all(rows == 0 and note.startswith("db export of the same run") for _, rows, note
+                                    in logged)
+    assert ("ascend_pytorch_profiler_0.db", 0, "db export of the same run as the files beside it, which gave the "
+            "kernels, flows, overlap_lanes, host_events: not loaded") in logged
+    said = [h for h in health(p) if h.file.endswith(".db")]
+    assert len(said) == 4 and {h.severity for h in said} == {"info"} and not failed(health(p))
+    for table in ("kernels", "host_events", "step_trace", "comm_ops"):  # (the db tells the device of steps)
+        q = f"SELECT * EXCLUDE (device_id) FROM {table} ORDER BY ALL" if table == "step_trace" else \
+            f"SELECT * FROM {table} ORDER BY ALL"
+        assert p.con.execute(q).fetchall() == text.con.execute(q).fetchall(), table

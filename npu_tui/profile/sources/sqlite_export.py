@@ -330,6 +330,14 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
     """Canonical rows from the staged tables; a table some earlier source already filled for this
     rank (the text export of the same run) is left as it is."""
     _context(con, ctx, cols)
+    given: List[str] = []  # tables of this file the rank's earlier files filled
+
+    def fresh(table: str) -> bool:
+        if _rank_has(con, table, ctx.rank):
+            given.append(table)
+            return False
+        return True
+
     rank = {"rank": ctx.rank}
     dev = {"rank": ctx.rank, "device_id": ctx.device_id}
     rows = skipped = 0
@@ -349,7 +357,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
         if "COMMUNICATION_OP" in cols:
             con.execute(COMM_OPS.format(wait=col(cols["COMMUNICATION_OP"], "waitNs")),
                         {"device_id": ctx.device_id})
-        if not _rank_has(con, "kernels", ctx.rank):
+        if fresh("kernels"):
             total = con.execute("SELECT count(*) FROM stg_db_device").fetchone()[0]
             n = _insert(con, KERNELS, dev)
             rows, skipped = rows + n, skipped + total - n
@@ -357,17 +365,17 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
                 ctx.device_id = con.execute(
                     "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
                 ).fetchone()[0]
-        if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and not _rank_has(con, "flows", ctx.rank):
+        if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and fresh("flows"):
             rows += _insert(con, FLOWS, rank)
 
     if ctx.device_id is not None:
         # analysis.db sorts before the profiler db, so its step rows came in without the device.
         con.execute(FILL_DEVICE, [ctx.device_id, ctx.rank])
 
-    if "OVERLAP_ANALYSIS" in cols and not _rank_has(con, "overlap_lanes", ctx.rank):
+    if "OVERLAP_ANALYSIS" in cols and fresh("overlap_lanes"):
         rows += _insert(con, OVERLAP, rank)
 
-    if "STRING_IDS" in cols and not _rank_has(con, "host_events", ctx.rank):
+    if "STRING_IDS" in cols and fresh("host_events"):
         if "ENUM_API_TYPE" not in cols:
             con.execute(NO_API_TYPES)
         if "PYTORCH_API" in cols:
@@ -378,7 +386,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
         if "CANN_API" in cols:
             rows += _insert(con, CANN_API, rank)
 
-    if "StepTraceTime" in cols and not _rank_has(con, "step_trace", ctx.rank):
+    if "StepTraceTime" in cols and fresh("step_trace"):
         c = cols["StepTraceTime"]
         sql = STEP_TRACE.format(
             overlapped=col(c, "overlapped"), communication=col(c, "communication"),
@@ -389,10 +397,12 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
             ("CommAnalyzerTime", "comm_ops", COMM_TIME, VALID_TIME),
             ("CommAnalyzerBandwidth", "comm_bandwidth", COMM_BANDWIDTH, VALID_LINK),
             ("CommAnalyzerMatrix", "comm_matrix", COMM_MATRIX, VALID_LINK)):
-        if table in cols and not _rank_has(con, target, ctx.rank):
+        if table in cols and fresh(target):
             op_name = col(cols["CommAnalyzerMatrix"], "op_name") if table == "CommAnalyzerMatrix" else ""
             rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
+    if given and not rows and not note:
+        note = f"db export of the same run as the files beside it, which gave the {', '.join(given)}: not loaded"
     return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
