@@ -273,3 +273,15 @@ def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tm
     assert item.what.startswith(f"{prof.name}/device_0: not exported: raw data only")
     # Opened at the exported device alone, its unexported sibling is none of its business.
     assert failed(health(load_profile(prof / "device_1"))) == []
+
+
+def test_a_device_folder_opened_from_its_prof_folder_by_its_bare_name(real, monkeypatch):
+    """`npu-tui device_0` inside a PROF_* folder: its parent is then named "", and the device was
+    not told from any other folder ("profiles were found under device_0/timeline")."""
+    prof = next((real / SAMPLE).glob("PROF_*"))
+    whole = load_profile(prof / "device_0")
+    monkeypatch.chdir(prof)
+    bare = load_profile(Path("device_0"))
+    assert (bare.layout, bare.ranks) == (whole.layout, whole.ranks) == ("msprof", [0])
+    q = "SELECT * FROM kernels ORDER BY ALL"
+    assert bare.con.execute(q).fetchall() == whole.con.execute(q).fetchall() != []
