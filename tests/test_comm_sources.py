@@ -189,12 +189,15 @@ def test_bad_json_is_noted_not_raised(tmp_path, name, good):
     assert log["ok"] == (2 if name == "communication.json" else 1, "")
 
 
-def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path):
+@pytest.mark.parametrize("name", ["通信组", "乗俓"], ids=["gbk", "gbk with a backslash byte"])
+def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path, name):
     """A group or op named on a GBK system: the ops holding those bytes (in their key, or anywhere
-    within) are dropped and counted, the rest of the file loads. Before, the whole file failed."""
+    within) are dropped and counted, the rest of the file loads. Before, the whole file failed;
+    and so it still did where a character's second byte is a backslash (a JSON escape)."""
     out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     out.mkdir(parents=True)
-    gbk = "通信组".encode("gbk")
+    gbk = name.encode("gbk")
+    assert (b"\\" in gbk) == (name == "乗俓")
     (out / "communication.json").write_bytes(GOOD_COMM.encode().replace(b"hcom_send", gbk))
     # a second op, its link's transport named in GBK
     (out / "communication_matrix.json").write_bytes(GOOD_MATRIX.encode().replace(

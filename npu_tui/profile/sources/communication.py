@@ -50,10 +50,13 @@ FROM (SELECT ltrim(text, chr(65279)) AS text FROM ({text}))  -- without a byte o
 """
 AS_UTF8 = "SELECT TRY(decode(content)) AS text FROM read_blob($path)"
 # A file with bytes of another encoding (a group or op named on a GBK system) is read with those
-# bytes replaced (U+FFFD), and the ops they fall in are dropped and counted, the rest kept. (A
-# GBK character whose second byte is a backslash or a quote breaks the JSON itself: the file then
-# fails whole, malformed, as any other.)
+# bytes replaced (U+FFFD), and the ops they fall in are dropped and counted, the rest kept.
 REPLACED = "SELECT $text AS text"
+# A run of bytes that are not UTF-8, and the backslash after it. A GBK character is two bytes, the
+# first from 0x81: a run of odd length ends with a first byte whose second is the backslash (0x5C,
+# as 116 CJK characters have it), which JSON would take for an escape.
+NOT_UTF8_RUN = re.compile("([\udc80-\udcff]+)(\\\\?)")
+
 
 def _entries(keys: List[str], level: str, source: str) -> str:
     """Every entry of the objects in ``source`` (``v``) with the keys so far and its own, split with
@@ -160,6 +163,12 @@ class Staged:
             "(null, text or a list): what they were to hold is lost" if n else ""]))
 
 
+def _replaced(run: re.Match) -> str:
+    """U+FFFD for the bytes of another encoding, with the backslash that is one's second byte."""
+    odd = len(run[1]) % 2 and run[1][-1] >= "\udc81"
+    return "\ufffd" + ("" if odd else run[2])
+
+
 def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
                levels: Tuple[str, ...] = LEVELS) -> Staged:
     """Parse ``path`` into ``{table}_ops`` (``level_sql``, ``ops_sql``): one row per op of every step
@@ -170,7 +179,7 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     con.execute(STAGE_JSON.format(table=table, text=AS_UTF8), {"path": str(path)})
     replaced = con.execute(f"SELECT not_utf8 FROM {table}").fetchone()[0]
     if replaced:  # small files (tens of MB on the biggest clusters): read once more, in Python
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = NOT_UTF8_RUN.sub(_replaced, path.read_bytes().decode("utf-8", errors="surrogateescape"))
         con.execute(STAGE_JSON.format(table=table, text=REPLACED), {"text": text})
     valid, kind = con.execute(f"SELECT valid, json_type(doc) FROM {table}").fetchone()
     if not valid:
