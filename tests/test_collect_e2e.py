@@ -138,7 +138,7 @@ def test_the_app_on_a_folder_of_runs_shows_the_newest_and_picks_another(runs):
     from textual.widgets import OptionList
 
     from npu_tui.tui.app import NpuTuiApp
-    from npu_tui.tui.screens.runs import RunPicker
+    from npu_tui.tui.screens.runs import PathPicker
     from tui_support import settle
 
     root, dirs, _ = runs
@@ -150,7 +150,7 @@ def test_the_app_on_a_folder_of_runs_shows_the_newest_and_picks_another(runs):
             assert app.session.path == dirs[-1] and dirs[-1].name in app.sub_title
             assert app.panes.active == "overview" and app.report["findings"] is not None
             await pilot.press("p")
-            assert isinstance(app.screen, RunPicker)
+            assert isinstance(app.screen, PathPicker)
             picker = app.screen.query_one(OptionList)
             assert [picker.get_option_at_index(i).prompt.plain.split()[0] for i in range(picker.option_count)] \
                 == [d.name for d in reversed(dirs)]

@@ -15,6 +15,7 @@ from npu_tui.tui.grid import GridView, PagedTable
 from npu_tui.tui.panes.console import SqlConsole
 from npu_tui.tui.screens.collect_confirm import CollectConfirm
 from npu_tui.tui.screens.find import FindScreen
+from npu_tui.tui.screens.runs import PathPicker
 from tui_support import async_test, screen_text, settle
 
 SIZE = (120, 40)
@@ -198,6 +199,19 @@ async def test_a_folder_of_profiles_lists_them_to_pick(tmp_path):
         await pilot.press("down", "enter")
         await settle(app, pilot)
         assert app.session is not None and Path(app.session.path) == tmp_path / "runs" / "b" / "prof"
+        # p lists them again, the open one marked and under the cursor; another opens in its place.
+        await pilot.press("p")
+        assert isinstance(app.screen, PathPicker)
+        listed = app.screen.query_one(OptionList)
+        assert [listed.get_option_at_index(i).prompt.plain for i in range(listed.option_count)] == [
+            str(tmp_path / "runs" / "a" / "prof"), str(tmp_path / "runs" / "b" / "prof") + "  (open)"]
+        assert listed.highlighted == 1
+        await pilot.press("up", "enter")
+        await settle(app, pilot)
+        assert Path(app.session.path) == tmp_path / "runs" / "a" / "prof"
+        await pilot.press("p", "escape")  # and again, with the other marked; escape keeps it
+        await settle(app, pilot)
+        assert not isinstance(app.screen, PathPicker) and Path(app.session.path) == tmp_path / "runs" / "a" / "prof"
 
 
 @async_test

@@ -5,7 +5,7 @@ messages into those hand-offs; the work is in the session, the loaders and the p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
@@ -39,7 +39,7 @@ class NpuTuiApp(App):
         Binding("c", "collect", "Collect"),
         Binding("h", "health", "Data health", show=False),
         Binding("r", "reload", "Reload", show=False),
-        Binding("p", "pick_run", "Pick run", show=False),
+        Binding("p", "pick_run", "Pick run or profile", show=False),
         Binding("ctrl+f", "find", "Find"),
         # A collection is stopped from its own pane (escape there) or the palette only: escape is
         # the everyday way back, and one press too many must not throw away minutes of device work.
@@ -55,6 +55,8 @@ class NpuTuiApp(App):
         self.run_name = run  # in a folder of runs, the one to open (None: the newest)
         self.rules = rules
         self.session = None  # the open profile (npu_tui.session.Session), once its tables are in
+        # The folder of several profiles the open one was picked from, and those profiles (p).
+        self.found: Optional[Tuple[Path, Tuple[Path, ...]]] = None
 
     # What the open session holds, for the panes' hand-offs and for tests.
     @property
@@ -104,6 +106,7 @@ class NpuTuiApp(App):
         self.query_one(LoadPanel).start(self.path, self.rules, self.run_name)
 
     def on_profile_picked(self, msg: ProfilePicked) -> None:
+        self.found = (msg.folder, msg.among)
         self.open_path(msg.path)
 
     def open_path(self, path: Path, run: Optional[str] = None) -> None:

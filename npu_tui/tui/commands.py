@@ -53,8 +53,8 @@ def app_commands(app: App) -> Iterable[SystemCommand]:
         yield SystemCommand(title, helptext, lambda action=action, args=args: app.timeline_action(action, *args))
     yield SystemCommand("Collect: run again", "Collect the open run's workload again, or the demo, "
                         "after a confirmation (c)", app.action_collect)
-    yield SystemCommand("Runs: pick another", "Open another run of this folder of collected runs (p)",
-                        app.action_pick_run)
+    yield SystemCommand("Runs: pick another", "Open another run of this folder of collected runs, or another "
+                        "profile of the folder this one was picked from (p)", app.action_pick_run)
     yield SystemCommand("Collect: cancel", "Stop the running collection (escape)", app.action_cancel_collect)
     yield SystemCommand("Find: kernel or operator", "Look a name up across every type and jump to its kernels (ctrl+f)",
                         app.action_find)

@@ -57,20 +57,31 @@ async def collected(app, msg) -> None:
 
 
 async def pick_run(app) -> None:
-    """Open another run of the folder of runs the open profile belongs to."""
-    from .screens.runs import RunPicker, runs_root
+    """Open another run of the folder of runs the open profile belongs to, or another of the
+    profiles found in the folder it was picked from."""
+    from .screens.runs import profile_picker, run_picker, runs_root
 
     root = runs_root(app.path, app.opened)
-    if root is None:
-        app.notify("The open profile is not in a folder of collected runs.", severity="warning")
+    if root is not None:
+        picker = run_picker(root, app.opened)
+    elif app.found is not None:
+        folder, profiles = app.found
+        picker = profile_picker(folder, profiles, app.path)
+    else:
+        app.notify("The open profile is not in a folder of collected runs, nor picked from a folder of "
+                   "several profiles.", severity="warning")
         return
 
-    def chosen(run: Optional[Path]) -> None:
-        if run is not None:
-            app.open_path(root, run.name)
+    def chosen(path: Optional[Path]) -> None:
+        if path is None:
+            return
+        if root is not None:
+            app.open_path(root, path.name)
+        else:
+            app.open_path(path)
 
     if await app.to_panes():
-        app.push_screen(RunPicker(root, app.opened), chosen)
+        app.push_screen(picker, chosen)
 
 
 async def find(app) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 from rich.text import Text
 from textual import work
@@ -52,9 +52,12 @@ class LoadStopped(Message):
 
 @dataclass
 class ProfilePicked(Message):
-    """The user chose one of the candidates LoadPanel offered: open it."""
+    """The user chose one of the profiles LoadPanel offered (``among``, found under ``folder``):
+    open it."""
 
     path: Path
+    folder: Path
+    among: Tuple[Path, ...]
 
 
 @dataclass
@@ -200,7 +203,8 @@ class LoadPanel(_Phase, Vertical):
 
     def on_option_list_option_selected(self, msg: OptionList.OptionSelected) -> None:
         msg.stop()
-        self.post_message(ProfilePicked(Path(self._candidates[int(msg.option.id)])))
+        among = tuple(Path(c) for c in self._candidates)
+        self.post_message(ProfilePicked(among[int(msg.option.id)], self._path, among))
 
 
 class TraceBar(_Phase, Horizontal):

@@ -1,9 +1,10 @@
-"""The run picker: the runs of a folder that `npu-tui collect` writes into, newest first."""
+"""Pickers of what to open instead: the runs of a folder that `npu-tui collect` writes into, newest
+first, and the profiles found in a folder of several."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,37 +27,61 @@ def runs_root(path: Path, opened: Optional[Path]) -> Optional[Path]:
     return run.parent if run is not None else None
 
 
-def _line(run: Path, here: bool) -> Text:
+def _line(run: Path) -> Text:
     try:
         rec = read_record(run)
     except (OSError, ValueError):
         rec = {}
     work = rec.get("workload", {})
     what = "demo" if work.get("demo") else Path(work.get("workload") or "").name or "command"
-    text = Text(literal(run.name), style="bold" if here else "")
-    text.append(f"  {rec.get('status', '?')}  {what}  {rec.get('started', '')}", style="dim")
-    return text.append("  (open)" if here else "", style="bold")
+    return Text(literal(run.name)).append(f"  {rec.get('status', '?')}  {what}  {rec.get('started', '')}",
+                                          style="dim")
 
 
-class RunPicker(ModalScreen[Optional[Path]]):
+class PathPicker(ModalScreen[Optional[Path]]):
+    """A list of folders to open, the open one marked and under the cursor; enter dismisses with
+    the one chosen, escape with None."""
+
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
-    def __init__(self, root: Path, current: Optional[Path]) -> None:
+    def __init__(self, title: str, paths: List[Path], lines: List[Text], open_index: Optional[int]) -> None:
         super().__init__()
-        self.root = Path(root)
-        self.runs = list(reversed(list_runs(self.root)))
-        opened = Path(current).resolve() if current is not None else None
-        # The run that is open: marked, and where the cursor starts.
-        self.open_index = next((i for i, r in enumerate(self.runs) if r.resolve() == opened), None)
+        self.title_text, self.paths, self.lines, self.open_index = title, paths, lines, open_index
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="run-picker"):
-            yield Static(Text(f"Runs in {literal(self.root)} (newest first)", style="bold"))
-            yield OptionList(*(Option(_line(r, i == self.open_index), id=str(i)) for i, r in enumerate(self.runs)))
-            yield Static(Text("enter opens the run · escape closes", style="dim"))
+        with Vertical(id="path-picker"):
+            yield Static(Text(self.title_text, style="bold"))
+            yield OptionList(*(Option(self._marked(line) if i == self.open_index else line, id=str(i))
+                               for i, line in enumerate(self.lines)))
+            yield Static(Text("enter opens the highlighted one · escape closes", style="dim"))
+
+    @staticmethod
+    def _marked(line: Text) -> Text:
+        """The open one: bold, and said."""
+        line = line.copy()
+        line.stylize("bold", 0, len(line.plain.split("  ", 1)[0]))
+        return line.append("  (open)", style="bold")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = self.open_index or 0
 
     def on_option_list_option_selected(self, msg: OptionList.OptionSelected) -> None:
-        self.dismiss(self.runs[int(msg.option.id)])
+        self.dismiss(self.paths[int(msg.option.id)])
+
+
+def _open_index(paths: List[Path], current: Optional[Path]) -> Optional[int]:
+    opened = Path(current).resolve() if current is not None else None
+    return next((i for i, p in enumerate(paths) if p.resolve() == opened), None)
+
+
+def run_picker(root: Path, current: Optional[Path]) -> PathPicker:
+    """The runs of ``root``, newest first."""
+    runs = list(reversed(list_runs(Path(root))))
+    here = _open_index(runs, current)
+    return PathPicker(f"Runs in {literal(root)} (newest first)", runs, [_line(r) for r in runs], here)
+
+
+def profile_picker(folder: Path, profiles: List[Path], current: Optional[Path]) -> PathPicker:
+    """The profiles found under ``folder`` (a folder of several, one of which was picked)."""
+    return PathPicker(f"Profiles found under {literal(folder)}", profiles, [Text(literal(p)) for p in profiles],
+                      _open_index(profiles, current))
