@@ -7,6 +7,7 @@ from __future__ import annotations
 import decimal
 import os
 import re
+import unicodedata
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
@@ -42,6 +43,20 @@ def markdown(value: Any) -> str:
     return _MD_MARKUP.sub(r"\\\1", literal(value))
 
 
+def no_findings(report: Dict[str, Any]) -> str:
+    """Why a report holds no finding: no rule crossed its threshold, or none could be tested."""
+    if not report.get("ranks"):
+        return "no rank's own data to test the rules on"
+    if not any(r.get("kernel_count") for r in report["ranks"]):
+        return "no kernels were loaded, so no rule could be tested (see the data health)"
+    return "no threshold crossed"
+
+
+def width(s: str) -> int:
+    """Columns ``s`` takes in a terminal: East Asian wide characters two, combining marks none."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
 def _numeric(s: str) -> bool:
     return s in ("-", "") or s.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdigit()
 
@@ -60,10 +75,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], md: bool = Fals
     if md:
         rule = "|" + "|".join("---:" if r else "---" for r in right) + "|"
         return ["| " + " | ".join(heads) + " |", rule] + ["| " + " | ".join(row) + " |" for row in cells]
-    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
+    widths = [max([width(h)] + [width(row[i]) for row in cells]) for i, h in enumerate(heads)]
 
     def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
+        pads = (" " * (w - width(v)) for v, w in zip(values, widths))
+        return "  ".join(p + v if r else v + p for v, p, r in zip(values, pads, right)).rstrip()
 
     return [line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells]
 

@@ -367,3 +367,13 @@ def test_diff_escapes_operator_names_and_keeps_them_exact_in_json(cli, hostile):
         assert _md_name(case) in cli["diff md"]
     for fmt in ("text", "md"):
         assert _unsafe(cli[f"diff {fmt}"].replace("\n", "")) == [], fmt
+
+
+def test_text_tables_align_wide_characters_by_the_columns_they_take():
+    """A CJK character takes two columns of a terminal; padded as one, its row pushed every later
+    column right (an operator named 自定义 in a text report, or in `npu-tui sql`)."""
+    from npu_tui.text import table, width
+
+    assert (width("自定义::gelu"), width("e\u0301"), width("abc")) == (12, 1, 3)
+    lines = table(["name", "us"], [["自定义::gelu", 1.5], ["aten::mm", 12.25]])
+    assert {width(line) for line in lines} == {12 + 2 + len("12.25")}  # every row as wide: aligned

@@ -180,6 +180,132 @@ def test_cpu_only_trace_from_real_torch(tmp_path):
     assert "tiny_matmul" in names and any(n.startswith("aten::") for n in names)
 
 
+def _cpu_trace(path: Path, torch) -> Path:
+    """A CPU-only trace of a small training step (real torch): forward and backward ops."""
+    from torch.profiler import ProfilerActivity, profile
+
+    conv, w = torch.nn.Conv2d(4, 4, 3, padding=1), torch.randn(32, 32, requires_grad=True)
+    x, a = torch.randn(1, 4, 16, 16), torch.randn(8, 32, 32)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(3):
+            (conv(x).sum() + torch.bmm(a, w.expand(8, 32, 32)).sum() + (a[0] @ w).sum()).backward()
+            prof.step()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prof.export_chrome_trace(str(path))
+    return path
+
+
+def test_a_cpu_run_s_backward_ops_are_typed_and_categorised_by_their_autograd_function(tmp_path):
+    """On the CPU, the backward pass's outermost ops are autograd's wrappers,
+    `autograd::engine::evaluate_function: ConvolutionBackward0`: the Conv and MatMul patterns did
+    not match them (a space before the name), so conv and matmul gradients were Vector."""
+    torch = pytest.importorskip("torch", reason="the CPU trace is written by torch")
+    from npu_tui.session import Session
+
+    p = Session.load(_cpu_trace(tmp_path / "cpu.pt.trace.json", torch))
+    p.analyse()
+    got = dict(p.con.execute("SELECT DISTINCT type, category FROM kernel_categories WHERE type LIKE '%Backward%'")
+               .fetchall())
+    assert {t: got.get(t) for t in ("ConvolutionBackward0", "BmmBackward0", "MmBackward0", "SumBackward0")} == {
+        "ConvolutionBackward0": "Conv", "BmmBackward0": "MatMul", "MmBackward0": "MatMul", "SumBackward0": "Vector"}
+    assert p.con.execute("SELECT count(*) FROM kernels WHERE type = 'ConvolutionBackward0' AND name = "
+                         "'autograd::engine::evaluate_function: ConvolutionBackward0'").fetchone()[0] == 3
+
+
+def test_a_cut_cpu_only_trace_keeps_its_cpu_ops_as_kernels(tmp_path):
+    """A cut trace may have lost device events still to come, so its CPU ops do not pass for
+    kernels; but a trace whose deviceProperties lists no device had none to lose. It lost its
+    every figure ("no kernels", with advice to profile CUDA)."""
+    torch = pytest.importorskip("torch", reason="the CPU trace is written by torch")
+    whole = _cpu_trace(tmp_path / "whole" / "cpu.pt.trace.json", torch)
+    data = whole.read_bytes()
+    assert kineto.no_devices(read_head(whole))
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "cpu.pt.trace.json").write_bytes(data[:len(data) * 2 // 3])
+    q = "SELECT name, start_ns, dur_ns FROM kernels"
+    full = set(load_profile(whole).con.execute(q).fetchall())
+    cut = load_profile(tmp_path / "cut")
+    kept = set(cut.con.execute(q).fetchall())
+    assert kept and len(kept) < len(full)
+    # The outermost ops the cut kept are the whole trace's, but the one the cut fell in.
+    assert len(kept - full) <= 1
+    assert [i.what for i in health(cut) if "no kernels" in i.what] == []
+
+
+def test_a_gpu_trace_cut_before_its_device_events_says_so_not_to_profile_the_device(real, tmp_path, capsys):
+    """torch writes a trace's device events after its CPU ops: cut early, a GPU trace holds none.
+    The advice was to profile with ProfilerActivity.CUDA, and the report said "No rule fired"."""
+    from npu_tui.cli import main
+
+    data = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
+    assert not kineto.no_devices(data[:65536])
+    (tmp_path / "r0.pt.trace.json").write_bytes(data[:len(data) // 4])
+    (item,) = [i for i in health(load_profile(tmp_path)) if "no kernels" in i.what]
+    assert item.what.startswith("no kernels: its trace was cut before the device's tasks")
+    assert "ProfilerActivity" not in item.fix and "stopped cleanly" in item.fix
+    main(["report", str(tmp_path)])
+    assert "No findings: no kernels were loaded, so no rule could be tested" in capsys.readouterr().out
+
+
+GLOO = """
+import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch.profiler import profile, ProfilerActivity, schedule, tensorboard_trace_handler
+
+def work(rank, world, out, port):
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", port
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    a = torch.randn(200, 200)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=3),
+                 on_trace_ready=tensorboard_trace_handler(out)) as prof:
+        for _ in range(4):
+            for _ in range(3 if rank == 0 else 30):  # rank 1 computes ten times longer before each collective
+                a = (a @ a) / a.norm()
+            dist.all_reduce(torch.ones(1 << 16))
+            prof.step()
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    mp.spawn(work, args=(2, sys.argv[1], sys.argv[2]), nprocs=2)
+"""
+
+
+def test_a_cpu_run_s_gloo_collectives_are_its_communication_and_name_the_slow_rank(tmp_path):
+    """gloo runs a collective on a thread of its own, as a record_function span (`gloo:all_reduce`);
+    the op that queued it returns at once. Only that op counted as communication, so the fast
+    rank's wait read as free time, and the fast rank was named as the one the others wait for."""
+    pytest.importorskip("torch", reason="the traces are written by torch")
+    import socket
+    import subprocess
+    import sys
+
+    from npu_tui.session import Session
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    script = tmp_path / "gloo.py"
+    script.write_text(GLOO)
+    out = tmp_path / "run"
+    subprocess.run([sys.executable, str(script), str(out), port], check=True, capture_output=True, timeout=300)
+    session = Session.load(out)
+    session.analyse()
+    con = session.con
+    for f in sorted(out.iterdir()):
+        doc = trace(f)
+        rank = doc["distributedInfo"]["rank"]
+        spans = [ns(e["dur"]) for e in doc["traceEvents"] if e.get("name") == "gloo:all_reduce" and e.get("ph") == "X"]
+        got = con.execute("SELECT count(*), sum(dur_ns), any_value(category) FROM kernel_categories "
+                          "WHERE rank = ? AND type = 'gloo:all_reduce'", [rank]).fetchone()
+        assert got == (len(spans), sum(spans), "Comm") and len(spans) >= 3
+    exposed = dict(con.execute("SELECT rank, exposed_comm_us FROM rank_waits").fetchall())
+    assert exposed[0] > 2 * exposed[1]  # the fast rank waits in its collectives
+    (finding,) = [f for f in session.report["findings"] if f["rule"] == "rank_comm_imbalance"]
+    assert (finding["rank"], finding["waited_for"]) == (1, 1)
+    # Without communication.json no rank is said to be, or not to be, waited for by its calls.
+    assert [w["waited_for"] for w in session.report["cluster"]["waits"]] == [None, None]
+
+
 def test_sniff_and_rank_hint(real):
     head = read_head(real / SAMPLED / "sampled_rank-1.json.gz")
     assert kineto.sniff(head) and kineto.rank_hint(head) == 1

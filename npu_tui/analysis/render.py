@@ -8,7 +8,8 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import account_check, finding_where, literal, lost_phrase, markdown, metric_value, saving_place, table
+from ..text import (account_check, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
+                    saving_place, table)
 
 FORMATS = ("text", "md", "json")
 
@@ -85,8 +86,7 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
 def _findings(report: Dict[str, Any], md: bool) -> List[str]:
     out: List[str] = []
     if not report["findings"]:
-        # a folder of msprof-analyze's outputs alone has no rank of its own to test the rules on
-        return ["No rule fired." if report["ranks"] else "No findings: no rank's own data to test the rules on.", ""]
+        return [f"No findings: {no_findings(report)}.", ""]
     for f in report["findings"]:
         title = _text(finding_title(f), md)
         body = [_text(line, md) for line in finding_detail(f)]

@@ -185,10 +185,16 @@ STOPPED_FIX = "r loads the profile again"
 
 # Ranks that loaded without a single kernel: none of their files holds device tasks.
 NO_KERNELS = """
-SELECT rank, path, source_format FROM ranks
+SELECT rank, path, source_format,
+       source_format = 'kineto' AND EXISTS (SELECT 1 FROM load_log l WHERE l.rank = ranks.rank
+                                             AND l.note LIKE '%cut short%') AS cut
+FROM ranks
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
 ORDER BY rank
 """
+# A Kineto trace cut before its device events (written after the CPU ops): none were left.
+NO_KERNELS_CUT = ("no kernels: its trace was cut before the device's tasks, which the profiler writes after "
+                  "the CPU ops; its figures are empty")
 NO_KERNELS_FIX = {
     "kineto": "profile with ProfilerActivity.CUDA (or the device's activity) as well as the CPU",
     "msprof": "copy the folder's op_summary_*.csv or msprof_*.json too",
@@ -229,13 +235,17 @@ def health(profile) -> List[HealthItem]:
             "warning", None, where,
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
-    no_kernels = [(rank, profile.named(path), fmt) for rank, path, fmt in profile.con.execute(NO_KERNELS).fetchall()]
-    for rank, path, fmt in no_kernels:
-        if rank not in failed_ranks:
-            items.append(HealthItem("warning", rank, path, "no kernels: none of its files holds the "
-                                    "device's tasks; its figures are empty",
+    no_kernels = profile.con.execute(NO_KERNELS).fetchall()
+    for rank, path, fmt, cut in no_kernels:
+        if rank in failed_ranks:
+            continue
+        if cut:
+            items.append(HealthItem("warning", rank, profile.named(path), NO_KERNELS_CUT, NOT_STOPPED, 0))
+        else:
+            items.append(HealthItem("warning", rank, profile.named(path), "no kernels: none of its files holds "
+                                    "the device's tasks; its figures are empty",
                                     NO_KERNELS_FIX.get(fmt, NO_KERNELS_FIX_NPU), 0))
-    said = failed_ranks | {r for r, _, _ in no_kernels}  # no kernels: said already
+    said = failed_ranks | {r for r, *_ in no_kernels}  # no kernels: said already
     # Left for the background load, or left out by discovery (which said why), not missing (a
     # rank whose kernels failed reads its trace at once).
     deferred = {(job.ctx.rank, module.KIND) for job in profile.pending for module, _ in job.files}

@@ -41,8 +41,9 @@ per_rank AS (
     FROM picked p LEFT JOIN group_waited g ON g.group_name IS NOT DISTINCT FROM p.group_name
     GROUP BY p.rank
 )
--- every rank, those without communication.json with their step and exposed comm only
+-- every rank, those without communication.json with their step and exposed comm only (and
+-- waited_for NULL: not known, not false)
 SELECT coalesce(s.rank, p.rank) AS rank, p.collectives, p.wait_ms, p.peers_wait_ms, p.times_last,
-       p.peers_wait_ms - p.wait_ms AS caused_wait_ms, coalesce(p.waited_for, false) AS waited_for, p.waits_for,
+       p.peers_wait_ms - p.wait_ms AS caused_wait_ms, p.waited_for, p.waits_for,
        s.step_time_us, s.exposed_comm_us
 FROM rank_summary s FULL JOIN per_rank p ON p.rank = s.rank

@@ -12,7 +12,7 @@
 - host_events: cpu ops, user annotations (``ProfilerStep#N``, record_function), python functions,
   runtime/driver calls.
 - A CPU-only trace (torch.profiler on the CPU) has no device events: its outermost cpu ops per
-  thread become the kernels, with core ``CPU``.
+  thread become the kernels, with core ``CPU``, and so do gloo's collectives (``gloo:*`` spans).
 - memory_record: ``[memory]`` events (``profile_memory=True``), the allocator's totals after each
   allocation or free: device memory as component PTA, the CPU's as CPU.
 - device_memory: the capacity of the rank's device from ``deviceProperties`` (``totalGlobalMem``).
@@ -127,14 +127,19 @@ ASOF LEFT JOIN kn_step_from s ON coalesce(l.ts_ns, d.ts_ns) >= s.from_ns
 """
 
 # A CPU-only run has no device events: its outermost CPU ops are the work, so they stand in for
-# kernels (core 'CPU', typed by their own name). Nested ops are their children's time, not more.
+# kernels (core 'CPU', typed by their own name; the backward pass's by the autograd function
+# each runs, `ConvolutionBackward0`). Nested ops are their children's time, not more.
+# A gloo collective runs on gloo's own thread as a record_function span (`gloo:all_reduce`): that
+# span is the communication, while the op that queued it (`c10d::allreduce_`) returns at once.
 INSERT_CPU_KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, input_shapes, input_dtypes, source)
-SELECT $rank, NULL, s.step, e.name, e.name, 'CPU', e.ts_ns, e.dur_ns, kineto_list(e.args->'Input Dims'),
+SELECT $rank, NULL, s.step, e.name, regexp_replace(e.name, '^autograd::engine::evaluate_function: ', ''), 'CPU',
+       e.ts_ns, e.dur_ns, kineto_list(e.args->'Input Dims'),
        kineto_list(e.args->'Input type'), 'kineto'
 FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY pid, tid ORDER BY ts_ns, dur_ns DESC, seq
                                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-      FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0) e
+      FROM kn_event WHERE (lcat IN ('cpu_op', 'operator') OR lcat = 'user_annotation' AND starts_with(name, 'gloo:'))
+                          AND ph = 'X' AND dur_ns > 0) e
 ASOF LEFT JOIN kn_step_from s ON e.ts_ns >= s.from_ns
 WHERE e.prev_end IS NULL OR e.ts_ns >= e.prev_end
 """
@@ -202,6 +207,13 @@ def devices(head: bytes) -> List[Tuple[int, str, int]]:
     return [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))] if block else []
 
 
+def no_devices(head: bytes) -> bool:
+    """Whether the trace's deviceProperties lists no device: a run with no GPU (torch writes the
+    list, empty or not, before the events)."""
+    block = _DEVICES.search(head)
+    return block is not None and not block.group(1).strip()
+
+
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
 
 
@@ -229,15 +241,18 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
         if rows == 0 and cycles and not con.execute(CPU_OPS).fetchone()[0]:
             return LoadResult(rows=0, note=EMPTY_CYCLE)
-        # A cut trace without device events is not a CPU-only run: its device events were still
-        # to come (torch writes them after the CPU ops), so its CPU ops must not pass for kernels;
-        # nor are they where another cycle of the same worker ran on the device.
-        if rows == 0 and not staged.lost and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]:
+        # A cut trace without device events is not a CPU-only run where the trace lists devices:
+        # its device events were still to come (torch writes them after the CPU ops), so its CPU
+        # ops must not pass for kernels; nor are they where another cycle of the same worker ran
+        # on the device.
+        head = read_head(path)
+        if (rows == 0 and (not staged.lost or no_devices(head))
+                and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST, INSERT_MEMORY):
             rows += con.execute(sql, rank).fetchone()[0]
         # the capacity of the device this rank ran on (all listed when it is not known)
-        listed = [d for d in devices(read_head(path)) if ctx.device_id is None or d[0] == ctx.device_id]
+        listed = [d for d in devices(head) if ctx.device_id is None or d[0] == ctx.device_id]
         if listed:
             con.executemany("INSERT INTO device_memory VALUES (?, ?, ?, ?, 'kineto deviceProperties')",
                             [(ctx.rank, i, name, size / 2**20) for i, name, size in listed])

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import account_check, lost_phrase
+from ...text import account_check, lost_phrase, no_findings
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -149,7 +149,7 @@ def findings_text(report: dict) -> Text:
     findings = report.get("findings", [])
     text = Text().append(f"Findings ({len(findings)})", style="bold")
     if not findings:
-        return text.append("\n  no threshold crossed", style="dim")
+        return text.append(f"\n  {no_findings(report)}", style="dim")
     for f in findings[:TOP_FINDINGS]:
         text.append("\n")
         text.append_text(finding_line(f))
