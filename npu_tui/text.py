@@ -52,6 +52,12 @@ def no_findings(report: Dict[str, Any]) -> str:
     return "no threshold crossed"
 
 
+def memory_unit(mb: Sequence[Optional[float]]) -> Tuple[float, str]:
+    """(MB in one unit, its name) to show these sizes in: GB while one reaches a GB, else MB (a
+    CPU run's megabytes read 0.00 GB)."""
+    return (1024.0, "GB") if max((m or 0 for m in mb), default=0) >= 1024 else (1.0, "MB")
+
+
 def width(s: str) -> int:
     """Columns ``s`` takes in a terminal: East Asian wide characters two, combining marks none."""
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)

@@ -182,16 +182,17 @@ def test_cpu_only_trace_from_real_torch(tmp_path):
 
 def _cpu_trace(path: Path, torch) -> Path:
     """A CPU-only trace of a small training step (real torch): forward and backward ops."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, schedule
 
     conv, w = torch.nn.Conv2d(4, 4, 3, padding=1), torch.randn(32, 32, requires_grad=True)
     x, a = torch.randn(1, 4, 16, 16), torch.randn(8, 32, 32)
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        for _ in range(3):
-            (conv(x).sum() + torch.bmm(a, w.expand(8, 32, 32)).sum() + (a[0] @ w).sum()).backward()
-            prof.step()
     path.parent.mkdir(parents=True, exist_ok=True)
-    prof.export_chrome_trace(str(path))
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, schedule=schedule(wait=0, warmup=1, active=3),
+                 on_trace_ready=lambda done: done.export_chrome_trace(str(path))) as prof:
+        for _ in range(4):
+            (conv(x).sum() + torch.bmm(a, w.expand(8, 32, 32)).sum() + (a[0] @ w).sum()).backward()
+            torch.empty(256, 256).to(torch.float64)  # ops of the Other category
+            prof.step()
     return path
 
 
@@ -210,6 +211,24 @@ def test_a_cpu_run_s_backward_ops_are_typed_and_categorised_by_their_autograd_fu
         "ConvolutionBackward0": "Conv", "BmmBackward0": "MatMul", "MmBackward0": "MatMul", "SumBackward0": "Vector"}
     assert p.con.execute("SELECT count(*) FROM kernels WHERE type = 'ConvolutionBackward0' AND name = "
                          "'autograd::engine::evaluate_function: ConvolutionBackward0'").fetchone()[0] == 3
+    # Every op is the CPU at work: each step's compute is the time its ops cover, from the trace
+    # itself (aten::empty, aten::to and other "Other" ops read as free time before).
+    doc = trace(tmp_path / "cpu.pt.trace.json")
+    base, evs = int(doc.get("baseTimeNanoseconds", 0)), doc["traceEvents"]
+    steps = {int(e["name"].split("#")[1]): (base + ns(e["ts"]), base + ns(e["ts"]) + ns(e["dur"]))
+             for e in evs if e.get("name", "").startswith("ProfilerStep#") and e.get("ph") == "X"}
+    assert len(steps) == 3
+    ops = sorted((base + ns(e["ts"]), base + ns(e["ts"]) + ns(e["dur"])) for e in evs
+                 if e.get("cat") == "cpu_op" and e.get("ph") == "X" and e.get("dur", 0) > 0)
+    for step, (lo, hi) in steps.items():
+        covered, end = 0, lo
+        for a, b in ops:
+            a, b = max(a, end), min(b, hi)
+            if b > a:
+                covered, end = covered + b - a, b
+        got = p.con.execute("SELECT sum(us) FROM step_account WHERE rank = 0 AND step = ? AND part = 'compute'",
+                            [step]).fetchone()[0]
+        assert got == pytest.approx(covered / 1e3, abs=1e-3), step
 
 
 def test_a_cut_cpu_only_trace_keeps_its_cpu_ops_as_kernels(tmp_path):

@@ -211,3 +211,19 @@ def test_an_operators_stage_is_that_of_its_largest_allocation_the_first_of_equal
     con.executemany("INSERT INTO memory_allocations VALUES (?, ?, ?, ?, ?, ?, ?)", rows[::order])
     got = con.execute(f"SELECT name, allocations, total_mb, max_mb, stage FROM ({view_sql('memory_operators')})").fetchall()
     assert got == [("aten::add", 3, 18.0, 8.0, "VAE")]
+
+
+def test_a_cpu_run_s_megabytes_are_shown_in_mb_and_a_reserve_not_recorded_is_said():
+    """A CPU run's peaks of a few MB read "0.00 GB", and its reserve, which the CPU's allocator
+    does not record (0 below the allocated peak), "0.00 GB" too."""
+    from npu_tui.tui.panes.memory import memory_plots
+    from npu_tui.tui.panes.overview import memory_text
+
+    peaks = [{"rank": 0, "stage": None, "peak_stage": "DiT", "peak_reserved_mb": 0.0, "peak_allocated_mb": 1.8},
+             {"rank": 0, "stage": "DiT", "peak_reserved_mb": 0.0, "peak_allocated_mb": 1.8}]
+    report = {"memory": {"peaks": peaks, "windows": []}}
+    assert memory_text(report).plain == "Memory, peak\nrank 0   reserved not recorded in DiT, allocated   1.80 MB"
+    assert memory_plots(report).plain == "Memory peaks per stage, MB allocated / reserved\nrank 0   DiT 1.80/0.00"
+    for p in peaks:
+        p.update(peak_reserved_mb=4608.0, peak_allocated_mb=4198.4)
+    assert memory_text(report).plain.endswith("reserved   4.50 GB in DiT, allocated   4.10 GB")

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from ...text import memory_unit
 from ..cells import literal
 from ..drill import DrillGrid
 from ..grids import memory_operators
@@ -18,11 +19,12 @@ from ..plots import sparkline
 
 
 def memory_plots(report: dict) -> Text:
-    """Per rank: the peak of each stage (allocated / reserved, GB), then the peaks of the stage
+    """Per rank: the peak of each stage (allocated / reserved, GB or MB), then the peaks of the stage
     run most often (the denoising loop's forwards) as a sparkline from zero, first and last."""
     memory = report.get("memory", {})
     peaks = memory.get("peaks", [])
-    text = Text().append("Memory peaks per stage, GB allocated / reserved", style="bold")
+    per, unit = memory_unit([p.get(k) for p in peaks for k in ("peak_reserved_mb", "peak_allocated_mb")])
+    text = Text().append(f"Memory peaks per stage, {unit} allocated / reserved", style="bold")
     if not peaks:
         return text.append("\n  no memory records in this profile (collect with profile_memory=True)", style="dim")
     by_stage = defaultdict(lambda: defaultdict(list))
@@ -38,13 +40,13 @@ def memory_plots(report: dict) -> Text:
         for p in (p for p in rows if p["stage"] is not None):
             mark = "bold" if p["stage"] == whole.get("peak_stage") else ""
             text.append(f" {literal(p['stage'])} ", style=mark)
-            text.append(f"{(p['peak_allocated_mb'] or 0) / 1024:.2f}/{(p['peak_reserved_mb'] or 0) / 1024:.2f}",
+            text.append(f"{(p['peak_allocated_mb'] or 0) / per:.2f}/{(p['peak_reserved_mb'] or 0) / per:.2f}",
                         style=mark)
         stage, series = loop.get(rank, ("", []))
         if len(series) >= 2:
             text.append(f"\n         {literal(stage)} forwards ")
             text.append_text(sparkline(series, 40))
-            text.append(f" {series[0] / 1024:.2f} → {series[-1] / 1024:.2f} GB")
+            text.append(f" {series[0] / per:.2f} → {series[-1] / per:.2f} {unit}")
     return text
 
 

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import account_check, lost_phrase, no_findings
+from ...text import account_check, lost_phrase, memory_unit, no_findings
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -165,9 +165,13 @@ def memory_text(report: dict) -> Text:
     text = Text().append("Memory, peak", style="bold")
     if not peaks:
         return text.append("\n  no memory records (profile with profile_memory=True)", style="dim")
+    per, unit = memory_unit([p.get(k) for p in peaks for k in ("peak_reserved_mb", "peak_allocated_mb")])
     for p in sorted(peaks, key=lambda p: p["rank"]):
-        text.append(f"\nrank {p['rank']:<3} reserved {(p.get('peak_reserved_mb') or 0) / 1024:6.2f} GB")
-        text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {(p.get('peak_allocated_mb') or 0) / 1024:6.2f} GB")
+        reserved, allocated = p.get("peak_reserved_mb") or 0, p.get("peak_allocated_mb") or 0
+        # Reserved below allocated: not recorded (the CPU's allocator keeps no reserve).
+        held = f"{reserved / per:6.2f} {unit}" if reserved >= allocated else "not recorded"
+        text.append(f"\nrank {p['rank']:<3} reserved {held}")
+        text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {allocated / per:6.2f} {unit}")
         if p.get("growth") is not None:
             text.append(f" · DiT forwards' peak {p['growth'] * 100:+.1f}% over {p['forwards']}")
     return text
