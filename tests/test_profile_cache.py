@@ -302,13 +302,18 @@ def _stop_once_rank_0s_trace_is_in(monkeypatch):
     return lambda: bool(inside) and time.monotonic() - inside[0] > 0.3
 
 
-def test_a_stopped_background_load_takes_back_what_it_loaded_and_stays_pending(profile_copy, monkeypatch):
+@pytest.mark.parametrize("relative", [False, True], ids=["whole path", "relative path"])
+def test_a_stopped_background_load_takes_back_what_it_loaded_and_stays_pending(profile_copy, monkeypatch, relative):
     """Stopped after rank 0's trace was in and while rank 1's was being read: the tables are the
     first phase's again (its analysis must keep agreeing with them), the stop is no file's
     failure, the work waits (nothing is cached as complete) and health names it; loading it
-    again completes the profile."""
+    again completes the profile. Opened by a relative path (as `npu-tui level1`), its log rows
+    were left behind, then logged again."""
     from npu_tui.profile.health import health
 
+    if relative:
+        monkeypatch.chdir(profile_copy.parent)
+        profile_copy = Path(profile_copy.name)
     whole = load_profile(profile_copy)
     p = load_profile(profile_copy, cache=True, background=True)
     first = counts(p)

@@ -341,7 +341,7 @@ def _take_back(con, jobs: List[_RankJob]) -> None:
             for module, path in job.files:
                 for table in module.TRACE_TABLES:
                     con.execute(f"DELETE FROM {table} WHERE rank = ?", [job.ctx.rank])
-                con.execute("DELETE FROM load_log WHERE file = ?", [path_text(path)])
+                con.execute("DELETE FROM load_log WHERE file = ?", [_whole(path)])
                 job.ctx.loaded.discard(module.KIND)
         con.execute("COMMIT")
     except duckdb.Error:  # the database failed under the load (its disk filled): that error is raised
