@@ -189,7 +189,8 @@ def test_bad_json_is_noted_not_raised(tmp_path, name, good):
     assert log["ok"] == (2 if name == "communication.json" else 1, "")
 
 
-@pytest.mark.parametrize("name", ["通信组", "乗俓"], ids=["gbk", "gbk with a backslash byte"])
+@pytest.mark.parametrize("name", ["通信组", "乗俓", "型乗"],
+                         ids=["gbk", "gbk with a backslash byte", "a backslash byte after bytes that read as UTF-8"])
 def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path, name):
     """A group or op named on a GBK system: the ops holding those bytes (in their key, or anywhere
     within) are dropped and counted, the rest of the file loads. Before, the whole file failed;
@@ -197,7 +198,7 @@ def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path, name):
     out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     out.mkdir(parents=True)
     gbk = name.encode("gbk")
-    assert (b"\\" in gbk) == (name == "乗俓")
+    assert (b"\\" in gbk) == (name != "通信组")
     (out / "communication.json").write_bytes(GOOD_COMM.encode().replace(b"hcom_send", gbk))
     # a second op, its link's transport named in GBK
     (out / "communication_matrix.json").write_bytes(GOOD_MATRIX.encode().replace(
@@ -212,6 +213,40 @@ def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path, name):
     said = [(i.severity, i.what) for i in health(load_profile(tmp_path)) if "not UTF-8" in i.what]
     assert said == [("warning", f"{name} has rows that are not UTF-8 (1 op with bytes of another encoding "
                                 "dropped, the rest kept); 2 rows skipped") for name in ("communication.json", "communication_matrix.json")]
+
+
+def test_a_file_whose_gbk_name_breaks_its_json_as_utf8_is_read_as_gbk(tmp_path):
+    """Read as UTF-8 with each byte that starts no character as the first of a GBK pair, a name's
+    bytes may still read as a UTF-8 character with the next (E0 A7 81: 唰 then 乗's first byte),
+    and the backslash after them as an escape; such a file, GBK throughout, is read as GBK, its
+    names kept. Checked on every pair of a CJK character and one whose second byte is a
+    backslash (a run's length told the pairs apart before: a fifth of such names broke it)."""
+    from npu_tui.profile.sources import communication as c
+
+    def gbk(ch: str) -> bytes:
+        try:
+            return ch.encode("gbk")
+        except UnicodeEncodeError:
+            return b""
+
+    backslash = [chr(i) for i in range(0x4E00, 0x9FA6) if gbk(chr(i))[1:] == b"\\"]
+    assert len(backslash) == 116
+    broke = 0
+    for first in map(chr, range(0x4E00, 0x9FA6, 23)):
+        for second in backslash:
+            raw = b'{"' + gbk(first) + gbk(second) + b'": {"k": "a\\"b"}, "n": 1}'
+            if not c._json(raw.decode("utf-8", errors=c.GBK_PAIRS)):
+                broke += 1
+                assert c._gbk(raw) is not None
+    assert broke > 0  # the pairs alone do not always do
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "communication.json").write_bytes(GOOD_COMM.encode().replace(b"hcom_send", "唰乗".encode("gbk")))
+    p = load_profile(tmp_path)
+    # As the file in UTF-8 (its broadcast op, not an object, skipped), and said.
+    assert p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'communication'").fetchone() == (
+        2, 1, "not UTF-8: written in GBK, and read as GBK")
+    assert "唰乗" in p.con.execute("SELECT string_agg(op_name, ' ') FROM comm_ops").fetchone()[0]
 
 
 @pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5"])
@@ -268,3 +303,16 @@ def test_a_step_or_kind_that_is_not_an_object_is_counted(tmp_path):
                  for key in kind if key == communication.TOTAL_KEY)
     assert (rows, skipped) == (kept - totals, 2)
     assert "2 step, kind or group entries not an object" in note
+
+
+@pytest.mark.parametrize("zeros", [3, 4096])
+def test_zero_bytes_that_end_a_communication_file_are_not_read(tmp_path, zeros):
+    """A crash's unwritten blocks after the JSON failed the file whole; a few zeros (a writer's
+    terminator) are not worth a word, a block's are said."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "communication.json").write_bytes(GOOD_COMM.encode() + b"\0" * zeros)
+    logged = load_profile(tmp_path).con.execute(
+        "SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'communication'").fetchone()
+    said = "ends in 4,096 zero bytes where its writer stopped (a crash): not read"
+    assert logged == (2, 1, said if zeros == 4096 else "")

@@ -110,11 +110,16 @@ def trailing_zeros(path: Path) -> int:
     return zeros
 
 
+# Fewer trailing zeros are a writer's terminator, not a crash's blocks (a disk block is 512 bytes
+# or more): not read, and not said.
+ZEROS_SAID = 512
+
+
 def zeros_note(zeros: int, size: int) -> str:
     """What the loader says of ``trailing_zeros``; SourceError when the file is nothing else."""
     if zeros and zeros == size:
         raise SourceError(f"only zero bytes ({size:,})")
-    return f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read" if zeros else ""
+    return f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read" if zeros >= ZEROS_SAID else ""
 
 
 def damaged_gzip_head(path: Path) -> bool:

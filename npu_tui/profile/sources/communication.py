@@ -12,6 +12,7 @@ analyser's cluster_communication.json (groups, then ranks, inside each step) is 
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import List, Tuple
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext, read_head
+from .base import LoadResult, RankContext, read_head, trailing_zeros, zeros_note
 
 KIND = "communication"
 FILE_NAMES = ("communication.json",)
@@ -46,16 +47,27 @@ STAGE_JSON = """
 CREATE OR REPLACE TEMP TABLE {table} AS
 SELECT text IS NULL AS not_utf8, json_valid(text) AS valid,
        CASE WHEN json_valid(text) THEN json(text) END AS doc
-FROM (SELECT ltrim(text, chr(65279)) AS text FROM ({text}))  -- without a byte order mark
+-- without a byte order mark, nor the zero bytes a crash leaves at the end (sources.base.trailing_zeros)
+FROM (SELECT rtrim(ltrim(text, chr(65279)), chr(0)) AS text FROM ({text}))
 """
 AS_UTF8 = "SELECT TRY(decode(content)) AS text FROM read_blob($path)"
 # A file with bytes of another encoding (a group or op named on a GBK system) is read with those
 # bytes replaced (U+FFFD), and the ops they fall in are dropped and counted, the rest kept.
 REPLACED = "SELECT $text AS text"
-# A run of bytes that are not UTF-8, and the backslash after it. A GBK character is two bytes, the
-# first from 0x81: a run of odd length ends with a first byte whose second is the backslash (0x5C,
-# as 116 CJK characters have it), which JSON would take for an escape.
-NOT_UTF8_RUN = re.compile("([\udc80-\udcff]+)(\\\\?)")
+# A byte that starts no UTF-8 character is read with the byte after it as one GBK character (a
+# first byte from 0x81, then one from 0x40): its second byte may be a backslash (0x5C, as in 116
+# CJK characters), which JSON would take for an escape, or a byte that UTF-8 would read together
+# with the next character's.
+GBK_PAIRS = "npu_tui_gbk_pairs"
+
+
+def _gbk_pair(e: UnicodeDecodeError):
+    first, after = e.object[e.start], e.object[e.start + 1:e.start + 2]
+    paired = 0x81 <= first <= 0xFE and after and 0x40 <= after[0] <= 0xFE and after[0] != 0x7F
+    return "\ufffd", e.start + (2 if paired else 1)
+
+
+codecs.register_error(GBK_PAIRS, _gbk_pair)
 
 
 def _entries(keys: List[str], level: str, source: str) -> str:
@@ -151,22 +163,19 @@ class Staged:
 
     not_objects: int  # entries above the ops that are not objects (``not_objects_sql``)
     not_utf8: int  # ops dropped for bytes of another encoding
+    gbk: bool = False  # written in GBK throughout, read as such
+    zeros: str = ""  # what its trailing zero bytes were (sources.base.zeros_note)
 
     def note(self, note: str) -> str:
         """``note``, and what was lost, where anything was."""
         n = self.not_objects
         return "; ".join(filter(None, [
-            note,
+            note, self.zeros,
+            "not UTF-8: written in GBK, and read as GBK" if self.gbk else "",
             f"not UTF-8: {self.not_utf8:,} op{'s' if self.not_utf8 > 1 else ''} with bytes of another "
             "encoding dropped, the rest kept" if self.not_utf8 else "",
             f"{n} step, kind or group {'entry' if n == 1 else 'entries'} not an object "
             "(null, text or a list): what they were to hold is lost" if n else ""]))
-
-
-def _replaced(run: re.Match) -> str:
-    """U+FFFD for the bytes of another encoding, with the backslash that is one's second byte."""
-    odd = len(run[1]) % 2 and run[1][-1] >= "\udc81"
-    return "\ufffd" + ("" if odd else run[2])
 
 
 def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
@@ -176,11 +185,20 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     or non-object files."""
     if not read_head(path).strip():
         raise SourceError("empty file")
+    zeros = zeros_note(trailing_zeros(path), path.stat().st_size)
     con.execute(STAGE_JSON.format(table=table, text=AS_UTF8), {"path": str(path)})
-    replaced = con.execute(f"SELECT not_utf8 FROM {table}").fetchone()[0]
-    if replaced:  # small files (tens of MB on the biggest clusters): read once more, in Python
-        text = NOT_UTF8_RUN.sub(_replaced, path.read_bytes().decode("utf-8", errors="surrogateescape"))
-        con.execute(STAGE_JSON.format(table=table, text=REPLACED), {"text": text})
+    replaced, valid = con.execute(f"SELECT not_utf8, valid FROM {table}").fetchone()
+    gbk = False
+    if replaced or not valid:  # small files (tens of MB on the biggest clusters): read once more, in Python
+        raw = path.read_bytes()
+        text = raw.decode("utf-8", errors=GBK_PAIRS)
+        # GBK bytes may also read as UTF-8 (E0 A7 81 5C: a character, then an escape): where
+        # that breaks the JSON, the whole file is GBK's, if it reads as GBK.
+        whole = None if _json(text) else _gbk(raw)
+        if whole is not None:
+            text, gbk, replaced = whole, True, False
+        if replaced or gbk:
+            con.execute(STAGE_JSON.format(table=table, text=REPLACED), {"text": text})
     valid, kind = con.execute(f"SELECT valid, json_type(doc) FROM {table}").fetchone()
     if not valid:
         raise SourceError("truncated or malformed JSON" + (" (and not UTF-8)" if replaced else ""))
@@ -191,7 +209,24 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     con.execute(ops_sql(table, levels), {"spec": json.dumps(op_type), "replaced": replaced})
     not_objects = con.execute(not_objects_sql(table, levels)).fetchone()[0]
     not_utf8 = con.execute(f"SELECT count(*) FILTER (not_utf8) FROM {table}_ops").fetchone()[0]
-    return Staged(not_objects, not_utf8)
+    return Staged(not_objects, not_utf8, gbk, zeros)
+
+
+def _json(text: str) -> bool:
+    try:
+        json.loads(text.lstrip("\ufeff").rstrip("\0"))
+        return True
+    except ValueError:
+        return False
+
+
+def _gbk(raw: bytes):
+    """The file read as GBK (GB18030), where that makes JSON of it; else None."""
+    try:
+        text = raw.decode("gb18030")
+    except UnicodeDecodeError:
+        return None
+    return text if _json(text) else None
 
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
