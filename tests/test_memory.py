@@ -215,7 +215,7 @@ def test_an_operators_stage_is_that_of_its_largest_allocation_the_first_of_equal
 
 def test_a_cpu_run_s_megabytes_are_shown_in_mb_and_a_reserve_not_recorded_is_said():
     """A CPU run's peaks of a few MB read "0.00 GB", and its reserve, which the CPU's allocator
-    does not record (0 below the allocated peak), "0.00 GB" too."""
+    does not record (0, below the allocated peak), "0.00 GB" too: said as not recorded."""
     from npu_tui.tui.panes.memory import memory_plots
     from npu_tui.tui.panes.overview import memory_text
 
@@ -223,7 +223,7 @@ def test_a_cpu_run_s_megabytes_are_shown_in_mb_and_a_reserve_not_recorded_is_sai
              {"rank": 0, "stage": "DiT", "peak_reserved_mb": 0.0, "peak_allocated_mb": 1.8}]
     report = {"memory": {"peaks": peaks, "windows": []}}
     assert memory_text(report).plain == "Memory, peak\nrank 0   reserved not recorded in DiT, allocated   1.80 MB"
-    assert memory_plots(report).plain == "Memory peaks per stage, MB allocated / reserved\nrank 0   DiT 1.80/0.00"
+    assert memory_plots(report).plain == "Memory peaks per stage, MB allocated / reserved\nrank 0   DiT 1.80/-"
     for p in peaks:
         p.update(peak_reserved_mb=4608.0, peak_allocated_mb=4198.4)
     assert memory_text(report).plain.endswith("reserved   4.50 GB in DiT, allocated   4.10 GB")

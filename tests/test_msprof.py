@@ -280,8 +280,9 @@ def test_a_device_folder_opened_from_its_prof_folder_by_its_bare_name(real, monk
     not told from any other folder ("profiles were found under device_0/timeline")."""
     prof = next((real / SAMPLE).glob("PROF_*"))
     whole = load_profile(prof / "device_0")
-    monkeypatch.chdir(prof)
-    bare = load_profile(Path("device_0"))
-    assert (bare.layout, bare.ranks) == (whole.layout, whole.ranks) == ("msprof", [0])
     q = "SELECT * FROM kernels ORDER BY ALL"
-    assert bare.con.execute(q).fetchall() == whole.con.execute(q).fetchall() != []
+    for cwd, path in [(prof, "device_0"), (prof / "device_0" / "timeline", "../../device_0")]:
+        monkeypatch.chdir(cwd)
+        bare = load_profile(Path(path))
+        assert (bare.layout, bare.ranks) == (whole.layout, whole.ranks) == ("msprof", [0])
+        assert bare.con.execute(q).fetchall() == whole.con.execute(q).fetchall() != []

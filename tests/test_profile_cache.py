@@ -81,6 +81,17 @@ def test_a_profile_opened_by_another_name_names_its_files_by_that_name(profile_c
         assert all(os.path.isabs(f) for (f,) in again.con.execute("SELECT file FROM load_log").fetchall())
 
 
+def test_a_cache_written_through_a_link_since_removed_names_files_by_this_open(profile_copy, monkeypatch):
+    monkeypatch.chdir(profile_copy.parent)
+    Path("link").symlink_to(profile_copy.name)
+    labels(Path("link"))  # the cache written with the link's paths
+    Path("link").unlink()
+    again, seen = labels(Path(profile_copy.name))
+    assert seen == ["opened from cache"]
+    assert [again.named(p) for (p,) in again.con.execute("SELECT path FROM ranks ORDER BY rank").fetchall()] == [
+        f"{profile_copy.name}/rank{r}_ascend_pt" for r in (0, 1)]
+
+
 def test_a_changed_file_rebuilds(profile_copy):
     labels(profile_copy)
     kd = profile_copy / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"

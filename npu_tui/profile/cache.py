@@ -23,7 +23,7 @@ import re
 import shutil
 import weakref
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 import duckdb
 
@@ -38,9 +38,9 @@ STORE_ROOM = 64 << 20
 SAVE_ROOM = 16 << 20  # beyond the log that the checkpoint writes into the file
 KEY_TABLE = "npu_tui_cache"
 
-# The key, and the profile's path, whole, as the load that wrote the file was given it: the paths
-# in its tables lie under it (Profile.named).
-MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key, ? AS base"
+# The key, and the profile's path, whole, as the load that wrote the file was given it (the paths
+# in its tables lie under it), with the folder that path named (Profile.named).
+MARK = f"CREATE OR REPLACE TABLE {KEY_TABLE} AS SELECT ? AS key, ? AS base, ? AS real"
 # A source whose rows DuckDB could not write into the store (it names the file, or its log).
 WRITE_FAILED = "SELECT count(*) FROM load_log WHERE note LIKE ?"
 # A saved cache's name, and a store's temporary one (".{key}.{pid}.{n}.tmp"), each with DuckDB's
@@ -133,9 +133,10 @@ def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnec
     return None
 
 
-def loaded_base(con: duckdb.DuckDBPyConnection) -> str:
-    """The path of the profile, whole, as the load that wrote this cache file was given it."""
-    return con.execute(f"SELECT base FROM {KEY_TABLE}").fetchone()[0]
+def loaded_base(con: duckdb.DuckDBPyConnection) -> Tuple[str, str]:
+    """The path of the profile, whole, as the load that wrote this cache file was given it, and
+    the folder it named, its links resolved."""
+    return con.execute(f"SELECT base, real FROM {KEY_TABLE}").fetchone()
 
 
 def discard(key: str) -> bool:
@@ -167,8 +168,8 @@ class Store:
     """A profile loading straight into the cache file of ``key``, under a temporary name until
     ``save``; ``con`` is its connection (the canonical schema in place)."""
 
-    def __init__(self, key: str, folder: Path, base: str) -> None:
-        self.key, self.base = key, base
+    def __init__(self, key: str, folder: Path, base: str, real: str) -> None:
+        self.key, self.base, self.real = key, base, real
         self.final = folder / f"{key}.duckdb"
         self.path = folder / f".{key}.{os.getpid()}.{next(_stores)}.tmp"
         _remove(self.path)
@@ -189,7 +190,7 @@ class Store:
             wal = Path(f"{self.path}.wal")
             if shutil.disk_usage(self.path.parent).free < (wal.stat().st_size if wal.exists() else 0) + SAVE_ROOM:
                 return False
-            self.con.execute(MARK, [self.key, self.base])
+            self.con.execute(MARK, [self.key, self.base, self.real])
             self.con.execute("SET fsync_mode = 'STANDARD'")
             self.con.execute("CHECKPOINT")
             os.replace(self.path, self.final)
@@ -226,17 +227,18 @@ class Store:
         self._unsaved()
 
 
-def start_store(key: str, input_bytes: int, base: str) -> Optional[Store]:
-    """A new Store for ``key`` (of the profile at ``base``, whole), or None when the cache folder cannot take one (not writable, or
-    with less free space than the input's size and STORE_ROOM: a load must not fail for want of
-    cache space; one that fills the disk all the same loads again into memory)."""
+def start_store(key: str, input_bytes: int, base: str, real: str) -> Optional[Store]:
+    """A new Store for ``key`` (of the profile at ``base``, whole; ``real``, resolved), or None
+    when the cache folder cannot take one (not writable, or with less free space than the input's
+    size and STORE_ROOM: a load must not fail for want of cache space; one that fills the disk
+    all the same loads again into memory)."""
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if shutil.disk_usage(folder).free < input_bytes + STORE_ROOM:
             return None
         _remove_orphans(folder)
-        return Store(key, folder, base)
+        return Store(key, folder, base, real)
     except (OSError, duckdb.Error):
         return None
 

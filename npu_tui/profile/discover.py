@@ -740,7 +740,8 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     if profs:
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
                          problems=_beside(path, modules, "the PROF_* folders"))
-    if path.name.startswith("device_") and path.absolute().parent.name.startswith("PROF_"):  # ("device_0": in ".")
+    # (by its parent's own name: `device_0` or `../device_0` opened from a folder names none)
+    if path.name.startswith("device_") and Path(os.path.abspath(path)).parent.name.startswith("PROF_"):
         return Discovery(path, "msprof", [s for s in _msprof_sources(path.parent, modules) if s.root == path])
     loose = _loose_sources(path, modules)
     if loose:

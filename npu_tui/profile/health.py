@@ -187,12 +187,12 @@ STOPPED_FIX = "r loads the profile again"
 NO_KERNELS = """
 SELECT rank, path, source_format,
        source_format = 'kineto' AND EXISTS (SELECT 1 FROM load_log l WHERE l.rank = ranks.rank
-                                             AND l.note LIKE '%cut short%') AS cut
+           AND regexp_matches(l.note, 'cut short|^file ends after a complete event|^gzip stream damaged')) AS cut
 FROM ranks
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
 ORDER BY rank
 """
-# A Kineto trace cut before its device events (written after the CPU ops): none were left.
+# A Kineto trace cut (or its gzip damaged) before its device events, written after the CPU ops.
 NO_KERNELS_CUT = ("no kernels: its trace was cut before the device's tasks, which the profiler writes after "
                   "the CPU ops; its figures are empty")
 NO_KERNELS_FIX = {
@@ -254,10 +254,10 @@ def health(profile) -> List[HealthItem]:
     for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
         if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
-        fix = MISSING_FILE_FIX.format(name=name)
-        items.append(HealthItem("warning", rank, profile.named(path), f"no {name}, which {_count(having, 'other rank')} "
+        folder, fix = profile.named(path), MISSING_FILE_FIX.format(name=name)
+        items.append(HealthItem("warning", rank, folder, f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
-                                MISSING_FILE_PARSING + fix if may_be_parsing(Path(path)) else fix, 0))
+                                MISSING_FILE_PARSING + fix if may_be_parsing(Path(folder)) else fix, 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]

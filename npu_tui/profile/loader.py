@@ -53,8 +53,10 @@ class Profile:
     folders: List[Path] = field(default_factory=list)
     # The path, whole, under which the tables name files and folders (ranks.path, load_log.file):
     # whole, they stay true whatever folder or name the profile is opened from later (its cache
-    # is shared by them all); ``named`` gives them as this open names the profile.
+    # is shared by them all); ``named`` gives them as this open names the profile. ``real``: the
+    # folder it named, its links resolved, to tell this open's name of it (the first may be gone).
     base: str = ""
+    real: str = ""
 
     def load_pending(self, progress: Optional[Progress] = None,
                      cancelled: Optional[Callable[[], bool]] = None) -> None:
@@ -94,11 +96,12 @@ class Profile:
         if not self.base:  # tables made by hand: their names as they are
             return text
         opened, whole = path_text(self.path), _whole(self.path)
-        if self.base != whole and _under(text, self.base) and _same_folder(self.base, whole):
+        if self.base != whole and _under(text, self.base) and _real(self.path) == self.real:
             text = whole + text[len(self.base):]  # loaded by another name of this folder (a link)
         if _under(text, whole):
             return opened if text == whole else os.path.join(opened, os.path.relpath(text, whole))
-        return text if os.path.isabs(opened) else os.path.relpath(text, path_text(_working_folder()))
+        here = _working_folder()
+        return text if os.path.isabs(opened) or here is None else os.path.relpath(text, path_text(here))
 
     def writable(self, progress: Optional[Progress] = None, cancelled: Optional[Callable[[], bool]] = None,
                  background: bool = False) -> "Profile":
@@ -113,7 +116,8 @@ class Profile:
         if con is None:
             return load_profile(self.path, progress=progress, cancelled=cancelled, background=background)
         return Profile(con=con, path=self.path, layout=self.layout, ranks=self.ranks, formats=self.formats,
-                       cache_key=self.cache_key, from_cache=True, folders=self.folders, base=self.base)
+                       cache_key=self.cache_key, from_cache=True, folders=self.folders, base=self.base,
+                       real=self.real)
 
     def reloaded(self, progress: Optional[Progress] = None,
                  cancelled: Optional[Callable[[], bool]] = None) -> "Profile":
@@ -390,26 +394,25 @@ def _log(con, rank: Optional[int], path: Path, kind: str, rows: int, skipped: in
 
 
 def _whole(path: Path) -> str:
-    """A path as the tables hold it (Profile.base)."""
-    return path_text(os.path.abspath(path))
+    """A path as the tables hold it (Profile.base): from the root, its ``..`` left for the system
+    to follow (``link/..`` is the link target's parent, not the folder holding the link)."""
+    here = _working_folder() if not path.is_absolute() else None
+    return path_text(Path(here) / path if here is not None else path)
+
+
+def _real(path: Path) -> str:
+    return path_text(os.path.realpath(path))
 
 
 def _under(text: str, folder: str) -> bool:
     return text == folder or text.startswith(folder.rstrip("/") + "/")
 
 
-def _same_folder(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _working_folder() -> str:
+def _working_folder() -> Optional[str]:
     try:
         return os.getcwd()
     except OSError:  # gone: no relative name reaches anything from it
-        return "/"
+        return None
 
 
 def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress: _Progress,
@@ -567,7 +570,7 @@ def load_discovered(
     cached = open_cached(key) if key else None
     if cached is not None:
         try:
-            profile = _profile(cached, disc, loaded_base(cached))
+            profile = _profile(cached, disc, *loaded_base(cached))
         except duckdb.Error:  # a block of its rank list fails to read: the file goes, the load is fresh
             cached.close()
             discard(key)
@@ -580,7 +583,7 @@ def load_discovered(
 
     claimed = _assign_ranks(disc)  # once: a second load finds no rank claimed twice
     size = _input_bytes(disc)
-    store = start_store(key, size, _whole(disc.path)) if key else None
+    store = start_store(key, size, _whole(disc.path), _real(disc.path)) if key else None
     con = store.con if store is not None else connect()
     while True:
         try:
@@ -602,7 +605,7 @@ def load_discovered(
         # The cache file's disk filled (or failed) under the load: it loads again into memory.
         store.abandon()
         store, con = None, connect()
-    profile = _profile(con, disc, _whole(disc.path))
+    profile = _profile(con, disc, _whole(disc.path), _real(disc.path))
     profile.pending, profile.cache_key, profile.store = pending, key, store
     return profile
 
@@ -676,12 +679,12 @@ def _machine_limit() -> int:
     return physical * 3 // 4
 
 
-def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery, base: str) -> Profile:
+def _profile(con: duckdb.DuckDBPyConnection, disc: Discovery, base: str, real: str) -> Profile:
     ranks = [r for (r,) in con.execute("SELECT rank FROM ranks ORDER BY rank").fetchall()]
     formats = sorted({s.source_format for s in disc.ranks}) or (["msprof-analyze cluster"] if disc.cluster else [])
     folders = sorted({p for p in [disc.path, *(s.root for s in disc.ranks)] if p.is_dir()})
     return Profile(con=con, path=disc.path, layout=disc.layout, ranks=ranks, formats=formats, folders=folders,
-                   base=base)
+                   base=base, real=real)
 
 
 def load_profile(path, progress=None, cancelled=None, cache=False, background=False) -> Profile:

@@ -246,7 +246,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         # ops must not pass for kernels; nor are they where another cycle of the same worker ran
         # on the device.
         head = read_head(path)
-        if (rows == 0 and (not staged.lost or no_devices(head))
+        if (rows == 0 and (not staged.cut or no_devices(head))
                 and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST, INSERT_MEMORY):

@@ -40,7 +40,9 @@ def memory_plots(report: dict) -> Text:
         for p in (p for p in rows if p["stage"] is not None):
             mark = "bold" if p["stage"] == whole.get("peak_stage") else ""
             text.append(f" {literal(p['stage'])} ", style=mark)
-            text.append(f"{(p['peak_allocated_mb'] or 0) / per:.2f}/{(p['peak_reserved_mb'] or 0) / per:.2f}",
+            allocated, reserved = p["peak_allocated_mb"] or 0, p["peak_reserved_mb"] or 0
+            # reserved below allocated: not recorded (the CPU's allocator keeps no reserve)
+            text.append(f"{allocated / per:.2f}/" + (f"{reserved / per:.2f}" if reserved >= allocated else "-"),
                         style=mark)
         stage, series = loop.get(rank, ("", []))
         if len(series) >= 2:
