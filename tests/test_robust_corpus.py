@@ -511,11 +511,19 @@ def test_a_long_tail_without_a_line_break_is_read_once(real, tmp_path, monkeypat
 
 @pytest.mark.parametrize("name", ["kernel_details.csv", "trace_view.json"])
 @pytest.mark.parametrize("cut", [False, True], ids=["whole", "cut"])
-def test_zero_bytes_a_crash_left_at_the_end_are_not_read_and_are_said(real, tmp_path, name, cut):
+def test_zero_bytes_a_crash_left_at_the_end_are_not_read_and_are_said(real, tmp_path, monkeypatch, name, cut):
     """A machine that stops before a file's last blocks reach the disk leaves zero bytes where they
     were to be. What precedes them loads as it would alone: every row of a whole file, all but the
-    row or event the zeros cut; and the zeros are said. A file of nothing else failed to load."""
+    row or event the zeros cut; and the zeros are said. A file of nothing else failed to load.
+    (Not read: a small whole trace was read as it was, zeros and all, and failed into the slow
+    event-by-event salvage.)"""
     from npu_tui.profile.health import health
+    from npu_tui.profile.sources import trace_view
+
+    salvaged = []
+    staged = trace_view.stage_trace
+    monkeypatch.setattr(trace_view, "stage_trace", lambda *a, salvage=False, **k: (
+        salvaged.append(salvage), staged(*a, salvage=salvage, **k))[1])
 
     def rank_with(data: bytes, where: Path) -> Tuple[Path, Path]:
         rank = small_rank(real, where)
@@ -536,6 +544,7 @@ def test_zero_bytes_a_crash_left_at_the_end_are_not_read_and_are_said(real, tmp_
     (item,) = [i for i in health(got) if i.file.endswith(name)]
     assert item.severity == "warning" and "5,000 zero bytes" in item.what
     assert ("cut short" in item.what) == cut
+    assert not any(salvaged)
     nothing, h = rank_with(b"\0" * 5000, tmp_path / "nothing" / "r_ascend_pt")
     (item,) = [i for i in health(load_profile(nothing)) if i.file.endswith(name)]
     assert item.severity == "error" and item.what.startswith(f"{name} holds only zero bytes")

@@ -296,6 +296,7 @@ class _Span:
     distributed_info: dict = field(default_factory=dict)
     # cut just after an event's closing brace: no event is cut in two (what was to follow is unknown)
     at_event_end: bool = False
+    after: int = 0  # bytes of the document after ``end`` (its closing brackets; not zeros that follow)
 
 
 def _span(path: Path, shape: str, size: int) -> _Span:
@@ -325,7 +326,7 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
             ({} if rest.strip() == b"" else None)
         if meta is not None:
-            return _Span(start, tail_at + close, False, *_kineto_meta(meta))
+            return _Span(start, tail_at + close, False, *_kineto_meta(meta), after=size - tail_at - close)
     # No end: the file was cut. The events end after the last complete one, which is the last
     # one in the file when the cut fell just after it (only the list's or the object's end lost).
     bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
@@ -370,7 +371,7 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str) -> list:
     boundaries; the file itself when it is an array small enough to read at once."""
     total = span.end - span.start
     count = max(1, min(os.cpu_count() or 1, total // PIECE_BYTES))
-    if count == 1 and shape == "array" and not span.cut:
+    if count == 1 and shape == "array" and not span.cut and span.end + span.after == path.stat().st_size:
         return [path]
     parts = []  # (first byte, end byte) of each piece's events
     begin = span.start

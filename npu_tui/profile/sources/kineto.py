@@ -241,12 +241,12 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
         if rows == 0 and cycles and not con.execute(CPU_OPS).fetchone()[0]:
             return LoadResult(rows=0, note=EMPTY_CYCLE)
-        # A cut trace without device events is not a CPU-only run where the trace lists devices:
-        # its device events were still to come (torch writes them after the CPU ops), so its CPU
-        # ops must not pass for kernels; nor are they where another cycle of the same worker ran
-        # on the device.
+        # A cut (or damaged) trace without device events is not a CPU-only run unless it says it
+        # had no device (deviceProperties empty): its device events may have been still to come
+        # (torch writes them after the CPU ops), so its CPU ops must not pass for kernels; nor
+        # are they where another cycle of the same worker ran on the device.
         head = read_head(path)
-        if (rows == 0 and (not staged.cut or no_devices(head))
+        if (rows == 0 and (not (staged.cut or staged.lost) or no_devices(head))
                 and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST, INSERT_MEMORY):
