@@ -118,3 +118,14 @@ def test_a_slow_text_encoder_does_not_pass_for_the_loop(name, runs):
     steps = {"flux": 6, "sd3": 5}[name]
     windows = profile.con.execute("SELECT step, count(*) FROM stage_signature WHERE stage = 'DiT' GROUP BY step").fetchall()
     assert {n for _, n in windows} == {steps} and len(windows) == 5
+
+
+def test_a_unet_pipeline_s_denoiser_is_the_dit_stage_by_its_module_ranges(tmp_path):
+    """Stable Diffusion's loop is a UNet: its class's `nn.Module:` range marks the stage. Before,
+    only its own Transformer2DModel blocks did, and its convolutions (two fifths of the loop's
+    time here) fell into Other. (Its kernel signature is not the repeated transformer forward the
+    markerless method looks for: without markers it is one stage, All.)"""
+    run = dp.profile_pipeline("sd", tmp_path / "sd", modules=True)
+    s = dp.score(open_session(run.path, cache=False).con, run)
+    assert s.method == "markers" and s.right >= 0.99 and s.dit_share_error <= 0.005, (s.found, s.truth)
+    assert {"DiT", "VAE", "Other"} <= set(s.found)
