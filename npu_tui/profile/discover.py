@@ -341,7 +341,11 @@ def may_be_parsing(folder: Path) -> bool:
     """Whether a rank folder holds raw data (PROF_*) and its output no analyse.done: a file missing
     from the output may be one the parse has not written yet (a torch_npu that writes no
     analyse.done, or a parse that has not finished while its files stand still)."""
-    return not _is_file(folder / OUTPUT_DIR / PARSE_DONE) and any(d.name.startswith("PROF_") for d in _dirs(folder))
+    return not _is_file(folder / OUTPUT_DIR / PARSE_DONE) and _raw_data(folder)
+
+
+def _raw_data(folder: Path) -> bool:
+    return any(d.name.startswith("PROF_") for d in _dirs(folder))
 
 
 def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
@@ -353,7 +357,7 @@ def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
         return None
     files = _files(out) if _is_dir(out) else []
     if not files:
-        if any(d.name.startswith("PROF_") for d in _dirs(folder)):
+        if _raw_data(folder):
             return ("parse in progress or never run: raw data (PROF_*) and no ASCEND_PROFILER_OUTPUT yet; "
                     "wait for the profiler, or run torch_npu.profiler.profiler.analyse on the folder")
         return None

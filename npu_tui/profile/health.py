@@ -86,6 +86,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
+# Notes of a file that stops before its end (chrome_trace.stage_trace's): cut, or its gzip damaged.
+STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damaged"
 # Zero bytes that end a file, where its writer stopped (sources.base.zeros_note).
 ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
@@ -187,7 +189,7 @@ STOPPED_FIX = "r loads the profile again"
 NO_KERNELS = """
 SELECT rank, path, source_format,
        source_format = 'kineto' AND EXISTS (SELECT 1 FROM load_log l WHERE l.rank = ranks.rank
-           AND regexp_matches(l.note, 'cut short|^file ends after a complete event|^gzip stream damaged')) AS cut
+                                             AND regexp_matches(l.note, $stopped_early)) AS cut
 FROM ranks
 WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.rank = ranks.rank)
 ORDER BY rank
@@ -225,17 +227,18 @@ def health(profile) -> List[HealthItem]:
                     if i.severity == "error" and kind in KERNEL_SOURCES}
     # Where another of the rank's files gave its kernels instead, the failure costs what that
     # file lacks, not the kernels: said, or "could not be loaded" reads as a rank without them.
-    kernel_files = [(rank, profile.named(file), shapes)
-                    for rank, file, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
-    items = [_stand_in(i, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
-             for i, (_, _, kind, *_) in zip(items, rows)]
+    if failed_ranks:
+        kernel_files = [(rank, profile.named(file), shapes)
+                        for rank, file, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
+        items = [_stand_in(i, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
+                 for i, (_, _, kind, *_) in zip(items, rows)]
     where = path_text(profile.path)
     if not profile.ranks:
         items.insert(0, HealthItem(
             "warning", None, where,
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
             "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
-    no_kernels = profile.con.execute(NO_KERNELS).fetchall()
+    no_kernels = profile.con.execute(NO_KERNELS, {"stopped_early": STOPPED_EARLY}).fetchall()
     for rank, path, fmt, cut in no_kernels:
         if rank in failed_ranks:
             continue

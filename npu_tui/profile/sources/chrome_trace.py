@@ -158,13 +158,13 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     """
     with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
         plain, damaged = _plain(path, Path(tmp))
-        zeros = trailing_zeros(plain)
-        zeros_said = zeros_note(zeros, plain.stat().st_size)
+        size, zeros = plain.stat().st_size, trailing_zeros(plain)
+        zeros_said = zeros_note(zeros, size)
         damage = (f"gzip stream damaged (zlib noticed at byte {damaged:,} of {path.stat().st_size:,})"
                   if damaged is not None else "")
         try:
             shape = _shape(plain)
-            span = _span(plain, shape, plain.stat().st_size - zeros)
+            span = _span(plain, shape, size - zeros)
         except SourceError:
             if damage:
                 raise SourceError(f"{damage}: no event could be read before it") from None
@@ -180,14 +180,14 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         elif span.cut:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
-                           f"{plain.stat().st_size - zeros - span.end} bytes of an unfinished one")
+                           f"{size - zeros - span.end} bytes of an unfinished one")
         staged.note = "; ".join(filter(None, [staged.note, zeros_said]))
         if span.start == span.end:
             raise EmptyTrace()
         if salvage:
             pieces, written, not_utf8 = _lines(plain, span, Path(tmp))
         else:
-            pieces, written, not_utf8 = _pieces(plain, span, Path(tmp), shape), 0, 0
+            pieces, written, not_utf8 = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
@@ -296,7 +296,6 @@ class _Span:
     distributed_info: dict = field(default_factory=dict)
     # cut just after an event's closing brace: no event is cut in two (what was to follow is unknown)
     at_event_end: bool = False
-    after: int = 0  # bytes of the document after ``end`` (its closing brackets; not zeros that follow)
 
 
 def _span(path: Path, shape: str, size: int) -> _Span:
@@ -326,7 +325,7 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
             ({} if rest.strip() == b"" else None)
         if meta is not None:
-            return _Span(start, tail_at + close, False, *_kineto_meta(meta), after=size - tail_at - close)
+            return _Span(start, tail_at + close, False, *_kineto_meta(meta))
     # No end: the file was cut. The events end after the last complete one, which is the last
     # one in the file when the cut fell just after it (only the list's or the object's end lost).
     bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
@@ -366,12 +365,13 @@ def _kineto_meta(meta: dict):
     return (int(base) if base.isdigit() else 0), (info if isinstance(info, dict) else {})
 
 
-def _pieces(path: Path, span: _Span, tmp: Path, shape: str) -> list:
+def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:
     """Files that each hold a JSON array of a consecutive part of the events, split at event
-    boundaries; the file itself when it is an array small enough to read at once."""
+    boundaries; the file itself when it is an array small enough to read at once (and ``zeros``,
+    the zero bytes ending it, none)."""
     total = span.end - span.start
     count = max(1, min(os.cpu_count() or 1, total // PIECE_BYTES))
-    if count == 1 and shape == "array" and not span.cut and span.end + span.after == path.stat().st_size:
+    if count == 1 and shape == "array" and not span.cut and not zeros:
         return [path]
     parts = []  # (first byte, end byte) of each piece's events
     begin = span.start

@@ -27,40 +27,42 @@ def runs_root(path: Path, opened: Optional[Path]) -> Optional[Path]:
     return run.parent if run is not None else None
 
 
-def _line(run: Path) -> Text:
+def _detail(run: Path) -> str:
     try:
         rec = read_record(run)
     except (OSError, ValueError):
         rec = {}
     work = rec.get("workload", {})
     what = "demo" if work.get("demo") else Path(work.get("workload") or "").name or "command"
-    return Text(literal(run.name)).append(f"  {rec.get('status', '?')}  {what}  {rec.get('started', '')}",
-                                          style="dim")
+    return f"{rec.get('status', '?')}  {what}  {rec.get('started', '')}"
 
 
 class PathPicker(ModalScreen[Optional[Path]]):
-    """A list of folders to open, the open one marked and under the cursor; enter dismisses with
-    the one chosen, escape with None."""
+    """Folders to open, each by its name (and a detail, dim); the open one (``current``) marked and
+    under the cursor. Enter dismisses with the one chosen, escape with None."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
-    def __init__(self, title: str, paths: List[Path], lines: List[Text], open_index: Optional[int]) -> None:
+    def __init__(self, title: str, paths: List[Path], names: List[str], current: Optional[Path],
+                 details: Optional[List[str]] = None) -> None:
         super().__init__()
-        self.title_text, self.paths, self.lines, self.open_index = title, paths, lines, open_index
+        self.title_text, self.paths, self.names = title, paths, names
+        self.details = details or [""] * len(paths)
+        opened = Path(current).resolve() if current is not None else None
+        self.open_index = next((i for i, p in enumerate(paths) if p.resolve() == opened), None)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="path-picker"):
             yield Static(Text(self.title_text, style="bold"))
-            yield OptionList(*(Option(self._marked(line) if i == self.open_index else line, id=str(i))
-                               for i, line in enumerate(self.lines)))
+            yield OptionList(*(Option(self._line(i), id=str(i)) for i in range(len(self.paths))))
             yield Static(Text("enter opens the highlighted one · escape closes", style="dim"))
 
-    @staticmethod
-    def _marked(line: Text) -> Text:
-        """The open one: bold, and said."""
-        line = line.copy()
-        line.stylize("bold", 0, len(line.plain.split("  ", 1)[0]))
-        return line.append("  (open)", style="bold")
+    def _line(self, i: int) -> Text:
+        here = i == self.open_index
+        text = Text(literal(self.names[i]), style="bold" if here else "")
+        if self.details[i]:
+            text.append(f"  {self.details[i]}", style="dim")
+        return text.append("  (open)" if here else "", style="bold")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = self.open_index or 0
@@ -69,19 +71,13 @@ class PathPicker(ModalScreen[Optional[Path]]):
         self.dismiss(self.paths[int(msg.option.id)])
 
 
-def _open_index(paths: List[Path], current: Optional[Path]) -> Optional[int]:
-    opened = Path(current).resolve() if current is not None else None
-    return next((i for i, p in enumerate(paths) if p.resolve() == opened), None)
-
-
 def run_picker(root: Path, current: Optional[Path]) -> PathPicker:
     """The runs of ``root``, newest first."""
     runs = list(reversed(list_runs(Path(root))))
-    here = _open_index(runs, current)
-    return PathPicker(f"Runs in {literal(root)} (newest first)", runs, [_line(r) for r in runs], here)
+    return PathPicker(f"Runs in {literal(root)} (newest first)", runs, [r.name for r in runs], current,
+                      [_detail(r) for r in runs])
 
 
 def profile_picker(folder: Path, profiles: List[Path], current: Optional[Path]) -> PathPicker:
     """The profiles found under ``folder`` (a folder of several, one of which was picked)."""
-    return PathPicker(f"Profiles found under {literal(folder)}", profiles, [Text(literal(p)) for p in profiles],
-                      _open_index(profiles, current))
+    return PathPicker(f"Profiles found under {literal(folder)}", profiles, [str(p) for p in profiles], current)
