@@ -63,6 +63,32 @@ def width(s: str) -> int:
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 
+def clip(s: str, cells: int) -> str:
+    """``s`` cut to at most ``cells`` terminal columns. Cut in the middle: an operator's
+    or kernel's name says what it is at both ends (``autograd::engine::evaluate_function:
+    ConvolutionBackward0``, ``aclnnMatmul_…_MatMulV3``), so the head and the tail both stay."""
+    if width(s) <= cells:
+        return s
+    if cells <= 1:
+        return "…"[:cells]
+    head, tail = [], []
+    room = cells - 1
+    i, j = 0, len(s) - 1
+    # Take characters from each end in turn, the tail first, while they fit.
+    while i <= j:
+        c = s[j] if len(tail) <= len(head) else s[i]
+        if width(c) > room:
+            break
+        room -= width(c)
+        if len(tail) <= len(head):
+            tail.append(c)
+            j -= 1
+        else:
+            head.append(c)
+            i += 1
+    return "".join(head) + "…" + "".join(reversed(tail))
+
+
 def _numeric(s: str) -> bool:
     return s in ("-", "") or s.replace(",", "").replace(".", "").replace("%", "").lstrip("+-").isdigit()
 

@@ -6,6 +6,7 @@ import duckdb
 from textual.app import App
 from textual.geometry import Region
 
+from npu_tui.text import width as display_width
 from npu_tui.tui.cells import Column
 from npu_tui.tui.grid import PAGE_ROWS, GridQuery, GridView, PagedTable
 from npu_tui.tui.screens.export import ask_export
@@ -158,6 +159,26 @@ async def test_a_reread_keeps_the_place_and_a_new_order_starts_at_the_top():
         await pilot.press("s")
         await settle(app, pilot)
         assert (table.cursor_row, int(table.scroll_offset.y)) == (0, 0)
+
+
+@async_test
+async def test_a_long_name_keeps_both_ends_and_wide_characters_keep_the_columns():
+    con = duckdb.connect()
+    con.execute("""CREATE VIEW rows_view AS SELECT * FROM (VALUES
+        (1, 'autograd::engine::evaluate_function: ConvolutionBackward0', 900),
+        (2, '注意力算子融合注意力算子融合注意力算子融合', 800), (3, '融合', 700)) t(i, name, dur)""")
+    app = GridApp(con)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(PagedTable)
+        lines = [line_text(table, y).rstrip() for y in (1, 2, 3)]
+        # The name column is cut in the middle: what kind of op (the head) and which (the tail).
+        assert lines[0].split()[1].startswith("autograd::")
+        assert lines[0].split()[1].endswith("Backward0")
+        assert "…" in lines[0] and "…" in lines[1] and "…" not in lines[2]
+        # A wide character takes two columns: the numbers still end at one column on every line.
+        ends = {display_width(line) for line in lines}
+        assert ends == {display_width(line_text(table, 0).rstrip())}
 
 
 @async_test

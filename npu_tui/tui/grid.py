@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 from rich.text import Text
 
 from .cells import Column, fmt_cell, literal
-from ..text import inline_params
+from ..text import clip, inline_params, width as display_width
 
 PAGE_ROWS = 256
 CACHED_PAGES = 8
@@ -340,7 +340,7 @@ class PagedTable(ScrollView, can_focus=True):
         for c in cols:
             vals = [fmt_cell(r[idx[c.key]], c.kind) for r in self._sample] if c.key in idx else []
             cap = MAX_TEXT_WIDTH if not c.numeric else 16
-            widths.append(min(cap, max([len(c.label) + 1] + [len(v) for v in vals])))
+            widths.append(min(cap, max([len(c.label) + 1] + [display_width(v) for v in vals])))
         avail = max(1, self.size.width - 1) - GAP * (len(cols) - 1)
         over = sum(widths) - avail
         text_cols = [i for i, c in enumerate(cols) if not c.numeric]
@@ -366,10 +366,10 @@ class PagedTable(ScrollView, can_focus=True):
 
     def _cells(self, values: Sequence[str], aligns: Sequence[bool]) -> str:
         out = []
-        for text, width, right in zip(values, self._widths, aligns):
-            if len(text) > width:
-                text = text[: max(0, width - 1)] + "…"
-            out.append(text.rjust(width) if right else text.ljust(width))
+        for text, cells, right in zip(values, self._widths, aligns):
+            text = clip(text, cells)
+            pad = " " * (cells - display_width(text))
+            out.append(pad + text if right else text + pad)
         return (" " * GAP).join(out)
 
     def render_line(self, y: int) -> Strip:
