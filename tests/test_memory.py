@@ -110,9 +110,11 @@ def test_a_kineto_trace_with_memory_events_loads_them(tmp_path):
     from torch.profiler import ProfilerActivity, profile
 
     model = torch.nn.Sequential(torch.nn.Linear(128, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64))
+    kept = []  # outputs still held when the profile ends: allocations never released
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         for _ in range(3):
-            model(torch.randn(32, 128)).sum()
+            kept.append(model(torch.randn(32, 128)))
+            kept[-1].sum()
     trace = tmp_path / "worker.1700000000000.pt.trace.json"
     prof.export_chrome_trace(str(trace))
     events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("name") == "[memory]"]
@@ -122,6 +124,45 @@ def test_a_kineto_trace_with_memory_events_loads_them(tmp_path):
     assert got == (len(events), max(e["args"]["Total Allocated"] for e in events), "CPU")
     whole = next(p for p in s.report["memory"]["peaks"] if p["stage"] is None)
     assert whole["peak_allocated_mb"] == pytest.approx(got[1] / 2**20)
+
+    # Each allocation is the innermost op's around it on its thread, released by the next event
+    # at its address, worked out here by brute force over the file.
+    doc = json.loads(trace.read_text())["traceEvents"]
+    ops = [(i, e) for i, e in enumerate(doc) if e.get("cat") == "cpu_op" and e.get("ph") == "X" and e["dur"] > 0]
+    expected = []
+    for n, m in enumerate(events):
+        if m["args"]["Bytes"] <= 0:
+            continue
+        around = [(e["ts"], -e["dur"], i, e["name"]) for i, e in ops
+                  if (e["pid"], e["tid"]) == (m["pid"], m["tid"]) and e["ts"] <= m["ts"] < e["ts"] + e["dur"]]
+        if not around:
+            continue
+        after = next((x for x in events[n + 1:] if x["args"]["Addr"] == m["args"]["Addr"]), None)
+        release = after["ts"] if after is not None and after["args"]["Bytes"] < 0 else None
+        expected.append((max(around)[3], m["args"]["Bytes"], None if release is None else release - m["ts"]))
+    assert len(expected) > 10 and any(e[2] is None for e in expected) and any(e[2] for e in expected)
+    got = s.con.execute("SELECT name, size_bytes, duration_ns / 1e3 FROM operator_memory ORDER BY alloc_ns").fetchall()
+    assert [g[:2] for g in got] == [e[:2] for e in expected]
+    assert [g[2] for g in got] == [None if e[2] is None else pytest.approx(e[2], abs=0.002) for e in expected]  # µs
+    assert {r["name"] for r in s.con.execute("FROM memory_operators").df().to_dict("records")} == {e[0] for e in expected}
+
+
+def test_a_gpu_traces_operator_memory_is_the_devices(tmp_path):
+    """Where a trace records the device's allocations, an op's CPU allocations are not its memory
+    (as the memory series takes the device's); a release is the next event at the same address."""
+    def mem(ts, dtype, addr, size):
+        return {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "s": "t", "pid": 1, "tid": 1, "ts": ts,
+                "args": {"Total Reserved": 2**30, "Total Allocated": 2**20, "Bytes": size, "Device Id": 0,
+                         "Device Type": dtype, "Addr": addr}}
+    events = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 50},
+              {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 110, "dur": 5},
+              mem(112, 1, 7, 4096), mem(120, 0, 7, 64), mem(130, 1, 8, 512), mem(200, 1, 7, -4096),
+              {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 140, "dur": 30,
+               "args": {"device": 0, "stream": 7, "correlation": 1}}]
+    (tmp_path / "worker.1700000000000.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+    s = open_session(tmp_path, cache=False)
+    assert s.con.execute("SELECT device, name, size_bytes, duration_ns FROM operator_memory ORDER BY alloc_ns").fetchall() == \
+        [("device:0", "aten::empty", 4096, 88_000), ("device:0", "aten::mm", 512, None)]
 
 
 @async_test

@@ -47,7 +47,7 @@ TABLE_DESCRIPTIONS = {
     "op_statistic": "the profiler's own per-op-type totals (us)",
     "operators": "operator_details.csv: host operators with call stacks and device time (us)",
     "memory_record": "device memory over time per component (PTA, GE, APP): bytes allocated, reserved, active",
-    "operator_memory": "operator_memory.csv: each allocation an operator made: bytes, allocated / released (ns), held for",
+    "operator_memory": "operator_memory.csv or Kineto [memory] events: each allocation an operator made: bytes, allocated / released (ns), held for",
     "npu_module_mem": "npu_module_mem.csv: memory reserved by each device software module over time (bytes)",
     "static_op_mem": "static_op_mem.csv (graph mode): each operator's compile-time memory in a static graph, between node indexes",
     "device_memory": "each device's memory capacity where the profile states it (Kineto's deviceProperties), MB",

@@ -139,9 +139,9 @@ CREATE TABLE IF NOT EXISTS memory_record (
     stream_ptr    VARCHAR
 );
 
--- operator_memory.csv: each allocation an operator made (profile_memory=True): its size, when it
--- was allocated and released (ns; NULL: still held when the profile ended), how long it was held,
--- and the process's totals (MB) at allocation and at release.
+-- operator_memory.csv (or a Kineto trace's [memory] events): each allocation an operator made
+-- (profile_memory=True): its size, when it was allocated and released (ns; NULL: still held when
+-- the profile ended), how long it was held, and the process's totals (MB) at allocation and at release.
 CREATE TABLE IF NOT EXISTS operator_memory (
     rank                  INTEGER NOT NULL,
     device                VARCHAR,

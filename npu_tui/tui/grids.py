@@ -110,13 +110,13 @@ ALLOCATION_COLUMNS = (Column("rank", "rank", "int"), Column("stage", "stage"), C
 
 
 def memory_operators() -> Drill:
-    """The operators that allocate most (operator_memory.csv), then one's allocations on its rank."""
+    """The operators that allocate most, then one's allocations on its rank."""
     def allocations(row: Row) -> Drill:
         return Drill(GridQuery(f"{literal(row['name'])} · rank {row['rank']} · allocations", "memory_allocations",
                                ALLOCATION_COLUMNS, where=(("rank", row["rank"]), ("name", row["name"])),
                                sort="size_mb"))
 
-    return Drill(GridQuery("Operators by memory allocated (operator_memory.csv)", "memory_operators",
+    return Drill(GridQuery("Operators by memory allocated", "memory_operators",
                            MEMORY_OP_COLUMNS, sort="total_mb"), allocations)
 
 

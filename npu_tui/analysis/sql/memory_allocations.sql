@@ -1,4 +1,4 @@
--- every allocation of operator_memory.csv as the Memory drill lists it: rank, stage (placed on the device's clock as memory_series places samples), operator, size (MB), allocated at (us from the rank's first kernel), held for (ms; NULL: still held when the profile ended), the process's allocated and reserved memory then (MB)
+-- every allocation of operator_memory as the Memory drill lists it: rank, stage (placed on the device's clock as memory_series places samples), operator, size (MB), allocated at (us from the rank's first kernel), held for (ms; NULL: still held when the profile ended), the process's allocated and reserved memory then (MB)
 WITH launched AS (
     SELECT o.*, coalesce(f.device_ts_ns, o.alloc_ns) AS at_ns
     FROM operator_memory o

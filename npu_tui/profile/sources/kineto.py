@@ -15,6 +15,7 @@
   thread become the kernels, with core ``CPU``, and so do gloo's collectives (``gloo:*`` spans).
 - memory_record: ``[memory]`` events (``profile_memory=True``), the allocator's totals after each
   allocation or free: device memory as component PTA, the CPU's as CPU.
+- operator_memory: from the same events, each allocation with the op that made it and its release.
 - device_memory: the capacity of the rank's device from ``deviceProperties`` (``totalGlobalMem``).
 - device id from the device events' ``args.device``; the rank is read by discovery (``rank_hint``).
 """
@@ -65,35 +66,39 @@ FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
   AND lcat IN ('kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset');
 """
 
-# The innermost cpu_op open at each launch. Ops on a thread nest, so the number of ops open at a
-# moment is the depth of the innermost one, and that op is the last one to start at that depth
-# before the moment: a running sum over start/end marks, then an ASOF join (no quadratic range join).
-LAUNCH_OPS = """
-CREATE OR REPLACE TEMP TABLE kn_launch_op AS
+# The innermost cpu_op open at each point of a thread (a launch, an allocation). Ops on a thread
+# nest, so the number of ops open at a moment is the depth of the innermost one, and that op is the
+# last one to start at that depth before the moment: a running sum over start/end marks, then an
+# ASOF join (no quadratic range join). {points}: (thread, ts_ns, key); gives (key, op_seq).
+INNERMOST_OP = """
 WITH op AS (
     SELECT hash(pid, tid) AS thread, seq, ts_ns, ts_ns + dur_ns AS end_ns
     FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0
-), launch AS (SELECT hash(pid, tid) AS thread, ts_ns, corr FROM kn_launch
 ), mark AS (
-    -- At equal times: ends (inner first), then starts (outer first), then launches. An op and its
+    -- At equal times: ends (inner first), then starts (outer first), then points. An op and its
     -- child can share start and duration at µs resolution; the file lists the parent first.
     -- Only numbers go through the sweep (the op's seq); its name and shapes are joined after.
     SELECT thread, end_ns AS t, 0 AS kind, end_ns - ts_ns AS tie, -seq AS tie2, -1 AS delta,
-           NULL::BIGINT AS op_seq, NULL AS corr FROM op
+           NULL::BIGINT AS op_seq, NULL AS key FROM op
     UNION ALL SELECT thread, ts_ns, 1, ts_ns - end_ns, seq, 1, seq, NULL FROM op
-    UNION ALL SELECT thread, ts_ns, 2, 0, 0, 0, NULL, corr FROM launch
+    UNION ALL SELECT thread, ts_ns, 2, 0, 0, 0, NULL, key FROM ({points})
 ), depth AS (
     -- One order over every thread, not a window per thread: each thread's marks sum to zero, so
     -- the count restarts by itself, and one partition per thread ran on one core (1.6M ops on a
     -- thread: 2.6 s against 2.1 s).
     SELECT *, sum(delta) OVER (ORDER BY thread, t, kind, tie, tie2 ROWS UNBOUNDED PRECEDING) AS depth FROM mark
-), innermost AS (
-    SELECT l.corr, o.op_seq
-    FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
-    ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
-      ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
+)
+SELECT l.key, o.op_seq
+FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
+ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
+  ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
+"""
+
+LAUNCH_OPS = """
+CREATE OR REPLACE TEMP TABLE kn_launch_op AS
+WITH innermost AS (""" + INNERMOST_OP.format(points="SELECT hash(pid, tid) AS thread, ts_ns, corr AS key FROM kn_launch") + """
 ), launch_op AS (
-    SELECT i.corr, e.name AS op, io[1] AS dims, io[2] AS types
+    SELECT i.key AS corr, e.name AS op, io[1] AS dims, io[2] AS types
     FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq,
          LATERAL (SELECT json_extract(e.args, ['Input Dims', 'Input type']) AS io)
 ), spelt AS (
@@ -167,6 +172,37 @@ SELECT $rank, CASE WHEN dtype = 0 THEN 'CPU' ELSE 'device:' || coalesce(int_or_n
        TRY_CAST(args->>'Total Allocated' AS BIGINT), TRY_CAST(args->>'Total Reserved' AS BIGINT), NULL, NULL
 FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
 WHERE TRY_CAST(args->>'Total Allocated' AS BIGINT) IS NOT NULL
+"""
+
+# Each allocation an operator made, as torch_npu's operator_memory.csv gives it: a ``[memory]``
+# event with positive Bytes, owned by the innermost cpu_op open on its thread (one outside every
+# op is no operator's), released by the next event of the same address, a negative one. The
+# device's allocations, or in a trace without any the CPU's (as memory_series takes them).
+INSERT_OPERATOR_MEMORY = """
+INSERT INTO operator_memory (rank, device, name, size_bytes, alloc_ns, release_ns, duration_ns,
+                             alloc_allocated_mb, alloc_reserved_mb, release_allocated_mb, release_reserved_mb)
+WITH mem AS (
+    SELECT seq, pid, tid, ts_ns, dtype, coalesce(int_or_null(args->>'Device Id'), 0) AS did,
+           args->>'Addr' AS addr, TRY_CAST(args->>'Bytes' AS BIGINT) AS bytes,
+           TRY_CAST(args->>'Total Allocated' AS BIGINT) / 1048576.0 AS allocated_mb,
+           TRY_CAST(args->>'Total Reserved' AS BIGINT) / 1048576.0 AS reserved_mb
+    FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
+    WHERE args->>'Addr' IS NOT NULL
+), kept AS (
+    SELECT * FROM mem WHERE (dtype <> 0) = (SELECT bool_or(dtype <> 0) FROM mem)
+), paired AS (
+    SELECT *, lead(ts_ns) OVER w AS next_ns, lead(bytes) OVER w AS next_bytes,
+           lead(allocated_mb) OVER w AS next_allocated_mb, lead(reserved_mb) OVER w AS next_reserved_mb
+    FROM kept WINDOW w AS (PARTITION BY dtype, did, addr ORDER BY ts_ns, seq)
+), alloc AS (
+    SELECT *, next_bytes < 0 AS released FROM paired WHERE bytes > 0
+), innermost AS (""" + INNERMOST_OP.format(points="SELECT hash(pid, tid) AS thread, ts_ns, seq AS key FROM alloc") + """
+)
+SELECT $rank, CASE WHEN a.dtype = 0 THEN 'CPU' ELSE 'device:' || a.did END, e.name, a.bytes, a.ts_ns,
+       CASE WHEN released THEN next_ns END, CASE WHEN released THEN next_ns - a.ts_ns END,
+       a.allocated_mb, a.reserved_mb,
+       CASE WHEN released THEN next_allocated_mb END, CASE WHEN released THEN next_reserved_mb END
+FROM alloc a JOIN innermost i ON i.key = a.seq JOIN stg_kineto e ON e.seq = i.op_seq
 """
 
 RUNTIME = """
@@ -249,8 +285,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if (rows == 0 and (not (staged.cut or staged.lost) or no_devices(head))
                 and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
-        for sql in (INSERT_FLOWS, INSERT_HOST, INSERT_MEMORY):
+        for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]
+        memory = con.execute(INSERT_MEMORY, rank).fetchone()[0]
+        if memory:
+            rows += memory + con.execute(INSERT_OPERATOR_MEMORY, rank).fetchone()[0]
         # the capacity of the device this rank ran on (all listed when it is not known)
         listed = [d for d in devices(head) if ctx.device_id is None or d[0] == ctx.device_id]
         if listed:
