@@ -145,6 +145,8 @@ def test_a_kineto_trace_with_memory_events_loads_them(tmp_path):
     assert [g[:2] for g in got] == [e[:2] for e in expected]
     assert [g[2] for g in got] == [None if e[2] is None else pytest.approx(e[2], abs=0.002) for e in expected]  # µs
     assert {r["name"] for r in s.con.execute("FROM memory_operators").df().to_dict("records")} == {e[0] for e in expected}
+    # the CPU records no reserve: none is shown, not 0 MB
+    assert s.con.execute("SELECT count(reserved_mb), count(allocated_mb) FROM memory_allocations").fetchone() == (0, len(got))
 
 
 def test_a_gpu_traces_operator_memory_is_the_devices(tmp_path):

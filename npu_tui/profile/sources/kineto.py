@@ -185,7 +185,8 @@ WITH mem AS (
     SELECT seq, pid, tid, ts_ns, dtype, coalesce(int_or_null(args->>'Device Id'), 0) AS did,
            args->>'Addr' AS addr, TRY_CAST(args->>'Bytes' AS BIGINT) AS bytes,
            TRY_CAST(args->>'Total Allocated' AS BIGINT) / 1048576.0 AS allocated_mb,
-           TRY_CAST(args->>'Total Reserved' AS BIGINT) / 1048576.0 AS reserved_mb
+           -- the CPU's allocator records no reserve (its 0 is not one)
+           CASE WHEN dtype <> 0 THEN TRY_CAST(args->>'Total Reserved' AS BIGINT) / 1048576.0 END AS reserved_mb
     FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
     WHERE args->>'Addr' IS NOT NULL
 ), kept AS (
