@@ -112,6 +112,8 @@ NOT_A_FILE = "not a file"
 LINK_GONE = "a link to nothing (its target is gone)"
 # A rank or PROF_ folder gathered by a link whose target is gone (a mount away, a folder moved).
 FOLDER_GONE = "folder gone"
+# A folder beside the profile that was not looked into (not one of its parts): a warning.
+NOT_SEARCHED = "folder not searched"
 
 
 def _entries(folder: Path) -> List[Path]:
@@ -693,7 +695,7 @@ def _not_a_file(p: Path, what: str, layout: str) -> str:
         return f"{NOT_A_FILE}: {what}"
     if p.name.startswith("PROF_") == (layout == "msprof"):
         return f"{FOLDER_GONE}: {what}"
-    return f"folder not searched: it is {what}"
+    return f"{NOT_SEARCHED}: it is {what}"
 
 
 def _unreadable(disc: Discovery, unlisted: Dict[Path, str]) -> None:
@@ -710,7 +712,7 @@ def _unreadable(disc: Discovery, unlisted: Dict[Path, str]) -> None:
                 or folder.name.startswith("PROF_") or bool(MSPROF_DEVICE_RE.match(folder.name))
                 or (folder.name in ("timeline", "summary") and bool(MSPROF_DEVICE_RE.match(folder.parent.name))))
         disc.problems.append((folder, f"folder cannot be read: {why}" if part else
-                              f"folder not searched: it cannot be read ({why})"))
+                              f"{NOT_SEARCHED}: it cannot be read ({why})"))
 
 
 def _discover(path: Path, cluster: bool) -> Discovery:
