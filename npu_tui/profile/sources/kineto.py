@@ -238,17 +238,14 @@ def process_hint(head: bytes) -> Optional[Tuple[bytes, int]]:
     return (host.group(1) if host else b"", int(m.group(1)))
 
 
-def devices(head: bytes) -> List[Tuple[int, str, int]]:
-    """(id, name, bytes) of each device the trace's deviceProperties lists."""
+def devices(head: bytes) -> Optional[List[Tuple[int, str, int]]]:
+    """(id, name, bytes) of each device the trace's deviceProperties lists; None when the head of
+    the file has no deviceProperties. An empty list is a run with no GPU (torch writes the list,
+    empty or not, before the events)."""
     block = _DEVICES.search(head)
-    return [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))] if block else []
-
-
-def no_devices(head: bytes) -> bool:
-    """Whether the trace's deviceProperties lists no device: a run with no GPU (torch writes the
-    list, empty or not, before the events)."""
-    block = _DEVICES.search(head)
-    return block is not None and not block.group(1).strip()
+    if block is None:
+        return None
+    return [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))]
 
 
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
@@ -282,17 +279,18 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         # had no device (deviceProperties empty): its device events may have been still to come
         # (torch writes them after the CPU ops), so its CPU ops must not pass for kernels; nor
         # are they where another cycle of the same worker ran on the device.
-        head = read_head(path)
-        if (rows == 0 and (not (staged.cut or staged.lost) or no_devices(head))
+        listed = devices(read_head(path))
+        if (rows == 0 and (not (staged.cut or staged.lost) or listed == [])
                 and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]
         memory = con.execute(INSERT_MEMORY, rank).fetchone()[0]
-        if memory:
-            rows += memory + con.execute(INSERT_OPERATOR_MEMORY, rank).fetchone()[0]
+        if memory:  # the same events again, by operator: not more rows of the file
+            rows += memory
+            con.execute(INSERT_OPERATOR_MEMORY, rank)
         # the capacity of the device this rank ran on (all listed when it is not known)
-        listed = [d for d in devices(head) if ctx.device_id is None or d[0] == ctx.device_id]
+        listed = [d for d in listed or () if ctx.device_id is None or d[0] == ctx.device_id]
         if listed:
             con.executemany("INSERT INTO device_memory VALUES (?, ?, ?, ?, 'kineto deviceProperties')",
                             [(ctx.rank, i, name, size / 2**20) for i, name, size in listed])
