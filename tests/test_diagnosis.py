@@ -207,6 +207,31 @@ def test_a_partial_rules_file_changes_only_what_it_names(tmp_path, capsys):
     assert "fa_hihg" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("text, said", [
+    ('[[finding]]\nrule = "fa_high"\nthreshold = "abc"\n', "finding fa_high: threshold = 'abc' is not a number"),
+    ("[steps]\nwarmup_factor = true\n", "[steps]: warmup_factor = True is not a number"),
+    ("[stages.signature]\nblock_min_kernels = 2.5\n", "block_min_kernels = 2.5 is not a whole number"),
+    ('[[category]]\nname = "X"\npattern = "(("\n', "category X: pattern '(('"),
+    ('[stages.markers]\nown = "[a-"\n', "[stages.markers] own: pattern '[a-'"),
+], ids=["threshold-text", "factor-bool", "count-fraction", "category-regex", "marker-regex"])
+def test_a_rules_value_of_the_wrong_kind_is_said_not_a_traceback(tmp_path, capsys, text, said):
+    """Exit 1 is a finding that fired under --fail-on: a traceback's 1 read as one."""
+    path = tmp_path / "rules.toml"
+    path.write_text(text)
+    assert main(["report", str(DEMO), "--rules", str(path), "--fail-on", "any"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option, said", [
+    ("DiT=0-1e20", "within ±2.3e+15 us"), ("DiT=0-inf", "within"), ("7:DiT=0-100", "no rank 7; the ranks are 0"),
+])
+def test_a_stage_window_out_of_range_or_of_no_rank_is_said(capsys, option, said):
+    assert main(["report", str(DEMO), "--stage", option]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("sync", [True, False], ids=["before-the-transfer", "during-it"])
 def test_the_rank_the_others_wait_for_is_named_and_the_direction_is_balance(sync):
     """Rank 0 computes 100 µs and waits 80 at the allReduce for rank 1, which computes 180: the

@@ -32,6 +32,11 @@ def set_stage_windows(con: duckdb.DuckDBPyConnection, windows: Iterable[Window],
     refresh_stages(con)
 
 
+# ns are 64-bit integers in the tables: a window's ends, placed after the rank's first kernel
+# (ns since 1970), and its length must fit. ±2.3e15 µs (73 years) leaves room for both.
+MAX_US = 2**61 / 1e3
+
+
 def parse_stage_option(text: str) -> Tuple[Optional[int], str, float, float]:
     """`[RANK:]STAGE=START-END` (µs from the rank's first kernel) -> (rank, stage, start, end)."""
     head, sep, span = text.partition("=")
@@ -44,6 +49,8 @@ def parse_stage_option(text: str) -> Tuple[Optional[int], str, float, float]:
         lo, hi = float(start), float(end)
     except ValueError:
         raise ValueError(f"--stage {text!r}: expected [RANK:]STAGE=START-END (us from the first kernel)")
+    if not all(abs(v) < MAX_US for v in (lo, hi)):
+        raise ValueError(f"--stage {text!r}: START and END must be within ±{MAX_US:.1e} us")
     if hi <= lo:
         raise ValueError(f"--stage {text!r}: the window ends before it starts")
     return rank, stage, lo, hi
