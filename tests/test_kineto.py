@@ -471,10 +471,59 @@ def test_a_trace_beside_its_gzip_copy_loads_once(real, tmp_path):
                                 "or every event would count twice") for n in ("sampled_rank-0.json", "sampled_rank-1.json")]
 
 
+def _later(raw: bytes, seconds: int = 60) -> bytes:
+    """A trace's bytes as if taken ``seconds`` later (every ts moved on): another run or cycle,
+    not a copy, which is left out as one."""
+    return re.sub(rb'"ts": (\d+)', lambda m: b'"ts": %d' % (int(m[1]) + seconds * 10**6), raw)
+
+
+def test_a_trace_copied_under_another_name_loads_once(real, tmp_path):
+    """A second download or an unzipped copy (``sampled_rank-1 (1).json``) was merged into its
+    rank as another cycle: every kernel of the rank twice, with nothing said."""
+    for src in ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz"):
+        shutil.copy(real / SAMPLED / src, tmp_path / src)
+    (tmp_path / "sampled_rank-1 (1).json").write_bytes(gzip.decompress((real / SAMPLED / "sampled_rank-1.json.gz").read_bytes()))
+    shutil.copy(real / SAMPLED / "sampled_rank-0.json.gz", tmp_path / "sampled_rank-0.json.gz~")
+    q = "SELECT rank, count(*), sum(dur_ns) FROM kernels GROUP BY rank ORDER BY rank"
+    p = load_profile(tmp_path)
+    assert p.con.execute(q).fetchall() == load_profile(real / SAMPLED).con.execute(q).fetchall()
+    said = sorted((h.severity, h.what) for h in health(p) if "a copy of" in h.what)
+    assert said == [("info", f"{copy}: a copy of {n} beside it (the same size and first bytes): not loaded, "
+                             "or its rows would count twice")
+                    for copy, n in (("sampled_rank-0.json.gz~", "sampled_rank-0.json.gz"),
+                                    ("sampled_rank-1 (1).json", "sampled_rank-1.json.gz"))]
+    assert not failed(health(p))
+
+
+def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_path):
+    """A script run twice into one tensorboard_trace_handler folder: two processes, no
+    distributedInfo. Loaded as two ranks, whose cross-rank findings compared two runs unsaid."""
+    for i, pid in enumerate((101, 202)):
+        events = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": pid, "tid": pid, "ts": 10 + i, "dur": 5},
+                  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 12 + i, "dur": 3 + i,
+                   "args": {"device": 0, "stream": 7, "correlation": 1}}]
+        (tmp_path / f"host_{pid}.{1700000000000 + i}.pt.trace.json").write_text(json.dumps({"traceEvents": events}))
+    p = load_profile(tmp_path)
+    assert p.ranks == [0, 1]
+    said = [(h.severity, h.what) for h in health(p) if "not a distributed run" in h.what]
+    assert said == [("warning", f"host_{pid}.{1700000000000 + i}.pt.trace.json: not a distributed run (no "
+                                "distributedInfo): the 2 processes whose traces are here carry none: separate runs, "
+                                "loaded side by side as ranks in file order") for i, pid in enumerate((101, 202))]
+    # One worker's cycles are one rank, and nothing is said.
+    (tmp_path / "host_202.1700000000001.pt.trace.json").unlink()
+    (tmp_path / "host_101.1700000000009.pt.trace.json").write_text(
+        (tmp_path / "host_101.1700000000000.pt.trace.json").read_text().replace('"ts": 1', '"ts": 9'))
+    p = load_profile(tmp_path)
+    assert p.ranks == [0] and not [h for h in health(p) if "distributed" in h.what]
+
+
 def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
     # Two cycles of rank 1 (different file names, one distributedInfo rank) and rank 0: two ranks.
-    for i, src in enumerate(["sampled_rank-0.json.gz", "sampled_rank-1.json.gz", "sampled_rank-1.json.gz"]):
+    # The second cycle is rank 1's trace a minute later (a copy as it is would be left out as one).
+    for i, src in enumerate(["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"]):
         shutil.copy(real / SAMPLED / src, tmp_path / f"w{i}.json.gz")
+    later = _later(gzip.decompress((real / SAMPLED / "sampled_rank-1.json.gz").read_bytes()))
+    (tmp_path / "w2.json.gz").write_bytes(gzip.compress(later))
     p = load_profile(tmp_path)
     assert p.ranks == [0, 1]
     per_rank = dict(p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall())
@@ -525,12 +574,12 @@ def test_two_runs_of_one_rank_under_names_of_ones_own_are_two(real, tmp_path):
     alone = raw.replace(b'"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128}, ', b"")
     assert alone != raw
     (tmp_path / "first.json").write_bytes(alone)
-    (tmp_path / "second.json").write_bytes(alone)
+    (tmp_path / "second.json").write_bytes(_later(alone))
     assert load_profile(tmp_path).ranks == [0, 1]
     hosted = alone.replace(b'{"schemaVersion": 1,', b'{"schemaVersion": 1, "host_name": "node1",', 1)
     assert hosted != alone
     (tmp_path / "first.json").write_bytes(hosted)
-    (tmp_path / "second.json").write_bytes(hosted)
+    (tmp_path / "second.json").write_bytes(_later(hosted))
     assert load_profile(tmp_path).ranks == [0]
 
 
@@ -538,8 +587,9 @@ def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     """A job run twice into one folder: two workers (host_pid) whose traces carry the same
     distributedInfo rank. Merged, each step spanned both runs; they are the rank claimed twice."""
 
-    for worker in ("node1_1111", "node1_2222"):
-        shutil.copy(real / SAMPLED / "sampled_rank-0.json.gz", tmp_path / f"{worker}.1682725898000.pt.trace.json.gz")
+    raw = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
+    for worker, data in (("node1_1111", raw), ("node1_2222", _later(raw, 3600))):
+        (tmp_path / f"{worker}.1682725898000.pt.trace.json.gz").write_bytes(gzip.compress(data))
     p = load_profile(tmp_path)
     assert p.ranks == [0]
     one = load_profile(real / SAMPLED / "sampled_rank-0.json.gz").con.execute("SELECT count(*) FROM kernels").fetchone()[0]
@@ -576,7 +626,7 @@ def test_a_worker_name_run_twice_is_one_worker_and_the_other_run_said(real, tmp_
         first, second = tmp_path / "rank0.1000.pt.trace.json", tmp_path / "rank0.2000.pt.trace.json"
         first.write_bytes(data)
         second.write_bytes(data.replace(b'"pid": 4037,', b'"pid": 5123,'))
-        (tmp_path / "rank0.3000.pt.trace.json").write_bytes(second.read_bytes())  # its next cycle
+        (tmp_path / "rank0.3000.pt.trace.json").write_bytes(_later(second.read_bytes()))  # its next cycle
         p = load_profile(tmp_path)
         assert p.ranks == [0]
         assert p.con.execute(q).fetchall() == load_profile(first).con.execute(q).fetchall()

@@ -61,14 +61,35 @@ def test_two_prof_folders_load_as_two_ranks(real, sample):
 
 
 def test_the_splits_of_a_merged_timeline_are_said_not_loaded(sample):
-    """task_time_*, hccl_*, step_trace_* repeat the msprof_*.json beside them: each logged with why
-    it gave nothing (they were rows 0 and no word), and no problem of the run."""
+    """task_time_*, hccl_*, step_trace_* repeat the msprof_*.json of their iteration beside them:
+    each logged with why it gave nothing (they were rows 0 and no word), and no problem of the run.
+    msprof writes every iteration the same step_trace_*: those are copies of the first."""
     from npu_tui.profile.health import health
 
-    split = sample.con.execute("SELECT DISTINCT rows, note FROM load_log WHERE regexp_matches("
+    split = sample.con.execute("SELECT rows, parse_filename(file), note FROM load_log WHERE regexp_matches("
                                "parse_filename(file), '^(task_time|hccl|step_trace)_')").fetchall()
-    assert split == [(0, "a split of the merged msprof_*.json beside it, which is loaded: not loaded too")]
-    assert {i.severity for i in health(sample) if "split of the merged" in i.what} == {"info"}
+    assert len(split) == 2 * 3 * 10
+    for rows, name, note in split:
+        merged = "msprof_" + name.split("_", 2 if name.startswith(("task_time", "step_trace")) else 1)[-1]
+        assert rows == 0
+        assert note == f"a split of {merged} beside it, which is loaded: not loaded too" or (
+            name.startswith("step_trace_") and re.match(r"a copy of step_trace_\d+_\d+_1\.json beside it", note)), (name, note)
+    assert {i.severity for i in health(sample) if "a split of" in i.what or "a copy of" in i.what} == {"info"}
+
+
+def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tmp_path):
+    """The splits of an iteration whose msprof_*.json is gone are its only record: loaded, with
+    the kernels and steps the merged file gave."""
+    copy = tmp_path / SAMPLE
+    shutil.copytree(real / SAMPLE, copy)
+    whole = load_profile(copy, cache=False)
+    (dev,) = [d for d in device_dirs(tmp_path) if d.name == "device_0"]
+    (dev / "timeline" / "msprof_0_2_5.json").unlink()
+    p = load_profile(copy, cache=False)
+    q = "SELECT rank, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
+    assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
+    q = "SELECT step, count(*) FROM (SELECT DISTINCT rank, step FROM kernels) GROUP BY step ORDER BY step"
+    assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
 
 
 def test_kernels_and_hccl_ops_match_the_timeline(real, sample):

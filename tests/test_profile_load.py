@@ -13,6 +13,7 @@ import pytest
 
 from npu_tui.cli import main
 from npu_tui.profile import ProfileError, load_profile
+from npu_tui.profile.health import failed, health
 from npu_tui.profile.sources import missing_sources
 from npu_tui.profile.sources.base import HEAD_BYTES, csv_header
 from npu_tui.session import open_session
@@ -133,7 +134,6 @@ def test_nothing_loadable_is_one_clear_error(tmp_path, body, reason):
 def test_a_csv_in_utf16_is_said_to_be(real, tmp_path):
     """Saved from Excel as Unicode Text: its header read as no column npu-tui knows, and the file
     was said to be no kernel table."""
-    from npu_tui.profile.health import failed, health
 
     with pytest.raises(ProfileError, match="written in UTF-16"):
         load_profile(write_rank(tmp_path, (HEADER + "".join(GOOD)).encode("utf-16")))
@@ -223,6 +223,32 @@ def test_a_trace_view_beside_its_gzip_copy_loads_once(real, tmp_path):
         assert p.con.execute(q).fetchone() == alone.con.execute(q).fetchone(), table
     assert p.con.execute("SELECT kind, note FROM load_log WHERE file LIKE '%.gz'").fetchall() == [
         ("discovery", "a compressed copy of trace_view.json beside it: not loaded, or every event would count twice")]
+
+
+def test_a_copy_or_a_second_file_beside_a_profilers_file_is_left_out(real, tmp_path):
+    """An editor's backup, a second download, a hidden copy, another run's file: each was read as
+    more of the rank (its kernels, steps and comm ops twice), with nothing said and exit 0."""
+    shutil.copytree(real / LEVEL1, tmp_path / "job")
+    out = tmp_path / "job" / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    for name in ("kernel_details.csv~", "kernel_details (1).csv", ".kernel_details.csv"):
+        shutil.copy(out / "kernel_details.csv", out / name)
+    shutil.copy(out / "step_trace_time.csv", out / "step_trace_time (1).csv")
+    shutil.copy(out / "communication.json", out / "communication.json.bak")
+    lines = (out / "kernel_details.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / "kernel_details_old.csv").write_text("".join(lines[:50]), encoding="utf-8")  # another run's
+    p, alone = load_profile(tmp_path / "job"), load_profile(real / LEVEL1)
+    for q in ("SELECT rank, count(*), sum(dur_ns) FROM kernels GROUP BY ALL ORDER BY ALL",
+              "SELECT * FROM step_trace ORDER BY ALL", "SELECT rank, count(*) FROM comm_ops GROUP BY ALL ORDER BY ALL"):
+        assert p.con.execute(q).fetchall() == alone.con.execute(q).fetchall(), q
+    said = sorted((h.severity, h.what) for h in health(p) if h.file.startswith(str(out)))
+    copy = "{}: a copy of {} beside it (the same size and first bytes): not loaded, or its rows would count twice"
+    assert said == sorted([("info", copy.format(c, n)) for c, n in (
+        ("kernel_details.csv~", "kernel_details.csv"), ("kernel_details (1).csv", "kernel_details.csv"),
+        (".kernel_details.csv", "kernel_details.csv"), ("step_trace_time (1).csv", "step_trace_time.csv"),
+        ("communication.json.bak", "communication.json"))] + [
+        ("warning", "kernel_details_old.csv: a second kernel_details file beside kernel_details.csv, which the "
+                    "profiler writes once: not loaded (a backup, or another run's)")])
+    assert not failed(health(p))
 
 
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):

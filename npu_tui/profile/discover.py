@@ -34,6 +34,7 @@ RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked
 GROWTH_WAIT_S = 0.3
 INFO_UNREADABLE = "profiler_info cannot be read"
 ALONE = "not a distributed run (rank_id -1)"
+NO_DIST = "not a distributed run (no distributedInfo)"
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
            "written or was copied in part; rank taken from folder order")
 
@@ -243,6 +244,8 @@ def _dirs(folder: Path) -> List[Path]:
 
 
 GZIP_COPY = "a compressed copy of"
+COPY = "a copy of"
+SECOND = "a second"
 
 
 def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]]:
@@ -256,7 +259,46 @@ def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]
         kind = kinds[f.name] if f.name in kinds else classify(f, modules)
         if kind:
             out.setdefault(kind, []).append(f)
-    return out
+    by_kind = {m.KIND: m for m in modules}
+    return {kind: _one_each(fs, by_kind[kind]) if len(fs) > 1 else fs for kind, fs in out.items()}
+
+
+def _one_each(files: List[Path], module: ModuleType) -> List[Path]:
+    """Files of one kind in one folder, less the ones that would load the same rows again: a copy
+    (``kernel_details (1).csv``, ``x.json~``, a trace copied under another name) and, of a file
+    the profiler writes once under a fixed name, any other beside it (a backup, another run's).
+    Files a profiler writes several of (msprof's slices and iterations, a worker's cycles) stay.
+    The profiler's own name is kept first, then the shortest (a copy's name adds to it)."""
+    names = set(module.FILE_NAMES)
+    ordered = sorted(files, key=lambda f: (f.name not in names, len(f.name), f.name))
+    only = ordered[0] if len(names) == 1 and ordered[0].name in names else None
+    kept: Dict[object, Path] = {}
+    for f in ordered:
+        sign = _signature(f)
+        if sign in kept:
+            _say(f, f"{COPY} {kept[sign].name} beside it (the same size and first bytes): not loaded, "
+                    "or its rows would count twice")
+        elif only is not None and f is not only:
+            _say(f, f"{SECOND} {module.KIND} file beside {only.name}, which the profiler writes once: "
+                    "not loaded (a backup, or another run's)")
+        else:
+            kept[sign or f] = f
+    return [f for f in files if f in kept.values()]
+
+
+def _signature(path: Path) -> Optional[Tuple[int, bytes]]:
+    """(size, head) of a file's content, gzip's uncompressed (its trailer's size, modulo 4 GiB as
+    gzip keeps it; whatever the file's name): two files with the same are one file twice. None
+    if it cannot be read now (its loader will say why)."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if f.read(2) == b"\x1f\x8b":
+                f.seek(max(0, size - 4))
+                size = int.from_bytes(f.read(4), "little")
+        return size % 2**32, read_head(path)
+    except OSError:
+        return None
 
 
 def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Path, str]]]:
@@ -534,6 +576,9 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
         s.files["kineto"].sort()
     out: List[RankSource] = []
     first: Dict[str, Path] = {}
+    # Traces of processes none of which was a rank of a distributed job: separate runs (a script
+    # run twice into one handler's folder), compared as ranks only for want of a better reading.
+    alone = len(workers) > 1 and all(s.rank is None for s in workers.values())
     for key, s in sorted(workers.items(), key=lambda kv: kv[1].files["kineto"][0]):  # in file order
         trace = s.files["kineto"][0]
         # A worker's name is who it is: a second process under it, with no rank to tell the two
@@ -544,6 +589,10 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
                 continue
             first[key[1]] = trace
         out.append(s)
+    if alone and len(out) > 1:
+        for s in out:
+            _say(s.files["kineto"][0], f"{NO_DIST}: the {len(out)} processes whose traces are here carry "
+                                       "none: separate runs, loaded side by side as ranks in file order")
     if files:
         out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out

@@ -55,10 +55,14 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "opened, for the whole job's"),
     (r"^a rank folder below the others", "{folder}: {note}", "if it is a rank of this job, move it beside "
      "the others; if another run's, open it on its own"),
-    (r"^not a distributed run", "{folder}: {note}", "open each run's folder on its own; its "
+    (r"^not a distributed run \(rank_id", "{folder}: {note}", "open each run's folder on its own; its "
      "cross-rank figures compare separate runs"),
+    (r"^not a distributed run", "{name}: {note}", "open each trace on its own; the cross-rank figures "
+     "compare separate runs"),
     (r"^a compressed copy of", "{name}: {note}", "if it is another run, not a copy, move it to a folder "
      "of its own and open that"),
+    (r"^a copy of", "{name}: {note}", ""),
+    (r"^a second", "{name}: {note}", "if it is another run's, move it to a folder of its own and open that"),
     (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
     (r"claimed twice", "{folder}: {note}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
@@ -76,7 +80,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "
      "it was read: reload once the job has finished writing it"),
     (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
-    (r"split of the merged msprof", "{name}: {note}", ""),
+    (r"^a split of msprof_", "{name}: {note}", ""),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
      "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
@@ -104,7 +108,7 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
                      r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
-BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|split of the merged msprof")
+BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|^a split of msprof_|^a copy of")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
                 "compare with the file the profiler wrote; its rows are never ragged")
 EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)"

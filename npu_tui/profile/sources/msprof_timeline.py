@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..errors import SourceError
 from .base import LoadResult, RankContext
 from .chrome_trace import drop_staged_trace, stage_trace
 from .op_summary import device_from_folder
@@ -28,9 +29,11 @@ KIND = "msprof_timeline"
 FILE_NAMES = ()
 NAME_PREFIXES = ("msprof_",)
 STAGE = "stg_msprof"
-# The per-process files repeat what the merged msprof_*.json of the same folder holds.
+# The per-process files repeat what the merged file of the same device, model and iteration
+# holds (task_time_0_2_5.json: msprof_0_2_5.json); without that file beside them, they are the
+# iteration's only record.
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
-SPLIT_NOTE = "a split of the merged msprof_*.json beside it, which is loaded: not loaded too"
+SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
 _MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Step Trace|Overlap Analysis)"')
@@ -52,6 +55,13 @@ STEPS = """
 CREATE OR REPLACE TEMP TABLE msp_step AS
 SELECT int_or_null(args->>'Iteration ID') AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
 FROM msp_event WHERE cat = 'Iteration Time'
+"""
+# A split loaded without its merged file has no Iteration ranges of its own: its iteration's
+# step_trace_* split holds them.
+SPLIT_STEPS = """
+INSERT INTO msp_step
+SELECT int_or_null(args->>'Iteration ID'), ts_ns, ts_ns + dur_ns
+FROM stg_msprof_steps WHERE ph = 'X' AND cat = 'Iteration Time' AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL
 """
 
 # MindSpore names are scopes ("Default/network/.../Cast-op239"): the type is the last segment
@@ -98,15 +108,25 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    if path.name.startswith(SPLIT_PREFIXES) and any(
-            p.name.startswith("msprof_") for p in ctx.files.get(KIND, [])):
-        return LoadResult(rows=0, note=SPLIT_NOTE)
+    prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
+    merged = prefix and "msprof_" + path.name[len(prefix):]
+    if merged and any(p.name == merged for p in ctx.files.get(KIND, [])):
+        return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=merged))
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     try:
         con.execute(EVENTS)
         con.execute(STEPS)
+        steps = prefix and path.with_name("step_trace_" + path.name[len(prefix):])
+        if steps and steps != path and steps.is_file() and not con.execute("SELECT count(*) FROM msp_step").fetchone()[0]:
+            try:
+                stage_trace(con, steps, "stg_msprof_steps")
+                con.execute(SPLIT_STEPS)
+            except SourceError:
+                pass  # a damaged step_trace_*: the kernels load all the same, without their step
+            finally:
+                drop_staged_trace(con, "stg_msprof_steps")
         params = {"rank": ctx.rank}
         rows = 0
         if con.execute(OTHER_KERNELS, [ctx.rank]).fetchone()[0] == 0:
