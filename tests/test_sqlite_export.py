@@ -412,6 +412,32 @@ def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeyp
     assert doc["steps"][0]["source"] == "overlap_lanes"
 
 
+def test_a_db_without_compute_task_info_says_its_compute_tasks_were_lost(real, tmp_path, monkeypatch, capsys):
+    """Its TASK rows of kernel types (KERNEL_AIVEC, MIX_AIV...) are named only there: the rank kept
+    its comm ops and lost every compute task, as a complete run with exit 0."""
+    from npu_tui.cli import main
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(db_path(real, "level1", 0), db)
+    os.chmod(db, 0o644)
+    with sqlite3.connect(db) as w:
+        lost = w.execute("SELECT count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
+                         "WHERE s.value LIKE 'KERNEL^_%' ESCAPE '^' OR s.value LIKE 'MIX^_%' ESCAPE '^'").fetchone()[0]
+        comm = w.execute("SELECT count(*) FROM COMMUNICATION_OP").fetchone()[0]
+        w.execute("DROP TABLE COMPUTE_TASK_INFO")
+    assert lost > 100 and comm
+    assert main(["report", str(out.parent), "--format", "json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is False
+    (item,) = [h for h in doc["health"] if "COMPUTE_TASK_INFO" in h["what"]]
+    assert (item["severity"], item["rank"]) == ("error", 0)
+    assert item["what"].endswith(f"tables missing: COMPUTE_TASK_INFO; its {lost:,} compute tasks (in TASK) were not loaded")
+    assert sum(r["kernel_count"] for r in doc["ranks"]) == comm
+
+
 def test_a_db_whose_log_changes_while_it_is_copied_is_said_still_being_written(real, tmp_path, monkeypatch):
     from npu_tui.profile.sources import sqlite_export
 

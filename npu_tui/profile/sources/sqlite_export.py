@@ -95,6 +95,12 @@ CREATE OR REPLACE TEMP TABLE stg_db_device (
     task_id BIGINT, input_shapes VARCHAR, input_dtypes VARCHAR, input_formats VARCHAR,
     output_shapes VARCHAR, output_dtypes VARCHAR)
 """
+# TASK rows of compute kernels, whose names are in COMPUTE_TASK_INFO (KERNEL_AICORE, KERNEL_AIVEC,
+# MIX_AIV...).
+TASK_KERNELS = """
+SELECT count(*) FROM stg_db_TASK t JOIN stg_db_STRING_IDS s ON s.id = t.taskType
+WHERE regexp_matches(s.value, '^(KERNEL_|MIX_)')
+"""
 COMM_OPS = """
 INSERT INTO stg_db_device
 SELECT o.connectionId, $device_id, s_name.value, clean_text(s_type.value), 'HCCL',
@@ -354,6 +360,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
                 for alias, names in COMPUTE_OPTIONAL.items() for name in names}))
         else:
             con.execute(NO_COMPUTE)
+            # A run without compute has no such table; one whose TASK holds kernels lost them.
+            if "taskType" in cols["TASK"] and (lost := con.execute(TASK_KERNELS).fetchone()[0]):
+                note = (f"tables missing: COMPUTE_TASK_INFO; its {lost:,} compute tasks (in TASK) were "
+                        "not loaded")
         if "COMMUNICATION_OP" in cols:
             con.execute(COMM_OPS.format(wait=col(cols["COMMUNICATION_OP"], "waitNs")),
                         {"device_id": ctx.device_id})
