@@ -251,6 +251,22 @@ def test_a_copy_or_a_second_file_beside_a_profilers_file_is_left_out(real, tmp_p
     assert not failed(health(p))
 
 
+def test_a_rank_folder_holding_its_output_files_itself_loads_them(real, tmp_path):
+    """ASCEND_PROFILER_OUTPUT's files copied straight into the rank folder: opened, "nothing could
+    be loaded"; beside other ranks, a rank with no kernels, its kernel_details.csv right there."""
+    src = real / LEVEL1 / "rank1_ascend_pt"
+    rank = tmp_path / "rank1_ascend_pt"
+    shutil.copytree(src, rank, ignore=shutil.ignore_patterns("ASCEND_PROFILER_OUTPUT"))
+    for f in (src / "ASCEND_PROFILER_OUTPUT").iterdir():
+        shutil.copy(f, rank / f.name)
+    p, whole = load_profile(rank), load_profile(src)
+    assert p.ranks == whole.ranks == [1]
+    for q in ("SELECT count(*), sum(dur_ns) FROM kernels", "SELECT count(*) FROM host_events",
+              "SELECT * FROM step_trace ORDER BY ALL"):
+        assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall(), q
+    assert not failed(health(p))
+
+
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
     """export_type=[text, db] writes both; no table may double."""
     text_only = load_profile(real / LEVEL1 / "rank0_ascend_pt")

@@ -371,6 +371,9 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     out_dir = folder / OUTPUT_DIR
     files = _group(_files(out_dir), modules) if _is_dir(out_dir) else {}
     if not files:
+        # The output folder's files copied up into the rank folder itself.
+        files = _group(_files(folder), modules)
+    if not files:
         # No text/db export yet: fall back to the msprof export inside PROF_* (same data).
         for prof in _dirs(folder):
             if prof.name.startswith("PROF_"):
