@@ -267,6 +267,21 @@ def test_a_rank_folder_holding_its_output_files_itself_loads_them(real, tmp_path
     assert not failed(health(p))
 
 
+def test_a_trace_view_with_an_empty_event_list_is_its_ranks_failed_trace_view(real, tmp_path):
+    """``{"traceEvents": []}`` tells no flavour: it was taken for a Kineto trace, so the other rank
+    was said to lack a trace_view.json "which 1 other rank has"."""
+    shutil.copytree(real / LEVEL1, tmp_path / "job")
+    (tmp_path / "job" / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").write_text('{"traceEvents": []}')
+    p = load_profile(tmp_path / "job")
+    assert p.con.execute("SELECT rank, kind FROM load_log WHERE parse_filename(file) = 'trace_view.json' "
+                         "ORDER BY rank").fetchall() == [(0, "trace_view"), (1, "trace_view")]
+    items = health(p)
+    assert [i.rank for i in items if "trace_view" in i.what] == [0]
+    (item,) = failed(items)
+    assert item.what == ("trace_view.json holds no events; its kernels come from kernel_details.csv instead; "
+                         "its host events, flows and overlap lanes are missing")
+
+
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
     """export_type=[text, db] writes both; no table may double."""
     text_only = load_profile(real / LEVEL1 / "rank0_ascend_pt")

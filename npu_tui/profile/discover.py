@@ -17,6 +17,7 @@ from ..text import literal
 from .errors import ProfileError
 from .sources import cluster_modules, source_modules
 from .sources.base import csv_header, damaged_gzip_head, read_head
+from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
 
 RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
@@ -79,7 +80,9 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
     if head.strip():
         for m in modules:
             if m.sniff(head):
-                return m.KIND
+                # A trace whose head shows no event that tells whose it is: what its name says.
+                named = kind_by_name(path.name, modules) if m.KIND in TRACE_KINDS else None
+                return named if named in TRACE_KINDS and not flavour_told(head) else m.KIND
     elif path.name.endswith(".json.gz") and _damaged(path):
         return "kineto"  # a trace whose gzip breaks in its head: its loader says so
     return kind_by_name(path.name, modules)
@@ -107,6 +110,7 @@ _NOT_FILES: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_not_file
 # What else this thread's discovery found that cannot be loaded, and why: said in the load's health.
 _SAID: ContextVar[Optional[List[Tuple[Path, str]]]] = ContextVar("npu_tui_said", default=None)
 NOT_EXPORTED = "not exported"
+TRACE_KINDS = ("kineto", "trace_view")
 # What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
 FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
 NOT_A_FILE = "not a file"

@@ -189,6 +189,8 @@ STOPPED = ("{name}: not loaded, its load was stopped: the rank's host events, fl
            "are missing, so its stages come from kernel signatures")
 STOPPED_FIX = "r loads the profile again"
 
+TRACES = ("trace_view", "kineto", "msprof_timeline")
+
 # Ranks that loaded without a single kernel: none of their files holds device tasks.
 NO_KERNELS = """
 SELECT rank, path, source_format,
@@ -234,7 +236,7 @@ def health(profile) -> List[HealthItem]:
     if failed_ranks:
         kernel_files = [(rank, profile.named(file), shapes)
                         for rank, file, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
-        items = [_stand_in(i, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
+        items = [_stand_in(i, kind, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
                  for i, (_, _, kind, *_) in zip(items, rows)]
     where = path_text(profile.path)
     if not profile.ranks:
@@ -287,13 +289,15 @@ def health(profile) -> List[HealthItem]:
     return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -1 if i.rank is None else i.rank))
 
 
-def _stand_in(item: HealthItem, kernel_files: list) -> HealthItem:
+def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
     others = [(file, shapes) for rank, file, shapes in kernel_files if rank == item.rank and file != item.file]
     if not others:
         return item
     names = ", ".join(PurePath(file).name for file, _ in others)
     shapes = "" if any(s for _, s in others) else ", without their input shapes"
-    return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}")
+    # A trace gives more than kernels: what only it holds is missing all the same.
+    trace = "; its host events, flows and overlap lanes are missing" if kind in TRACES else ""
+    return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}{trace}")
 
 
 def _cluster_mismatch(profile) -> List[HealthItem]:

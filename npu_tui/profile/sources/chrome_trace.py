@@ -71,6 +71,12 @@ def trace_flavour(head: bytes) -> Optional[str]:
     return None if array else "kineto"
 
 
+def flavour_told(head: bytes) -> bool:
+    """Whether the head of a trace shows whose it is (a Kineto mark, torch_npu's host events), or
+    trace_flavour only fell back on Kineto for want of events (``{"traceEvents": []}``)."""
+    return bool(_KINETO.search(head) or _TORCH_HOST.search(head))
+
+
 EVENT_FIELDS = (
     ("ph", "VARCHAR"),
     ("name", "VARCHAR"),
