@@ -80,6 +80,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"No such file|Not a directory", "{name} went away while loading", "the folder changed while "
      "it was read: reload once the job has finished writing it"),
     (r"db export of the same run", "{name} not loaded: the text export of the same run is used", ""),
+    (r"db export beside files", "{name} not loaded: the text export beside it is used", ""),
+    (r"db export of another run", "{name}: {note}", "move one of the two exports to a folder of its own, "
+     "and open each on its own"),
     (r"^a split of msprof_", "{name}: {note}", ""),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
@@ -108,7 +111,10 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
                      r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
-BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|^a split of msprof_|^a copy of")
+BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of msprof_|"
+                       r"^a copy of")
+# Files left out for others beside them that loaded: the run is whole, but not all that is there.
+LEFT_BESIDE = re.compile(r"^db export of another run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
                 "compare with the file the profiler wrote; its rows are never ragged")
 EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)"
@@ -347,6 +353,8 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
+    elif LEFT_BESIDE.search(note):
+        severity = "warning"
     elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
           or UNKNOWN_LOSS.search(note)):
         severity = "error"

@@ -95,6 +95,13 @@ CREATE OR REPLACE TEMP TABLE stg_db_device (
     task_id BIGINT, input_shapes VARCHAR, input_dtypes VARCHAR, input_formats VARCHAR,
     output_shapes VARCHAR, output_dtypes VARCHAR)
 """
+# How far (ns) the db's device tasks start from the kernels the rank's other files gave, where
+# the two spans do not overlap: another run's export, not this one's (NULL: the same run).
+APART = """
+WITH d AS (SELECT min(start_ns) AS lo, max(start_ns + dur_ns) AS hi FROM stg_db_device),
+     k AS (SELECT min(start_ns) AS lo, max(start_ns + dur_ns) AS hi FROM kernels WHERE rank = ?)
+SELECT CASE WHEN d.hi < k.lo OR d.lo > k.hi THEN abs(d.lo - k.lo) END FROM d, k
+"""
 # TASK rows of compute kernels, whose names are in COMPUTE_TASK_INFO (KERNEL_AICORE, KERNEL_AIVEC,
 # MIX_AIV...).
 TASK_KERNELS = """
@@ -412,7 +419,12 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
             rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
     if given and not rows and not note:
-        note = f"db export of the same run as the files beside it, which gave the {', '.join(given)}: not loaded"
+        # Its device tasks tell whether it is their run; without any (analysis.db) it is not said.
+        apart = con.execute(APART, [ctx.rank]).fetchone()[0] if "kernels" in given else None
+        run = "of the same run as the files beside it, which" if "kernels" in given else "beside files that"
+        note = (f"db export of another run than the files beside it (its device tasks start {apart / 60e9:,.1f} "
+                "min from theirs, and do not overlap them): not loaded, theirs are" if apart is not None else
+                f"db export {run} gave the {', '.join(given)}: not loaded")
     return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
