@@ -103,8 +103,18 @@ class Session:
         Raises ProfileError when nothing loads, LoadCancelled when stopped."""
         rules = _rules(rules)
         path, note = resolve_run(path, run)
-        profile = load_profile(path, progress=progress, cancelled=cancelled, cache=cache,
-                               background=background)
+        try:
+            profile = load_profile(path, progress=progress, cancelled=cancelled, cache=cache,
+                                   background=background)
+        except ProfileError as e:
+            # A folder holding no profile itself but one below it (copied in with its parents):
+            # that one is what was meant. Of several, the caller shows them to pick from.
+            if len(e.candidates) != 1 or note:
+                raise
+            (below,) = e.candidates
+            note = f"{path}: no profile here itself; opened the one below it, {below}"
+            profile = load_profile(below, progress=progress, cancelled=cancelled, cache=cache,
+                                   background=background)
         if cancelled is not None and cancelled():
             raise LoadCancelled()
         session = cls(profile, rules, note, progress, cancelled)

@@ -100,6 +100,24 @@ def test_fail_on_exit_codes(capsys):
     assert code == 2 and out == "" and "no such file" in err
 
 
+def test_a_folder_with_one_profile_below_it_opens_that_one(capsys, tmp_path, monkeypatch):
+    """Copied in with its parents (prof/job/run/…): "no profile here; profiles were found under"
+    the one, and exit 2. Of two or more, which is meant is the user's to say."""
+    import shutil
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    fixture = ROOT / "fixtures" / "diffusion_2rank"
+    shutil.copytree(fixture, tmp_path / "prof" / "job" / "run")
+    code, out, err = _report(capsys, tmp_path / "prof", "--format", "json")
+    assert code == 0 and json.loads(out)["profile"]["path"] == str(tmp_path / "prof" / "job" / "run")
+    assert err == f"npu-tui: {tmp_path / 'prof'}: no profile here itself; opened the one below it, " \
+                  f"{tmp_path / 'prof' / 'job' / 'run'}\n"
+    assert json.loads(out)["findings"] == json.loads(_report(capsys, fixture, "--format", "json")[1])["findings"]
+    shutil.copytree(fixture, tmp_path / "prof" / "other")
+    code, out, err = _report(capsys, tmp_path / "prof")
+    assert code == 2 and out == "" and "profiles were found under" in err
+
+
 def test_rules_override_changes_findings(capsys, tmp_path):
     rules = (ROOT / "npu_tui" / "analysis" / "rules.toml").read_text()
     rules = rules.replace("threshold = 0.50", "threshold = 0.01", 1)  # matmul_high at 1%
