@@ -111,6 +111,7 @@ _NOT_FILES: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_not_file
 _SAID: ContextVar[Optional[List[Tuple[Path, str]]]] = ContextVar("npu_tui_said", default=None)
 NOT_EXPORTED = "not exported"
 TRACE_KINDS = ("kineto", "trace_view")
+ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 # What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
 FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
 NOT_A_FILE = "not a file"
@@ -779,6 +780,8 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         raise ProfileError(f"{path}: {_what_instead(path) or 'not a file'}, not a profiler file or folder")
     if _is_file(path):
         kind = classify(path, modules)
+        if kind is None and path.name.endswith(ARCHIVES):
+            raise ProfileError(f"{path}: an archive; extract it (tar xf, unzip) and open the folder it gives")
         if kind is None:
             raise ProfileError(f"{path}: not a profiler file npu-tui knows")
         return Discovery(path, "file", [RankSource(root=path.parent, source_format=_format({kind}),
