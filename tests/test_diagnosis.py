@@ -213,7 +213,11 @@ def test_a_partial_rules_file_changes_only_what_it_names(tmp_path, capsys):
     ("[stages.signature]\nblock_min_kernels = 2.5\n", "block_min_kernels = 2.5 is not a whole number"),
     ('[[category]]\nname = "X"\npattern = "(("\n', "category X: pattern '(('"),
     ('[stages.markers]\nown = "[a-"\n', "[stages.markers] own: pattern '[a-'"),
-], ids=["threshold-text", "factor-bool", "count-fraction", "category-regex", "marker-regex"])
+    ('[stages.markers]\nignore = "("\n', "[stages.markers] ignore: pattern '('"),
+    ("[compute]\ncopies = '('\n", "[compute] copies: pattern '('"),
+    ("[stages]\nmarkers = 5\n", "[stages.markers] is not a table"),
+], ids=["threshold-text", "factor-bool", "count-fraction", "category-regex", "marker-regex", "ignore-regex",
+        "copies-regex", "markers-not-a-table"])
 def test_a_rules_value_of_the_wrong_kind_is_said_not_a_traceback(tmp_path, capsys, text, said):
     """Exit 1 is a finding that fired under --fail-on: a traceback's 1 read as one."""
     path = tmp_path / "rules.toml"

@@ -9,7 +9,7 @@ import re
 import shutil
 from collections import Counter, defaultdict
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 
@@ -17,7 +17,7 @@ from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.health import failed, health
 from npu_tui.profile.schema import connect
 from npu_tui.profile.sources import kineto
-from npu_tui.profile.sources.base import read_head
+from npu_tui.profile.sources.base import HEAD_BYTES, read_head
 from npu_tui.profile.sources.chrome_trace import stage_trace
 
 SAMPLED = "kineto/hta-sampled-2rank"
@@ -249,6 +249,16 @@ def test_a_cut_cpu_only_trace_keeps_its_cpu_ops_as_kernels(tmp_path):
     # The outermost ops the cut kept are the whole trace's, but the one the cut fell in.
     assert len(kept - full) <= 1
     assert [i.what for i in health(cut) if "no kernels" in i.what] == []
+
+
+def test_device_properties_tell_no_device_from_devices_not_read():
+    """Only an empty list is a run without a device: entries not read here (no totalGlobalMem,
+    keys in another order) let a cut trace's CPU ops pass for kernels."""
+    head = b'{"schemaVersion": 1, "deviceProperties": [%s], "traceEvents": ['
+    assert kineto.devices(head % b" ") == []
+    assert kineto.devices(head % b'{"id": 0, "name": "Xeon", "maxComputeUnits": 448}') is None
+    assert kineto.devices(head % b'{"id": 1, "name": "H200", "totalGlobalMem": 1024}') == [(1, "H200", 1024)]
+    assert kineto.devices(b'{"traceEvents": [') is None
 
 
 def test_a_gpu_trace_cut_before_its_device_events_says_so_not_to_profile_the_device(real, tmp_path, capsys):
@@ -488,11 +498,28 @@ def test_a_trace_copied_under_another_name_loads_once(real, tmp_path):
     p = load_profile(tmp_path)
     assert p.con.execute(q).fetchall() == load_profile(real / SAMPLED).con.execute(q).fetchall()
     said = sorted((h.severity, h.what) for h in health(p) if "a copy of" in h.what)
-    assert said == [("info", f"{copy}: a copy of {n} beside it (the same size and first bytes): not loaded, "
+    assert said == [("info", f"{copy}: a copy of {n} beside it (the same content): not loaded, "
                              "or its rows would count twice")
                     for copy, n in (("sampled_rank-0.json.gz~", "sampled_rank-0.json.gz"),
                                     ("sampled_rank-1 (1).json", "sampled_rank-1.json.gz"))]
     assert not failed(health(p))
+
+    # Not copies: a trace the same as another in size and head but not at its end (a cycle that
+    # ran on), and empty files (each fails on its own, not one left out as the other's copy).
+    for f in tmp_path.glob("sampled_rank-*"):
+        f.unlink()
+    raw = gzip.decompress((real / SAMPLED / "sampled_rank-1.json.gz").read_bytes())
+    end = raw.rindex(b'"ts": ')
+    (tmp_path / "a.json").write_bytes(raw)
+    (tmp_path / "b.json").write_bytes(raw[:end] + raw[end:].replace(b'"ts": 1', b'"ts": 2', 1))
+    assert len(raw) > 2 * HEAD_BYTES and (tmp_path / "b.json").read_bytes() != raw
+    (tmp_path / "c.pt.trace.json").write_bytes(b"")
+    (tmp_path / "d.pt.trace.json").write_bytes(b"")
+    p = load_profile(tmp_path)
+    assert not [h for h in health(p) if "a copy of" in h.what]
+    assert sorted(PurePath(h.file).name for h in failed(health(p))) == ["c.pt.trace.json", "d.pt.trace.json"]
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE parse_filename(file) IN ('a.json', 'b.json') "
+                         "AND rows > 0").fetchone()[0] == 2
 
 
 def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_path):

@@ -241,7 +241,7 @@ def test_a_copy_or_a_second_file_beside_a_profilers_file_is_left_out(real, tmp_p
               "SELECT * FROM step_trace ORDER BY ALL", "SELECT rank, count(*) FROM comm_ops GROUP BY ALL ORDER BY ALL"):
         assert p.con.execute(q).fetchall() == alone.con.execute(q).fetchall(), q
     said = sorted((h.severity, h.what) for h in health(p) if h.file.startswith(str(out)))
-    copy = "{}: a copy of {} beside it (the same size and first bytes): not loaded, or its rows would count twice"
+    copy = "{}: a copy of {} beside it (the same content): not loaded, or its rows would count twice"
     assert said == sorted([("info", copy.format(c, n)) for c, n in (
         ("kernel_details.csv~", "kernel_details.csv"), ("kernel_details (1).csv", "kernel_details.csv"),
         (".kernel_details.csv", "kernel_details.csv"), ("step_trace_time (1).csv", "step_trace_time.csv"),
@@ -253,12 +253,14 @@ def test_a_copy_or_a_second_file_beside_a_profilers_file_is_left_out(real, tmp_p
 
 def test_a_rank_folder_holding_its_output_files_itself_loads_them(real, tmp_path):
     """ASCEND_PROFILER_OUTPUT's files copied straight into the rank folder: opened, "nothing could
-    be loaded"; beside other ranks, a rank with no kernels, its kernel_details.csv right there."""
+    be loaded"; beside other ranks, a rank with no kernels, its kernel_details.csv right there.
+    The raw PROF_* data a real rank folder keeps beside them is no parse still running."""
     src = real / LEVEL1 / "rank1_ascend_pt"
     rank = tmp_path / "rank1_ascend_pt"
     shutil.copytree(src, rank, ignore=shutil.ignore_patterns("ASCEND_PROFILER_OUTPUT"))
     for f in (src / "ASCEND_PROFILER_OUTPUT").iterdir():
         shutil.copy(f, rank / f.name)
+    (rank / "PROF_000001_20250101_ABC" / "device_1" / "data").mkdir(parents=True)
     p, whole = load_profile(rank), load_profile(src)
     assert p.ranks == whole.ranks == [1]
     for q in ("SELECT count(*), sum(dur_ns) FROM kernels", "SELECT count(*) FROM host_events",

@@ -107,7 +107,8 @@ def _check(data: Dict[str, Any], source: str) -> None:
     need(isinstance(data.get("category"), list) and data["category"], "no [[category]] rules")
     for c in data["category"]:
         need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
-    def number(table: Dict[str, Any], key: str, where: str, whole: bool = False) -> None:
+    def number(table: Any, key: str, where: str, whole: bool = False) -> None:
+        need(isinstance(table, dict), f"{where} is not a table")
         need(key in table, f"{where} lacks {key}")
         value = table[key]
         need(isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
@@ -146,7 +147,9 @@ def _check_patterns(data: Dict[str, Any], source: str) -> None:
     con = duckdb.connect()
     stages = data["stages"]
     found = ([(c["pattern"], f"category {c['name']}") for c in data["category"] if "pattern" in c]
-             + [(stages["markers"].get("own"), "[stages.markers] own"),
+             + [(data["compute"].get("copies"), "[compute] copies"),
+                (stages["markers"].get("own"), "[stages.markers] own"),
+                (stages["markers"].get("ignore"), "[stages.markers] ignore"),
                 (stages["signature"].get("vae_pattern"), "[stages.signature] vae_pattern")]
              + [(m.get("pattern"), f"stage marker {m.get('stage', '?')}") for m in stages["marker"]])
     for value, where in found:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 import re
 import stat
 import time
+import zlib
+from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 from ..text import literal
 from .errors import ProfileError
 from .sources import cluster_modules, source_modules
-from .sources.base import csv_header, damaged_gzip_head, read_head
+from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
 
@@ -276,33 +280,70 @@ def _one_each(files: List[Path], module: ModuleType) -> List[Path]:
     The profiler's own name is kept first, then the shortest (a copy's name adds to it)."""
     names = set(module.FILE_NAMES)
     ordered = sorted(files, key=lambda f: (f.name not in names, len(f.name), f.name))
-    only = ordered[0] if len(names) == 1 and ordered[0].name in names else None
+    # One file twice has one size, then one head, then one end: each is read only where the
+    # one before it is shared (a copy's, mostly).
+    sizes = {f: _content_size(f) for f in ordered}
+    shared = Counter(sizes.values())
+    heads = {f: _digest(f) for f, size in sizes.items() if size and shared[size] > 1}
+    shared = Counter((sizes[f], h) for f, h in heads.items() if h)
+    tails = {f: _tail(f, sizes[f]) for f, h in heads.items() if h and shared[sizes[f], h] > 1}
+    signs = {f: (sizes[f], heads[f], t) for f, t in tails.items() if t}
+    only = ordered[0] if len(names) == 1 and ordered[0].name in names and ordered[0] in sizes else None
     kept: Dict[object, Path] = {}
     for f in ordered:
-        sign = _signature(f)
-        if sign in kept:
-            _say(f, f"{COPY} {kept[sign].name} beside it (the same size and first bytes): not loaded, "
+        sign = signs.get(f)
+        if sign is not None and sign in kept:
+            _say(f, f"{COPY} {kept[sign].name} beside it (the same content): not loaded, "
                     "or its rows would count twice")
         elif only is not None and f is not only:
             _say(f, f"{SECOND} {module.KIND} file beside {only.name}, which the profiler writes once: "
                     "not loaded (a backup, or another run's)")
         else:
-            kept[sign or f] = f
-    return [f for f in files if f in kept.values()]
+            kept[sign if sign is not None else f] = f
+    chosen = set(kept.values())
+    return [f for f in files if f in chosen]
 
 
-def _signature(path: Path) -> Optional[Tuple[int, bytes]]:
-    """(size, head) of a file's content, gzip's uncompressed (its trailer's size, modulo 4 GiB as
-    gzip keeps it; whatever the file's name): two files with the same are one file twice. None
-    if it cannot be read now (its loader will say why)."""
+def _content_size(path: Path) -> Optional[int]:
+    """A file's size, a gzip stream's uncompressed (its trailer's, modulo 4 GiB as gzip keeps it;
+    told by its bytes, whatever the name ends in); None if it cannot be read now (its loader
+    will say why)."""
+    try:
+        size = path.stat().st_size
+        if ".gz" not in path.name:
+            return size
+        with open(path, "rb") as f:
+            if f.read(2) != b"\x1f\x8b":
+                return size
+            f.seek(max(0, size - 4))
+            return int.from_bytes(f.read(4), "little")
+    except OSError:
+        return None
+
+
+def _digest(path: Path) -> Optional[bytes]:
+    """A digest of a file's first 64 KiB of content; None if it cannot be read now."""
+    try:
+        return hashlib.blake2b(read_head(path), digest_size=16).digest()
+    except OSError:
+        return None
+
+
+def _tail(path: Path, size: int) -> Optional[bytes]:
+    """A digest of a file's last 64 KiB of content (a gzip stream is read to its end for them);
+    None if it cannot be read now."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if f.read(2) == b"\x1f\x8b":
-                f.seek(max(0, size - 4))
-                size = int.from_bytes(f.read(4), "little")
-        return size % 2**32, read_head(path)
-    except OSError:
+            if f.read(2) != b"\x1f\x8b":
+                f.seek(max(0, size - HEAD_BYTES))
+                return hashlib.blake2b(f.read(), digest_size=16).digest()
+            f.seek(0)
+            tail = b""
+            with gzip.open(f) as stream:
+                while chunk := stream.read(1 << 20):
+                    tail = (tail + chunk)[-HEAD_BYTES:]
+            return hashlib.blake2b(tail, digest_size=16).digest()
+    except (OSError, EOFError, zlib.error):
         return None
 
 
@@ -444,7 +485,9 @@ def _unparsed(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[P
     done = [_is_file(s.root / OUTPUT_DIR / PARSE_DONE) for s in sources]
     ready, problems = [], []
     for s in sources:
-        why = parse_state(s.root, done_elsewhere=any(done)) if s.source_format != "msprof" else None
+        # Output files copied up into the rank folder are no parse's: whatever PROF_* beside them.
+        flat = any(f.parent == s.root for fs in s.files.values() for f in fs)
+        why = parse_state(s.root, done_elsewhere=any(done)) if s.source_format != "msprof" and not flat else None
         if why:
             problems.append((s.root, why))
         else:

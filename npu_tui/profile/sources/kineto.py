@@ -66,39 +66,38 @@ FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
   AND lcat IN ('kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset');
 """
 
-# The innermost cpu_op open at each point of a thread (a launch, an allocation). Ops on a thread
-# nest, so the number of ops open at a moment is the depth of the innermost one, and that op is the
-# last one to start at that depth before the moment: a running sum over start/end marks, then an
-# ASOF join (no quadratic range join). {points}: (thread, ts_ns, key); gives (key, op_seq).
-INNERMOST_OP = """
+# The innermost cpu_op open at each launch and each allocation. Ops on a thread nest, so the
+# number of ops open at a moment is the depth of the innermost one, and that op is the last one
+# to start at that depth before the moment: a running sum over start/end marks, then an ASOF join
+# (no quadratic range join). One sweep for both kinds of point: it is most of the Kineto load.
+LAUNCH_OPS = """
+CREATE OR REPLACE TEMP TABLE kn_launch_op AS
 WITH op AS (
     SELECT hash(pid, tid) AS thread, seq, ts_ns, ts_ns + dur_ns AS end_ns
     FROM kn_event WHERE lcat IN ('cpu_op', 'operator') AND ph = 'X' AND dur_ns > 0
+), point AS (
+    SELECT hash(pid, tid) AS thread, ts_ns, corr, NULL::BIGINT AS alloc FROM kn_launch
+    UNION ALL SELECT hash(pid, tid), ts_ns, NULL, seq FROM kn_alloc
 ), mark AS (
     -- At equal times: ends (inner first), then starts (outer first), then points. An op and its
     -- child can share start and duration at µs resolution; the file lists the parent first.
     -- Only numbers go through the sweep (the op's seq); its name and shapes are joined after.
     SELECT thread, end_ns AS t, 0 AS kind, end_ns - ts_ns AS tie, -seq AS tie2, -1 AS delta,
-           NULL::BIGINT AS op_seq, NULL AS key FROM op
-    UNION ALL SELECT thread, ts_ns, 1, ts_ns - end_ns, seq, 1, seq, NULL FROM op
-    UNION ALL SELECT thread, ts_ns, 2, 0, 0, 0, NULL, key FROM ({points})
+           NULL::BIGINT AS op_seq, NULL AS corr, NULL::BIGINT AS alloc FROM op
+    UNION ALL SELECT thread, ts_ns, 1, ts_ns - end_ns, seq, 1, seq, NULL, NULL FROM op
+    UNION ALL SELECT thread, ts_ns, 2, 0, 0, 0, NULL, corr, alloc FROM point
 ), depth AS (
     -- One order over every thread, not a window per thread: each thread's marks sum to zero, so
     -- the count restarts by itself, and one partition per thread ran on one core (1.6M ops on a
     -- thread: 2.6 s against 2.1 s).
     SELECT *, sum(delta) OVER (ORDER BY thread, t, kind, tie, tie2 ROWS UNBOUNDED PRECEDING) AS depth FROM mark
-)
-SELECT l.key, o.op_seq
-FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
-ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
-  ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
-"""
-
-LAUNCH_OPS = """
-CREATE OR REPLACE TEMP TABLE kn_launch_op AS
-WITH innermost AS (""" + INNERMOST_OP.format(points="SELECT hash(pid, tid) AS thread, ts_ns, corr AS key FROM kn_launch") + """
+), innermost AS (
+    SELECT l.corr, l.alloc, o.op_seq
+    FROM (SELECT * FROM depth WHERE kind = 2 AND depth > 0) l
+    ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
+      ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
 ), launch_op AS (
-    SELECT i.key AS corr, e.name AS op, io[1] AS dims, io[2] AS types
+    SELECT i.corr, i.alloc, e.name AS op, io[1] AS dims, io[2] AS types
     FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq,
          LATERAL (SELECT json_extract(e.args, ['Input Dims', 'Input type']) AS io)
 ), spelt AS (
@@ -108,7 +107,7 @@ WITH innermost AS (""" + INNERMOST_OP.format(points="SELECT hash(pid, tid) AS th
     SELECT dims, types, kineto_list(dims) AS input_shapes, kineto_list(types) AS input_dtypes
     FROM (SELECT DISTINCT dims, types FROM launch_op)
 )
-SELECT l.corr, l.op, s.input_shapes, s.input_dtypes
+SELECT l.corr, l.alloc, l.op, s.input_shapes, s.input_dtypes
 FROM launch_op l LEFT JOIN spelt s ON s.dims IS NOT DISTINCT FROM l.dims AND s.types IS NOT DISTINCT FROM l.types
 """
 
@@ -175,12 +174,12 @@ WHERE TRY_CAST(args->>'Total Allocated' AS BIGINT) IS NOT NULL
 """
 
 # Each allocation an operator made, as torch_npu's operator_memory.csv gives it: a ``[memory]``
-# event with positive Bytes, owned by the innermost cpu_op open on its thread (one outside every
-# op is no operator's), released by the next event of the same address, a negative one. The
-# device's allocations, or in a trace without any the CPU's (as memory_series takes them).
-INSERT_OPERATOR_MEMORY = """
-INSERT INTO operator_memory (rank, device, name, size_bytes, alloc_ns, release_ns, duration_ns,
-                             alloc_allocated_mb, alloc_reserved_mb, release_allocated_mb, release_reserved_mb)
+# event with positive Bytes, released by the next event of the same address, a negative one; its
+# operator (LAUNCH_OPS) is the innermost cpu_op open on its thread (one outside every op is no
+# operator's). The device's allocations, or in a trace without any the CPU's (as memory_series
+# takes them). LIMIT 0 where the trace has no [memory] event: the table LAUNCH_OPS reads, unread.
+ALLOCS = """
+CREATE OR REPLACE TEMP TABLE kn_alloc AS
 WITH mem AS (
     SELECT seq, pid, tid, ts_ns, dtype, coalesce(int_or_null(args->>'Device Id'), 0) AS did,
            args->>'Addr' AS addr, TRY_CAST(args->>'Bytes' AS BIGINT) AS bytes,
@@ -195,15 +194,17 @@ WITH mem AS (
     SELECT *, lead(ts_ns) OVER w AS next_ns, lead(bytes) OVER w AS next_bytes,
            lead(allocated_mb) OVER w AS next_allocated_mb, lead(reserved_mb) OVER w AS next_reserved_mb
     FROM kept WINDOW w AS (PARTITION BY dtype, did, addr ORDER BY ts_ns, seq)
-), alloc AS (
-    SELECT *, next_bytes < 0 AS released FROM paired WHERE bytes > 0
-), innermost AS (""" + INNERMOST_OP.format(points="SELECT hash(pid, tid) AS thread, ts_ns, seq AS key FROM alloc") + """
 )
-SELECT $rank, CASE WHEN a.dtype = 0 THEN 'CPU' ELSE 'device:' || a.did END, e.name, a.bytes, a.ts_ns,
+SELECT *, next_bytes < 0 AS released FROM paired WHERE bytes > 0
+"""
+INSERT_OPERATOR_MEMORY = """
+INSERT INTO operator_memory (rank, device, name, size_bytes, alloc_ns, release_ns, duration_ns,
+                             alloc_allocated_mb, alloc_reserved_mb, release_allocated_mb, release_reserved_mb)
+SELECT $rank, CASE WHEN a.dtype = 0 THEN 'CPU' ELSE 'device:' || a.did END, o.op, a.bytes, a.ts_ns,
        CASE WHEN released THEN next_ns END, CASE WHEN released THEN next_ns - a.ts_ns END,
        a.allocated_mb, a.reserved_mb,
        CASE WHEN released THEN next_allocated_mb END, CASE WHEN released THEN next_reserved_mb END
-FROM alloc a JOIN innermost i ON i.key = a.seq JOIN stg_kineto e ON e.seq = i.op_seq
+FROM kn_alloc a JOIN kn_launch_op o ON o.alloc = a.seq
 """
 
 RUNTIME = """
@@ -214,7 +215,7 @@ DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
 CPU_OPS = "SELECT count(*) FROM kn_event WHERE lcat IN ('cpu_op', 'operator')"
 DEVICE_KERNELS = "SELECT count(*) FROM kernels WHERE rank = $rank AND core <> 'CPU'"
 
-TEMP_TABLES = ("kn_launch", "kn_device", "kn_launch_op", "kn_step", "kn_step_from")
+TEMP_TABLES = ("kn_launch", "kn_device", "kn_alloc", "kn_launch_op", "kn_step", "kn_step_from")
 
 
 def sniff(head: bytes) -> bool:
@@ -239,13 +240,14 @@ def process_hint(head: bytes) -> Optional[Tuple[bytes, int]]:
 
 
 def devices(head: bytes) -> Optional[List[Tuple[int, str, int]]]:
-    """(id, name, bytes) of each device the trace's deviceProperties lists; None when the head of
-    the file has no deviceProperties. An empty list is a run with no GPU (torch writes the list,
-    empty or not, before the events)."""
+    """(id, name, bytes) of each device the trace's deviceProperties lists. An empty list is a run
+    with no GPU (torch writes the list, empty or not, before the events); None is a head without
+    the list, or with entries not read here (keys in another order, no totalGlobalMem)."""
     block = _DEVICES.search(head)
     if block is None:
         return None
-    return [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))]
+    listed = [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))]
+    return listed if listed or not block.group(1).strip() else None
 
 
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
@@ -268,12 +270,14 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         world_size = staged.distributed_info.get("world_size")
         if isinstance(world_size, int) and 0 < world_size < 2**31:
             ctx.world_size = world_size
+        rank = {"rank": ctx.rank}
+        memory = con.execute(INSERT_MEMORY, rank).fetchone()[0]
+        con.execute(ALLOCS if memory else ALLOCS + " LIMIT 0")
         con.execute(LAUNCH_OPS)
         con.execute(STEPS)
         runtime = con.execute(RUNTIME).fetchone()[0]
-        rank = {"rank": ctx.rank}
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
-        if rows == 0 and cycles and not con.execute(CPU_OPS).fetchone()[0]:
+        if rows == 0 and cycles and not memory and not con.execute(CPU_OPS).fetchone()[0]:
             return LoadResult(rows=0, note=EMPTY_CYCLE)
         # A cut (or damaged) trace without device events is not a CPU-only run unless it says it
         # had no device (deviceProperties empty): its device events may have been still to come
@@ -285,9 +289,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):
             rows += con.execute(sql, rank).fetchone()[0]
-        memory = con.execute(INSERT_MEMORY, rank).fetchone()[0]
+        rows += memory
         if memory:  # the same events again, by operator: not more rows of the file
-            rows += memory
             con.execute(INSERT_OPERATOR_MEMORY, rank)
         # the capacity of the device this rank ran on (all listed when it is not known)
         listed = [d for d in listed or () if ctx.device_id is None or d[0] == ctx.device_id]

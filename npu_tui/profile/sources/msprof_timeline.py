@@ -123,8 +123,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             try:
                 stage_trace(con, steps, "stg_msprof_steps")
                 con.execute(SPLIT_STEPS)
-            except SourceError:
-                pass  # a damaged step_trace_*: the kernels load all the same, without their step
+            except (SourceError, OSError, duckdb.Error):
+                pass  # a damaged or unreadable step_trace_*: the kernels load all the same, without their step
             finally:
                 drop_staged_trace(con, "stg_msprof_steps")
         params = {"rank": ctx.rank}
