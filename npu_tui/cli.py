@@ -178,6 +178,8 @@ def cmd_diff(args) -> int:
 
     rules = _rules(args)
     new, base = open_session(args.new, rules), open_session(args.base, rules)
+    for session in (new, base):
+        _say(session.note)
     _write_diff(new.diff(base), args.format)
     return _incomplete([base, new], args.partial)
 

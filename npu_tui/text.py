@@ -60,6 +60,8 @@ def memory_unit(mb: Sequence[Optional[float]]) -> Tuple[float, str]:
 
 def width(s: str) -> int:
     """Columns ``s`` takes in a terminal: East Asian wide characters two, combining marks none."""
+    if s.isascii():
+        return len(s)
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 
@@ -67,7 +69,7 @@ def clip(s: str, cells: int) -> str:
     """``s`` cut to at most ``cells`` terminal columns. Cut in the middle: an operator's
     or kernel's name says what it is at both ends (``autograd::engine::evaluate_function:
     ConvolutionBackward0``, ``aclnnMatmul_…_MatMulV3``), so the head and the tail both stay."""
-    if width(s) <= cells:
+    if (len(s) <= cells and s.isascii()) or width(s) <= cells:
         return s
     if cells <= 1:
         return "…"[:cells]

@@ -287,11 +287,12 @@ def test_a_trace_view_with_an_empty_event_list_is_its_ranks_failed_trace_view(re
 def test_an_archive_of_a_profile_says_to_extract_it(real, tmp_path):
     import tarfile
 
-    path = tmp_path / "prof.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        tar.add(real / LEVEL1, arcname="level1")
-    with pytest.raises(ProfileError, match=r"prof\.tar\.gz: an archive; extract it \(tar xf, unzip\)"):
-        load_profile(path)
+    for name in ("prof.tar.gz", "msprof_export.tar.gz"):  # (msprof_ is the prefix of msprof's timelines)
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as tar:
+            tar.add(real / LEVEL1, arcname="level1")
+        with pytest.raises(ProfileError, match=rf"{name}: an archive; extract it \(tar xf, unzip\)"):
+            load_profile(path)
 
 
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):

@@ -434,7 +434,7 @@ def test_a_db_without_compute_task_info_says_its_compute_tasks_were_lost(real, t
     assert doc["complete"] is False
     (item,) = [h for h in doc["health"] if "COMPUTE_TASK_INFO" in h["what"]]
     assert (item["severity"], item["rank"]) == ("error", 0)
-    assert item["what"].endswith(f"tables missing: COMPUTE_TASK_INFO; its {lost:,} compute tasks (in TASK) were not loaded")
+    assert item["what"].endswith("tables missing: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
     assert sum(r["kernel_count"] for r in doc["ranks"]) == comm
 
 

@@ -89,6 +89,8 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
                 return named if named in TRACE_KINDS and not flavour_told(head) else m.KIND
     elif path.name.endswith(".json.gz") and _damaged(path):
         return "kineto"  # a trace whose gzip breaks in its head: its loader says so
+    if path.name.endswith(ARCHIVES):  # msprof_export.tar.gz: no msprof file, whatever its name
+        return None
     return kind_by_name(path.name, modules)
 
 

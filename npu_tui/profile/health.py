@@ -195,7 +195,9 @@ STOPPED = ("{name}: not loaded, its load was stopped: the rank's host events, fl
            "are missing, so its stages come from kernel signatures")
 STOPPED_FIX = "r loads the profile again"
 
-TRACES = ("trace_view", "kineto", "msprof_timeline")
+# What a trace holds besides kernels, by kind.
+TRACES = {"trace_view": "host events, flows and overlap lanes", "kineto": "host events, flows and memory records",
+          "msprof_timeline": "host events and overlap lanes"}
 
 # Ranks that loaded without a single kernel: none of their files holds device tasks.
 NO_KERNELS = """
@@ -219,7 +221,7 @@ NO_KERNELS_FIX_NPU = "copy the rank's kernel_details.csv or trace_view.json (ASC
 
 # The files that gave each rank's kernels, and whether they gave any kernel's shapes.
 KERNEL_FILES = """
-SELECT DISTINCT l.rank, l.file, k.shapes
+SELECT DISTINCT l.rank, l.file, l.kind, k.shapes
 FROM (SELECT rank, source, bool_or(input_shapes IS NOT NULL) AS shapes FROM kernels GROUP BY ALL) k
 JOIN load_log l ON l.rank = k.rank AND l.kind = k.source AND l.rows > 0
 ORDER BY l.file
@@ -240,8 +242,8 @@ def health(profile) -> List[HealthItem]:
     # Where another of the rank's files gave its kernels instead, the failure costs what that
     # file lacks, not the kernels: said, or "could not be loaded" reads as a rank without them.
     if failed_ranks:
-        kernel_files = [(rank, profile.named(file), shapes)
-                        for rank, file, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
+        kernel_files = [(rank, profile.named(file), kind, shapes)
+                        for rank, file, kind, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
         items = [_stand_in(i, kind, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
                  for i, (_, _, kind, *_) in zip(items, rows)]
     where = path_text(profile.path)
@@ -296,13 +298,14 @@ def health(profile) -> List[HealthItem]:
 
 
 def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
-    others = [(file, shapes) for rank, file, shapes in kernel_files if rank == item.rank and file != item.file]
+    # Files of another kind (a rank's other cycles or iterations give their own kernels, not its).
+    others = [(file, shapes) for rank, file, other, shapes in kernel_files if rank == item.rank and other != kind]
     if not others:
         return item
     names = ", ".join(PurePath(file).name for file, _ in others)
     shapes = "" if any(s for _, s in others) else ", without their input shapes"
     # A trace gives more than kernels: what only it holds is missing all the same.
-    trace = "; its host events, flows and overlap lanes are missing" if kind in TRACES else ""
+    trace = f"; its {TRACES[kind]} are missing" if kind in TRACES else ""
     return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}{trace}")
 
 

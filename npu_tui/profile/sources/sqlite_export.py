@@ -102,11 +102,11 @@ WITH d AS (SELECT min(start_ns) AS lo, max(start_ns + dur_ns) AS hi FROM stg_db_
      k AS (SELECT min(start_ns) AS lo, max(start_ns + dur_ns) AS hi FROM kernels WHERE rank = ?)
 SELECT CASE WHEN d.hi < k.lo OR d.lo > k.hi THEN abs(d.lo - k.lo) END FROM d, k
 """
-# TASK rows of compute kernels, whose names are in COMPUTE_TASK_INFO (KERNEL_AICORE, KERNEL_AIVEC,
-# MIX_AIV...).
+# Whether TASK holds compute kernels, whose names are in COMPUTE_TASK_INFO: task types KERNEL_AICORE,
+# KERNEL_AIVEC, MIX_AIV... (older CANN: AI_CORE, AI_CPU, which newer ones also give other tasks).
 TASK_KERNELS = """
-SELECT count(*) FROM stg_db_TASK t JOIN stg_db_STRING_IDS s ON s.id = t.taskType
-WHERE regexp_matches(s.value, '^(KERNEL_|MIX_)')
+SELECT count(*) > 0 FROM stg_db_TASK t JOIN stg_db_STRING_IDS s ON s.id = t.taskType
+WHERE regexp_matches(s.value, '^(KERNEL_|MIX_|AI_CORE$|AI_CPU$)')
 """
 COMM_OPS = """
 INSERT INTO stg_db_device
@@ -368,9 +368,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
         else:
             con.execute(NO_COMPUTE)
             # A run without compute has no such table; one whose TASK holds kernels lost them.
-            if "taskType" in cols["TASK"] and (lost := con.execute(TASK_KERNELS).fetchone()[0]):
-                note = (f"tables missing: COMPUTE_TASK_INFO; its {lost:,} compute tasks (in TASK) were "
-                        "not loaded")
+            if "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0]:
+                note = "tables missing: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded"
         if "COMMUNICATION_OP" in cols:
             con.execute(COMM_OPS.format(wait=col(cols["COMMUNICATION_OP"], "waitNs")),
                         {"device_id": ctx.device_id})
@@ -422,9 +421,11 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
         # Its device tasks tell whether it is their run; without any (analysis.db) it is not said.
         apart = con.execute(APART, [ctx.rank]).fetchone()[0] if "kernels" in given else None
         run = "of the same run as the files beside it, which" if "kernels" in given else "beside files that"
-        note = (f"db export of another run than the files beside it (its device tasks start {apart / 60e9:,.1f} "
-                "min from theirs, and do not overlap them): not loaded, theirs are" if apart is not None else
-                f"db export {run} gave the {', '.join(given)}: not loaded")
+        note = f"db export {run} gave the {', '.join(given)}: not loaded"
+        if apart is not None:
+            gap = f"{apart / 60e9:,.1f} min" if apart >= 60e9 else f"{apart / 1e9:.3g} s"
+            note = (f"db export of another run than the files beside it (its device tasks start {gap} from "
+                    "theirs, and do not overlap them): not loaded, theirs are")
     return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
