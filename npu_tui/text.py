@@ -65,10 +65,11 @@ def width(s: str) -> int:
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 
 
-def clip(s: str, cells: int) -> str:
-    """``s`` cut to at most ``cells`` terminal columns. Cut in the middle: an operator's
-    or kernel's name says what it is at both ends (``autograd::engine::evaluate_function:
-    ConvolutionBackward0``, ``aclnnMatmul_…_MatMulV3``), so the head and the tail both stay."""
+def clip(s: str, cells: int, middle: bool = True) -> str:
+    """``s`` cut to at most ``cells`` terminal columns. In the middle: an operator's or kernel's
+    name says what it is at both ends (``autograd::engine::evaluate_function:
+    ConvolutionBackward0``, ``aclnnMatmul_…_MatMulV3``), so the head and the tail both stay. A
+    list (input shapes, dtypes) reads from its first item: cut at its end (``middle=False``)."""
     if (len(s) <= cells and s.isascii()) or width(s) <= cells:
         return s
     if cells <= 1:
@@ -78,11 +79,12 @@ def clip(s: str, cells: int) -> str:
     i, j = 0, len(s) - 1
     # Take characters from each end in turn, the tail first, while they fit.
     while i <= j:
-        c = s[j] if len(tail) <= len(head) else s[i]
+        take_tail = middle and len(tail) <= len(head)
+        c = s[j] if take_tail else s[i]
         if width(c) > room:
             break
         room -= width(c)
-        if len(tail) <= len(head):
+        if take_tail:
             tail.append(c)
             j -= 1
         else:

@@ -6,7 +6,7 @@ import duckdb
 from textual.app import App
 from textual.geometry import Region
 
-from npu_tui.text import width as display_width
+from npu_tui.text import clip, width as display_width
 from npu_tui.tui.cells import Column
 from npu_tui.tui.grid import PAGE_ROWS, GridQuery, GridView, PagedTable
 from npu_tui.tui.screens.export import ask_export
@@ -176,6 +176,8 @@ async def test_a_long_name_keeps_both_ends_and_wide_characters_keep_the_columns(
         assert lines[0].split()[1].startswith("autograd::")
         assert lines[0].split()[1].endswith("Backward0")
         assert "…" in lines[0] and "…" in lines[1] and "…" not in lines[2]
+        # A list (shapes) reads from its first item: cut at its end.
+        assert clip("16384,12288;12288,3072", 12, middle=False) == "16384,12288…"
         # A wide character takes two columns: the numbers still end at one column on every line.
         ends = {display_width(line) for line in lines}
         assert ends == {display_width(line_text(table, 0).rstrip())}

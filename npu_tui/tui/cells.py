@@ -17,11 +17,11 @@ class Column:
 
     key: str
     label: str
-    kind: str = "text"  # text | flag | int | us | ms | share | float
+    kind: str = "text"  # text | list | flag | int | us | ms | share | float
 
     @property
     def numeric(self) -> bool:
-        return self.kind not in ("text", "flag")
+        return self.kind not in ("text", "list", "flag")
 
 
 def fmt_us(us: float) -> str:
@@ -37,7 +37,7 @@ def fmt_us(us: float) -> str:
 def fmt_cell(value: Any, kind: str) -> str:
     if value is None:
         return "-"
-    if kind == "text":
+    if kind in ("text", "list"):
         return literal(value)
     if kind == "flag":
         return "yes" if value else ""

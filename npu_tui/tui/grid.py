@@ -74,7 +74,7 @@ class GridQuery:
 
     @property
     def filter_on(self) -> Tuple[str, ...]:
-        return tuple(c.key for c in self.columns if c.kind == "text") + self.filter_also
+        return tuple(c.key for c in self.columns if c.kind in ("text", "list")) + self.filter_also
 
     def effective(self, filter_text: str = "") -> Tuple[str, List[Any]]:
         """The SQL and parameters for the current sort and filter."""
@@ -364,10 +364,11 @@ class PagedTable(ScrollView, can_focus=True):
             self._layout_columns()
             self.virtual_size = Size(self.size.width, self.total + 1)
 
-    def _cells(self, values: Sequence[str], aligns: Sequence[bool]) -> str:
+    def _cells(self, values: Sequence[str], columns: Sequence[Column]) -> str:
         out = []
-        for text, cells, right in zip(values, self._widths, aligns):
-            text = clip(text, cells)
+        for text, cells, column in zip(values, self._widths, columns):
+            right = column.numeric
+            text = clip(text, cells, middle=column.kind != "list")
             pad = " " * (cells - display_width(text))
             out.append(pad + text if right else text + pad)
         return (" " * GAP).join(out)
@@ -385,8 +386,7 @@ class PagedTable(ScrollView, can_focus=True):
         if index >= self.total:
             return Strip([Segment("(no rows)" if index == 0 and y == 1 else "", base)]).extend_cell_length(width, base)
         row = self.row_dict(index)
-        text = self._cells([fmt_cell(row.get(c.key), c.kind) for c in self.query.columns],
-                           [c.numeric for c in self.query.columns])
+        text = self._cells([fmt_cell(row.get(c.key), c.kind) for c in self.query.columns], self.query.columns)
         style = base
         if self.query.highlight and row.get(self.query.highlight):
             style = base + self.get_component_rich_style("paged-table--highlight")

@@ -26,12 +26,12 @@ STATS = (Column("count", "count", "int"), Column("total_us", "total", "us"),
          Column("mean_us", "mean", "us"), Column("max_us", "max", "us"),
          Column("share", "share", "share"))
 TYPE_COLUMNS = (Column("type", "type"),) + STATS
-OP_COLUMNS = (Column("op", "operator"), Column("input_shapes", "input shapes")) + STATS
+OP_COLUMNS = (Column("op", "operator"), Column("input_shapes", "input shapes", "list")) + STATS
 INSTANCE_COLUMNS = (Column("rank", "rank", "int"), Column("step", "step", "int"),
                     Column("start_us", "start", "us"), Column("dur_us", "dur", "us"),
                     Column("wait_us", "wait", "us"), Column("block_dim", "blocks", "int"),
                     Column("stream_id", "stream", "int"), Column("name", "name"),
-                    Column("input_shapes", "input shapes"), Column("input_dtypes", "dtypes"))
+                    Column("input_shapes", "input shapes", "list"), Column("input_dtypes", "dtypes", "list"))
 RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "int"),
                 Column("kernels", "kernels", "int"), Column("kernel_time_us", "kernel time", "us"),
                 Column("span_us", "span", "us"), Column("step_time_us", "step", "us"),
@@ -125,7 +125,7 @@ def ranks() -> Drill:
 
 
 FIND = GridQuery("Find a kernel or operator", "kernel_names",
-                 (Column("type", "type"), Column("op", "operator"), Column("input_shapes", "input shapes"),
+                 (Column("type", "type"), Column("op", "operator"), Column("input_shapes", "input shapes", "list"),
                   Column("name", "kernel name"), Column("kernels", "kernels", "int"),
                   Column("total_us", "total", "us")), sort="total_us")
 
