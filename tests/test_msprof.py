@@ -90,6 +90,12 @@ def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tm
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
     q = "SELECT step, count(*) FROM (SELECT DISTINCT rank, step FROM kernels) GROUP BY step ORDER BY step"
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
+    # What only the merged file held, the iteration's Overlap Analysis, is said to be missing.
+    from npu_tui.profile.health import health
+
+    (item,) = [i for i in health(p) if "in place of" in i.what]
+    assert item.severity == "warning" and item.what == ("task_time_0_2_5.json: in place of msprof_0_2_5.json, which "
+                                                         "is missing: that iteration's overlap lanes (only in it) are missing")
 
 
 def test_kernels_and_hccl_ops_match_the_timeline(real, sample):

@@ -134,7 +134,14 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if not ctx.loaded & RICHER:
             for sql in (LANES, HOST):
                 rows += con.execute(sql, params).fetchone()[0]
-        return LoadResult(rows=rows, skipped=staged.lost + staged.untimed, note=staged.note)
+        # In place of its iteration's merged file (the other iterations have theirs), a split gives
+        # what it holds, not the Overlap Analysis only the merged file has: said once, by the split
+        # that gives the kernels.
+        merging = any(p.name.startswith("msprof_") for p in ctx.files.get(KIND, []))
+        stands_in = prefix == "task_time_" and merging and (
+            f"in place of {merged}, which is missing: that iteration's overlap lanes (only in it) are missing")
+        note = "; ".join(filter(None, [staged.note, stands_in]))
+        return LoadResult(rows=rows, skipped=staged.lost + staged.untimed, note=note)
     finally:
         for t in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {t}")
