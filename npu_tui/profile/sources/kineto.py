@@ -177,7 +177,7 @@ WHERE TRY_CAST(args->>'Total Allocated' AS BIGINT) IS NOT NULL
 # event with positive Bytes, released by the next event of the same address, a negative one; its
 # operator (LAUNCH_OPS) is the innermost cpu_op open on its thread (one outside every op is no
 # operator's). The device's allocations, or in a trace without any the CPU's (as memory_series
-# takes them). LIMIT 0 where the trace has no [memory] event: the table LAUNCH_OPS reads, unread.
+# takes them). A trace without [memory] events gets the table empty (LIMIT 0), unsearched.
 ALLOCS = """
 CREATE OR REPLACE TEMP TABLE kn_alloc AS
 WITH mem AS (
