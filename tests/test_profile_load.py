@@ -293,6 +293,10 @@ def test_an_archive_of_a_profile_says_to_extract_it(real, tmp_path):
             tar.add(real / LEVEL1, arcname="level1")
         with pytest.raises(ProfileError, match=rf"{name}: an archive; extract it \(tar xf, unzip\)"):
             load_profile(path)
+    # The folder it was copied into, holding nothing else.
+    with pytest.raises(ProfileError, match=r"no profiler output found, but archives \(msprof_export\.tar\.gz, "
+                                           r"prof\.tar\.gz\): extract them \(tar xf, unzip\) and open what they give"):
+        load_profile(tmp_path)
 
 
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):

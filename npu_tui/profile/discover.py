@@ -872,4 +872,10 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         more = f" and {len(hint) - 5} more" if len(hint) > 5 else ""
         why = f" (not one job: {apart})" if apart else ""
         raise ProfileError(f"{path}: no profile here; profiles were found under {names}{more}{why}", hint)
+    archives = sorted(f.name for f in _files(path) if f.name.endswith(ARCHIVES))
+    if archives:
+        one = len(archives) == 1
+        raise ProfileError(f"{path}: no profiler output found, but {'an archive' if one else 'archives'} "
+                           f"({', '.join(archives[:3])}): extract {'it' if one else 'them'} (tar xf, unzip) "
+                           f"and open what {'it gives' if one else 'they give'}")
     raise ProfileError(f"{path}: no profiler output found (no *_ascend_pt, PROF_*, CSV, trace or db files)")
