@@ -77,6 +77,27 @@ def test_the_splits_of_a_merged_timeline_are_said_not_loaded(sample):
     assert {i.severity for i in health(sample) if "a split of" in i.what or "a copy of" in i.what} == {"info"}
 
 
+def test_splits_named_otherwise_are_covered_by_any_merged_file(real, tmp_path):
+    """Splits not named per iteration (their iteration cannot be told) beside a merged timeline:
+    left for it, as before, not loaded twice."""
+    from npu_tui.profile.health import health
+
+    copy = tmp_path / SAMPLE
+    shutil.copytree(real / SAMPLE, copy)
+    whole = load_profile(copy, cache=False)
+    (dev,) = [d for d in device_dirs(tmp_path) if d.name == "device_0"]
+    timeline = dev / "timeline"
+    for f in timeline.glob("*.json"):
+        if not f.name.startswith("msprof_"):
+            f.rename(timeline / re.sub(r"_0_2_(\d+)\.json$", r"_slice_\1.json", f.name))
+    p = load_profile(copy, cache=False)
+    q = "SELECT rank, name, start_ns, dur_ns, step FROM kernels ORDER BY ALL"
+    assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
+    said = {i.what for i in health(p) if "task_time_slice" in i.what}
+    assert said and all(w.endswith("a split of the merged msprof_*.json beside it, which is loaded: not loaded too")
+                        for w in said)
+
+
 def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tmp_path):
     """The splits of an iteration whose msprof_*.json is gone are its only record: loaded, with
     the kernels and steps the merged file gave."""

@@ -83,7 +83,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"db export beside files", "{name} not loaded: the text export beside it is used", ""),
     (r"db export of another run", "{name}: {note}", "move one of the two exports to a folder of its own, "
      "and open each on its own"),
-    (r"^a split of msprof_", "{name}: {note}", ""),
+    (r"^a split of ", "{name}: {note}", ""),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
      "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
@@ -111,7 +111,7 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
                      r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
-BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of msprof_|"
+BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
                        r"^a copy of")
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
 LEFT_BESIDE = re.compile(r"^db export of another run")

@@ -34,6 +34,7 @@ STAGE = "stg_msprof"
 # iteration's only record.
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
 SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
+ITERATION = re.compile(r"_\d+_\d+_\d+\.json$")
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
 _MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Step Trace|Overlap Analysis)"')
@@ -110,8 +111,11 @@ def sniff(head: bytes) -> bool:
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
     merged = prefix and "msprof_" + path.name[len(prefix):]
-    if merged and any(p.name == merged for p in ctx.files.get(KIND, [])):
-        return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=merged))
+    names = [p.name for p in ctx.files.get(KIND, [])]
+    # Per iteration (_device_model_iteration), only its own merged file covers a split; named
+    # otherwise, any merged file beside it does, as its iteration cannot be told.
+    if merged and (merged in names or not ITERATION.search(merged) and any(n.startswith("msprof_") for n in names)):
+        return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=merged if merged in names else "the merged msprof_*.json"))
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
