@@ -255,7 +255,8 @@ def cmd_report(args) -> int:
     _say(session.note)
     unknown = sorted({w[0] for w in windows if w[0] is not None} - set(session.ranks))
     if unknown:
-        return _fail(f"--stage: no rank {', '.join(map(str, unknown))}; the ranks are {', '.join(map(str, session.ranks))}")
+        return _fail(f"--stage: no rank {', '.join(map(str, unknown))}; "
+                     f"the ranks are {', '.join(map(str, session.ranks))}")
     for rank, stage, start_us, end_us in windows:
         session.add_stage_window(rank, stage, start_us, end_us)
     # Printed, never read here: the stage windows (which only JSON shows) and the memory per

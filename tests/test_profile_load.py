@@ -251,6 +251,22 @@ def test_a_copy_or_a_second_file_beside_a_profilers_file_is_left_out(real, tmp_p
     assert not failed(health(p))
 
 
+def test_a_copy_beside_a_profilers_file_that_cannot_be_read_is_what_there_is(real, tmp_path, monkeypatch):
+    """The profiler's own kernel_details.csv cannot be read (a permission, an I/O error): its copy
+    beside it is not left out as a second file, or the rank would have no kernels at all."""
+    from npu_tui.profile import discover as disc
+    from npu_tui.profile.sources import kernel_details
+
+    out = tmp_path / "o"
+    out.mkdir()
+    own = out / "kernel_details.csv"
+    shutil.copy(real / LEVEL1 / "rank0_ascend_pt" / KD, own)
+    shutil.copy(own, out / "kernel_details (1).csv")
+    size = disc._content_size
+    monkeypatch.setattr(disc, "_content_size", lambda f: None if f == own else size(f))
+    assert disc._one_each([own, out / "kernel_details (1).csv"], kernel_details) == [own, out / "kernel_details (1).csv"]
+
+
 def test_a_rank_folder_holding_its_output_files_itself_loads_them(real, tmp_path):
     """ASCEND_PROFILER_OUTPUT's files copied straight into the rank folder: opened, "nothing could
     be loaded"; beside other ranks, a rank with no kernels, its kernel_details.csv right there.

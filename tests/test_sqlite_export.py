@@ -381,6 +381,17 @@ def test_a_journal_gone_while_copied_reads_the_db_committed(real, tmp_path, monk
     assert p.con.execute("SELECT note FROM load_log WHERE note <> '' AND kind <> 'discovery'").fetchall() == []
 
 
+def _writable_rank_db(real, tmp_path, monkeypatch) -> Path:
+    """A writable copy of level1 rank 0's db export, alone in a rank folder; the cache kept apart."""
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "ascend_pytorch_profiler_0.db"
+    shutil.copy(db_path(real, "level1", 0), db)
+    os.chmod(db, 0o644)
+    return db
+
+
 @pytest.mark.parametrize("drop, complete, says", [
     (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks were not loaded"),
     (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),
@@ -391,16 +402,11 @@ def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeyp
     """It loaded 0 kernels as a complete run, with advice meant for the text export."""
     from npu_tui.cli import main
 
-    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
-    out = tmp_path / "rank0_ascend_pt" / OUT
-    out.mkdir(parents=True)
-    db = out / "ascend_pytorch_profiler_0.db"
-    shutil.copy(db_path(real, "level1", 0), db)
-    os.chmod(db, 0o644)
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
     with sqlite3.connect(db) as w:
         for t in drop:
             w.execute(f"DROP TABLE {t}")
-    code = main(["report", str(out.parent), "--format", "json"])
+    code = main(["report", str(db.parents[1]), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is complete and code == (0 if complete else 2)
     (item,) = [h for h in doc["health"] if says in h["what"]]
@@ -417,19 +423,14 @@ def test_a_db_without_compute_task_info_says_its_compute_tasks_were_lost(real, t
     its comm ops and lost every compute task, as a complete run with exit 0."""
     from npu_tui.cli import main
 
-    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
-    out = tmp_path / "rank0_ascend_pt" / OUT
-    out.mkdir(parents=True)
-    db = out / "ascend_pytorch_profiler_0.db"
-    shutil.copy(db_path(real, "level1", 0), db)
-    os.chmod(db, 0o644)
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
     with sqlite3.connect(db) as w:
         lost = w.execute("SELECT count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
                          "WHERE s.value LIKE 'KERNEL^_%' ESCAPE '^' OR s.value LIKE 'MIX^_%' ESCAPE '^'").fetchone()[0]
         comm = w.execute("SELECT count(*) FROM COMMUNICATION_OP").fetchone()[0]
         w.execute("DROP TABLE COMPUTE_TASK_INFO")
     assert lost > 100 and comm
-    assert main(["report", str(out.parent), "--format", "json"]) == 2
+    assert main(["report", str(db.parents[1]), "--format", "json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is False
     (item,) = [h for h in doc["health"] if "COMPUTE_TASK_INFO" in h["what"]]

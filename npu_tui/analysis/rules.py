@@ -107,6 +107,7 @@ def _check(data: Dict[str, Any], source: str) -> None:
     need(isinstance(data.get("category"), list) and data["category"], "no [[category]] rules")
     for c in data["category"]:
         need("name" in c and ("pattern" in c or "core" in c), f"category rule without name/pattern: {c}")
+
     def number(table: Any, key: str, where: str, whole: bool = False) -> None:
         need(isinstance(table, dict), f"{where} is not a table")
         need(key in table, f"{where} lacks {key}")

@@ -290,7 +290,8 @@ def _one_each(files: List[Path], module: ModuleType) -> List[Path]:
     shared = Counter((sizes[f], h) for f, h in heads.items() if h)
     tails = {f: _tail(f, sizes[f]) for f, h in heads.items() if h and shared[sizes[f], h] > 1}
     signs = {f: (sizes[f], heads[f], t) for f, t in tails.items() if t}
-    only = ordered[0] if len(names) == 1 and ordered[0].name in names and ordered[0] in sizes else None
+    # The profiler's own file, when it can be read: else the others are what there is.
+    only = ordered[0] if len(names) == 1 and ordered[0].name in names and sizes[ordered[0]] is not None else None
     kept: Dict[object, Path] = {}
     for f in ordered:
         sign = signs.get(f)
@@ -325,10 +326,8 @@ def _content_size(path: Path) -> Optional[int]:
 
 def _digest(path: Path) -> Optional[bytes]:
     """A digest of a file's first 64 KiB of content; None if it cannot be read now."""
-    try:
-        return hashlib.blake2b(read_head(path), digest_size=16).digest()
-    except OSError:
-        return None
+    head = _head(path)
+    return hashlib.blake2b(head, digest_size=16).digest() if head else None
 
 
 def _tail(path: Path, size: int) -> Optional[bytes]:

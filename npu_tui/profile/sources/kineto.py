@@ -186,7 +186,8 @@ WITH mem AS (
            TRY_CAST(args->>'Total Allocated' AS BIGINT) / 1048576.0 AS allocated_mb,
            -- the CPU's allocator records no reserve (its 0 is not one)
            CASE WHEN dtype <> 0 THEN TRY_CAST(args->>'Total Reserved' AS BIGINT) / 1048576.0 END AS reserved_mb
-    FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
+    FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event
+          WHERE name = '[memory]' AND ph IN ('i', 'I'))
     WHERE args->>'Addr' IS NOT NULL
 ), kept AS (
     SELECT * FROM mem WHERE (dtype <> 0) = (SELECT bool_or(dtype <> 0) FROM mem)

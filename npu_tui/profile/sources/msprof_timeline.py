@@ -57,6 +57,7 @@ CREATE OR REPLACE TEMP TABLE msp_step AS
 SELECT int_or_null(args->>'Iteration ID') AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
 FROM msp_event WHERE cat = 'Iteration Time'
 """
+STEP_COUNT = "SELECT count(*) FROM msp_step"
 # A split loaded without its merged file has no Iteration ranges of its own: its iteration's
 # step_trace_* split holds them.
 SPLIT_STEPS = """
@@ -110,25 +111,28 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
-    merged = prefix and "msprof_" + path.name[len(prefix):]
+    suffix = path.name[len(prefix):] if prefix else ""
+    merged = prefix and "msprof_" + suffix
     names = [p.name for p in ctx.files.get(KIND, [])]
+    merging = any(n.startswith("msprof_") for n in names)
     # Per iteration (_device_model_iteration), only its own merged file covers a split; named
     # otherwise, any merged file beside it does, as its iteration cannot be told.
-    if merged and (merged in names or not ITERATION.search(merged) and any(n.startswith("msprof_") for n in names)):
-        return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=merged if merged in names else "the merged msprof_*.json"))
+    if merged and (merged in names or merging and not ITERATION.search(merged)):
+        own = merged if merged in names else "the merged msprof_*.json"
+        return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=own))
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     try:
         con.execute(EVENTS)
         con.execute(STEPS)
-        steps = prefix and path.with_name("step_trace_" + path.name[len(prefix):])
-        if steps and steps != path and steps.is_file() and not con.execute("SELECT count(*) FROM msp_step").fetchone()[0]:
+        steps = prefix and path.with_name("step_trace_" + suffix)
+        if steps and steps != path and steps.is_file() and not con.execute(STEP_COUNT).fetchone()[0]:
             try:
                 stage_trace(con, steps, "stg_msprof_steps")
                 con.execute(SPLIT_STEPS)
             except (SourceError, OSError, duckdb.Error):
-                pass  # a damaged or unreadable step_trace_*: the kernels load all the same, without their step
+                pass  # a damaged or unreadable step_trace_*: the kernels load, without their step
             finally:
                 drop_staged_trace(con, "stg_msprof_steps")
         params = {"rank": ctx.rank}
@@ -141,7 +145,6 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         # In place of its iteration's merged file (the other iterations have theirs), a split gives
         # what it holds, not the Overlap Analysis only the merged file has: said once, by the split
         # that gives the kernels.
-        merging = any(p.name.startswith("msprof_") for p in ctx.files.get(KIND, []))
         stands_in = prefix == "task_time_" and merging and (
             f"in place of {merged}, which is missing: that iteration's overlap lanes (only in it) are missing")
         note = "; ".join(filter(None, [staged.note, stands_in]))

@@ -418,14 +418,16 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
             rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
     if given and not rows and not note:
-        # Its device tasks tell whether it is their run; without any (analysis.db) it is not said.
+        # Its device tasks tell whether it is their run; without any (analysis.db) none is claimed.
         apart = con.execute(APART, [ctx.rank]).fetchone()[0] if "kernels" in given else None
-        run = "of the same run as the files beside it, which" if "kernels" in given else "beside files that"
-        note = f"db export {run} gave the {', '.join(given)}: not loaded"
         if apart is not None:
             gap = f"{apart / 60e9:,.1f} min" if apart >= 60e9 else f"{apart / 1e9:.3g} s"
             note = (f"db export of another run than the files beside it (its device tasks start {gap} from "
                     "theirs, and do not overlap them): not loaded, theirs are")
+        elif "kernels" in given:
+            note = f"db export of the same run as the files beside it, which gave the {', '.join(given)}: not loaded"
+        else:
+            note = f"db export beside files that gave the {', '.join(given)}: not loaded"
     return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
