@@ -7,7 +7,7 @@ import json
 import re
 import shutil
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 
@@ -98,25 +98,46 @@ def test_splits_named_otherwise_are_covered_by_any_merged_file(real, tmp_path):
                         for w in said)
 
 
-def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tmp_path):
-    """The splits of an iteration whose msprof_*.json is gone are its only record: loaded, with
-    the kernels and steps the merged file gave."""
+@pytest.mark.parametrize("damage", ["gone", "empty", "cut"])
+def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tmp_path, damage):
+    """The splits of an iteration whose msprof_*.json is gone, or gave nothing (empty, or cut in
+    its first event), are its only record: loaded, with the kernels and steps the merged file
+    gave. A merged file that failed is said as an error all the same."""
+    from npu_tui.profile.health import health
+
     copy = tmp_path / SAMPLE
     shutil.copytree(real / SAMPLE, copy)
     whole = load_profile(copy, cache=False)
     (dev,) = [d for d in device_dirs(tmp_path) if d.name == "device_0"]
-    (dev / "timeline" / "msprof_0_2_5.json").unlink()
+    merged = dev / "timeline" / "msprof_0_2_5.json"
+    if damage == "gone":
+        merged.unlink()
+    else:
+        merged.write_bytes(b"" if damage == "empty" else merged.read_bytes()[:200])
     p = load_profile(copy, cache=False)
     q = "SELECT rank, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
     q = "SELECT step, count(*) FROM (SELECT DISTINCT rank, step FROM kernels) GROUP BY step ORDER BY step"
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
-    # What only the merged file held, the iteration's Overlap Analysis, is said to be missing.
-    from npu_tui.profile.health import health
-
-    (item,) = [i for i in health(p) if "in place of" in i.what]
-    assert item.severity == "warning" and item.what == ("task_time_0_2_5.json: in place of msprof_0_2_5.json, which "
-                                                         "is missing: that iteration's overlap lanes (only in it) are missing")
+    # What only the merged file held, the iteration's Overlap Analysis, is said to be missing: by
+    # the split that gives the kernels, or by the merged file's error, which names the splits.
+    items = health(p)
+    if damage == "gone":
+        (item,) = [i for i in items if "in place of" in i.what]
+        assert item.severity == "warning" and item.what == (
+            "task_time_0_2_5.json: in place of msprof_0_2_5.json, which is missing: that iteration's overlap "
+            "lanes (only in it) are missing")
+        assert not [i for i in items if i.severity == "error"]
+    else:
+        (error,) = [i for i in items if i.severity == "error"]
+        assert PurePath(error.file).name == "msprof_0_2_5.json"
+        assert error.what.endswith("; its kernels come from hccl_0_2_5.json, task_time_0_2_5.json instead; "
+                                   "its host events and overlap lanes are missing")
+        assert {PurePath(i.file).name: i.severity for i in items if "in place of" in i.what} == {
+            "hccl_0_2_5.json": "info", "task_time_0_2_5.json": "info"}
+    # The splits of the other iterations are left for their merged files, as before.
+    notes = dict(p.con.execute("SELECT parse_filename(file), note FROM load_log").fetchall())
+    assert notes["task_time_0_2_4.json"] == "a split of msprof_0_2_4.json beside it, which is loaded: not loaded too"
 
 
 def test_kernels_and_hccl_ops_match_the_timeline(real, sample):

@@ -111,8 +111,9 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
                      r"No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored")
 # Notes of files left out by design: nothing is missing.
+# (A split in place of its merged file that failed: that file's error names it.)
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
-                       r"^a copy of")
+                       r"^a copy of|^in place of .*, which gave nothing$")
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
 LEFT_BESIDE = re.compile(r"^db export of another run")
 SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
@@ -221,7 +222,7 @@ NO_KERNELS_FIX_NPU = "copy the rank's kernel_details.csv or trace_view.json (ASC
 
 # The files that gave each rank's kernels, and whether they gave any kernel's shapes.
 KERNEL_FILES = """
-SELECT DISTINCT l.rank, l.file, l.kind, k.shapes
+SELECT DISTINCT l.rank, l.file, l.kind, k.shapes, l.note
 FROM (SELECT rank, source, bool_or(input_shapes IS NOT NULL) AS shapes FROM kernels GROUP BY ALL) k
 JOIN load_log l ON l.rank = k.rank AND l.kind = k.source AND l.rows > 0
 ORDER BY l.file
@@ -242,8 +243,8 @@ def health(profile) -> List[HealthItem]:
     # Where another of the rank's files gave its kernels instead, the failure costs what that
     # file lacks, not the kernels: said, or "could not be loaded" reads as a rank without them.
     if failed_ranks:
-        kernel_files = [(rank, profile.named(file), kind, shapes)
-                        for rank, file, kind, shapes in profile.con.execute(KERNEL_FILES).fetchall()]
+        kernel_files = [(rank, profile.named(file), kind, shapes, note)
+                        for rank, file, kind, shapes, note in profile.con.execute(KERNEL_FILES).fetchall()]
         items = [_stand_in(i, kind, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
                  for i, (_, _, kind, *_) in zip(items, rows)]
     where = path_text(profile.path)
@@ -298,12 +299,16 @@ def health(profile) -> List[HealthItem]:
 
 
 def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
-    # Files of another kind (a rank's other cycles or iterations give their own kernels, not its).
-    others = [(file, shapes) for rank, file, other, shapes in kernel_files if rank == item.rank and other != kind]
+    # Files of another kind (a rank's other cycles or iterations give their own kernels, not its),
+    # or of its kind that say they load in its place (an msprof iteration's splits).
+    name = PurePath(item.file).name
+    others = [(file, shapes, other) for rank, file, other, shapes, note in kernel_files if rank == item.rank and (
+        other != kind or (note or "").startswith(f"in place of {name},"))]
     if not others:
         return item
-    names = ", ".join(PurePath(file).name for file, _ in others)
-    shapes = "" if any(s for _, s in others) else ", without their input shapes"
+    names = ", ".join(PurePath(file).name for file, _, _ in others)
+    # Shapes lost only where another kind than the failed file's (which gives what it gives) stands in.
+    shapes = "" if any(s or other == kind for _, s, other in others) else ", without their input shapes"
     # A trace gives more than kernels: what only it holds is missing all the same.
     trace = f"; its {TRACES[kind]} are missing" if kind in TRACES else ""
     return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}{trace}")

@@ -422,6 +422,7 @@ def _load_logged(cur, module: ModuleType, path: Path, ctx: RankContext, progress
     result = _load_file(cur, module, path, ctx, alone)
     if result.rows:
         ctx.loaded.add(module.KIND)
+        ctx.gave.add(path.name)
     _log(cur, ctx.rank, path, module.KIND, result.rows, result.skipped, time.perf_counter() - t0, result.note)
     progress.finish()
 
@@ -547,7 +548,7 @@ def _rank_jobs(disc: Discovery) -> List[_RankJob]:
         _apply_info(ctx, src.info)
         if src.device is not None:
             ctx.device_id = ctx.device_only = src.device
-        files = [(m, p) for m in modules for p in src.files.get(m.KIND, [])]
+        files = [(m, p) for m in modules for p in getattr(m, "load_order", list)(src.files.get(m.KIND, []))]
         jobs.append(_RankJob(src, ctx, files))
     return jobs
 

@@ -30,6 +30,9 @@ class RankContext:
     # Kinds that have already put rows in, so a later source can defer to a better one
     # (trace_view kernels are only used when kernel_details.csv gave none).
     loaded: Set[str] = field(default_factory=set)
+    # The names of the rank's files that have put rows in (a split stands in for a merged file
+    # that gave none).
+    gave: Set[str] = field(default_factory=set)
     # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
     # reads ``loaded`` or ``device_id``: it returns once those files are in.
     settle: Callable[[], None] = lambda: None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import List
 
 import duckdb
 
@@ -109,6 +110,11 @@ def sniff(head: bytes) -> bool:
             and not _TORCH_HOST.search(head))
 
 
+def load_order(paths: List[Path]) -> List[Path]:
+    """The merged files first: a split loads only where its merged file gave nothing."""
+    return sorted(paths, key=lambda p: not p.name.startswith("msprof_"))
+
+
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
     suffix = path.name[len(prefix):] if prefix else ""
@@ -117,9 +123,19 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     merging = any(n.startswith("msprof_") for n in names)
     # Per iteration (_device_model_iteration), only its own merged file covers a split; named
     # otherwise, any merged file beside it does, as its iteration cannot be told.
-    if merged and (merged in names or merging and not ITERATION.search(merged)):
-        own = merged if merged in names else "the merged msprof_*.json"
+    own = merged if merged in names else "the merged msprof_*.json"
+    covering = {merged} if merged in names else (
+        {n for n in names if n.startswith("msprof_")} if merged and not ITERATION.search(merged) else set())
+    if covering & ctx.gave:
         return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=own))
+    in_place = None
+    if covering:
+        # It failed, and its error names the splits that give what they can in its place (health).
+        in_place = f"in place of {own}, which gave nothing"
+    elif merged and merging and prefix == "task_time_":
+        # In place of its iteration's missing merged file (the others have theirs), said once, by
+        # the split that gives the kernels: not the Overlap Analysis, which only the merged file has.
+        in_place = f"in place of {merged}, which is missing: that iteration's overlap lanes (only in it) are missing"
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
@@ -142,12 +158,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if not ctx.loaded & RICHER:
             for sql in (LANES, HOST):
                 rows += con.execute(sql, params).fetchone()[0]
-        # In place of its iteration's merged file (the other iterations have theirs), a split gives
-        # what it holds, not the Overlap Analysis only the merged file has: said once, by the split
-        # that gives the kernels.
-        stands_in = prefix == "task_time_" and merging and (
-            f"in place of {merged}, which is missing: that iteration's overlap lanes (only in it) are missing")
-        note = "; ".join(filter(None, [staged.note, stands_in]))
+        note = "; ".join(filter(None, [staged.note, rows and in_place]))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed, note=note)
     finally:
         for t in TEMP_TABLES:
