@@ -396,7 +396,7 @@ def _writable_rank_db(real, tmp_path, monkeypatch) -> Path:
     (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks were not loaded"),
     (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),
     # No device tables at all: collected without the NPU's activity; nothing is damaged.
-    (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP"], True, "no kernels"),
+    (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO"], True, "no kernels"),
 ], ids=["no-string-ids", "no-task", "no-device-tables"])
 def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeypatch, capsys, drop, complete, says):
     """It loaded 0 kernels as a complete run, with advice meant for the text export."""
@@ -418,25 +418,34 @@ def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeyp
     assert doc["steps"][0]["source"] == "overlap_lanes"
 
 
-def test_a_db_without_compute_task_info_says_its_compute_tasks_were_lost(real, tmp_path, monkeypatch, capsys):
-    """Its TASK rows of kernel types (KERNEL_AIVEC, MIX_AIV...) are named only there: the rank kept
-    its comm ops and lost every compute task, as a complete run with exit 0."""
+# TASK rows of kernel types (KERNEL_AIVEC, MIX_AIV...) are named only in COMPUTE_TASK_INFO.
+LOST_COMPUTE = ("SELECT count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
+                "WHERE s.value LIKE 'KERNEL^_%' ESCAPE '^' OR s.value LIKE 'MIX^_%' ESCAPE '^'")
+
+
+@pytest.mark.parametrize("table, lost, kept, says", [
+    ("COMPUTE_TASK_INFO", LOST_COMPUTE, "SELECT count(*) FROM COMMUNICATION_OP",
+     "its compute tasks (in TASK) were not loaded"),
+    ("COMMUNICATION_OP", "SELECT count(*) FROM COMMUNICATION_OP", "SELECT count(*) FROM COMPUTE_TASK_INFO",
+     "its communication ops (their tasks are in COMMUNICATION_TASK_INFO) were not loaded"),
+], ids=["compute", "communication"])
+def test_a_db_without_one_task_table_says_what_it_lost(real, tmp_path, monkeypatch, capsys, table, lost, kept, says):
+    """The rank kept the other kind of device task and lost this one, as a complete run with exit 0
+    (without its comm ops, every comm figure read 0 and no comm finding could fire)."""
     from npu_tui.cli import main
 
     db = _writable_rank_db(real, tmp_path, monkeypatch)
     with sqlite3.connect(db) as w:
-        lost = w.execute("SELECT count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
-                         "WHERE s.value LIKE 'KERNEL^_%' ESCAPE '^' OR s.value LIKE 'MIX^_%' ESCAPE '^'").fetchone()[0]
-        comm = w.execute("SELECT count(*) FROM COMMUNICATION_OP").fetchone()[0]
-        w.execute("DROP TABLE COMPUTE_TASK_INFO")
-    assert lost > 100 and comm
+        gone, left = w.execute(lost).fetchone()[0], w.execute(kept).fetchone()[0]
+        w.execute(f"DROP TABLE {table}")
+    assert gone and left
     assert main(["report", str(db.parents[1]), "--format", "json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is False
-    (item,) = [h for h in doc["health"] if "COMPUTE_TASK_INFO" in h["what"]]
+    (item,) = [h for h in doc["health"] if table in h["what"]]
     assert (item["severity"], item["rank"]) == ("error", 0)
-    assert item["what"].endswith("tables missing: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
-    assert sum(r["kernel_count"] for r in doc["ranks"]) == comm
+    assert item["what"].endswith(f"tables missing: {table}; {says}")
+    assert sum(r["kernel_count"] for r in doc["ranks"]) == left
 
 
 def test_a_db_whose_log_changes_while_it_is_copied_is_said_still_being_written(real, tmp_path, monkeypatch):

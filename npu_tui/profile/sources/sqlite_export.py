@@ -108,6 +108,9 @@ TASK_KERNELS = """
 SELECT count(*) > 0 FROM stg_db_TASK t JOIN stg_db_STRING_IDS s ON s.id = t.taskType
 WHERE regexp_matches(s.value, '^(KERNEL_|MIX_|AI_CORE$|AI_CPU$)')
 """
+# Whether the file holds communication tasks, whose collective ops are COMMUNICATION_OP's rows.
+COMM_TASKS = "SELECT EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO)"
+COMM_LOST = "tables missing: COMMUNICATION_OP; its communication ops (their tasks are in COMMUNICATION_TASK_INFO) were not loaded"
 COMM_OPS = """
 INSERT INTO stg_db_device
 SELECT o.connectionId, $device_id, s_name.value, clean_text(s_type.value), 'HCCL',
@@ -328,12 +331,18 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
                 if not wanted:
                     raise SourceError("SQLite file without profiler tables")
                 cols = {t: _stage(sq, con, t, Path(tmp)) for t in wanted}
+                # A run without communication has neither table; one with comm tasks lost its ops
+                # (without TASK, every device task was: said as such).
+                comm_lost = ({"TASK", "COMMUNICATION_TASK_INFO"} <= present and "COMMUNICATION_OP" not in present
+                             and sq.execute(COMM_TASKS).fetchone()[0])
             finally:
                 sq.close()
     except sqlite3.Error as e:
         raise SourceError(f"unreadable SQLite file: {e}") from None
     # On failure the loader's rollback drops the staged tables with everything else.
     result = _map(con, path, ctx, cols)
+    if comm_lost and result.rows:  # (one left for the text export beside it lost nothing of the run)
+        result.note = "; ".join(filter(None, [result.note, COMM_LOST]))
     for t in list(cols) + ["steps", "device"]:
         con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
     return result
