@@ -1,5 +1,6 @@
 """The data-health summary: each problem a load logged, said once, with its cause and fix."""
 
+import collections
 import csv
 import io
 import os
@@ -81,6 +82,44 @@ def test_duplicate_rank_and_skipped_rows(real, tmp_path):
     assert "remove the duplicate" in dup.fix
     assert (skipped.rank, skipped.severity, skipped.lost) == (0, "warning", 3)
     assert skipped.what.startswith("kernel_details.csv: 3 rows skipped")
+
+
+@pytest.mark.parametrize("ragged", [0, 3])
+def test_a_kernel_file_cut_at_a_line_end_is_said_by_op_statistic(real, tmp_path, ragged):
+    """A copy of kernel_details.csv cut exactly at a line end reads as a whole file; op_statistic.csv
+    counts each type's kernels, so the rows gone are said there, by type: all but the rows already
+    said as skipped (``ragged`` of the rows kept)."""
+    rank = rank_folder(real, tmp_path / "r_ascend_pt")
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    shutil.copyfile(real / L1 / "op_statistic.csv", out / "op_statistic.csv")
+    kd = out / "kernel_details.csv"
+    rows = list(csv.reader(io.StringIO(kd.read_text(encoding="utf-8"), newline="")))
+    kept, cut = rows[:151], rows[151:]
+    for r in kept[1:1 + ragged]:
+        del r[-5:]
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\r\n").writerows(kept)
+    kd.write_text(text.getvalue(), encoding="utf-8")
+    # op_statistic counts compute kernels only, not the hcom_ ones.
+    gone = [r for r in cut if r[7] != "HCCL"]
+    # The types short: of the rows gone, and of the rows skipped (which the count leaves out).
+    short = collections.Counter(r[5] for r in gone + kept[1:1 + ragged] if r[7] != "HCCL")
+    types = sorted(short, key=lambda t: (-short[t], t))
+    assert len(gone) > 10 and len(types) > 3
+    items = health(load_profile(rank))
+    (said,) = [i for i in items if "op_statistic" in i.what]
+    assert (said.rank, said.severity) == (0, "warning")
+    assert said.what == (f"op_statistic.csv: kernel_details.csv holds {len(gone)} kernels fewer than this file counts "
+                         f"(of {', '.join(types[:3])} and {len(types) - 3} more types): rows missing from it that no "
+                         "reader can see")
+    assert [i.lost for i in items if i.what.startswith("kernel_details.csv")] == ([ragged] if ragged else [])
+
+
+def test_a_whole_kernel_file_matches_op_statistic(real):
+    """Both of a real run's ranks, whole: op_statistic's counts are kernel_details' type by type."""
+    p = load_profile(real / "msinsight-pt-2rank-levels/text/level1")
+    assert p.con.execute("SELECT count(*) FROM op_statistic").fetchone()[0] > 0
+    assert [i for i in health(p) if "op_statistic" in i.what] == []
 
 
 def test_file_that_gave_nothing_is_an_error(real, tmp_path):

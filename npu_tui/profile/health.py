@@ -84,6 +84,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"db export of another run", "{name}: {note}", "move one of the two exports to a folder of its own, "
      "and open each on its own"),
     (r"^a split of ", "{name}: {note}", ""),
+    (r"kernels fewer than this file counts", "{name}: {note}", "copy the kernel file again from where the "
+     "profiler wrote it; a copy cut at a line end reads as whole"),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
      "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
