@@ -3,6 +3,7 @@ cancel of a load. Numbers are checked against the profiler's own files."""
 
 import csv
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -307,6 +308,36 @@ async def test_escape_cancels_a_load(monkeypatch):
         assert app.loading is False
         assert "cancelled" in str(app.query_one("#load-label").content).lower()
         assert app.query_one("#panes").display is False
+        # Over: no bar standing still, and no escape offered that does nothing.
+        assert app.query_one("#load-bar").display is False
+        assert str(app.query_one("#load-hint").content) == "r reloads · q quits"
+
+
+@async_test
+async def test_escape_while_the_panes_wait_for_the_analysis_leaves_it_running(monkeypatch):
+    """The tables are on screen and the analysis runs: escape there (to leave a drill, say) stopped
+    it, and every pane said "analysing…" for good, with a clean health line."""
+    gate, held = threading.Event(), threading.Event()
+    real = npu_tui.session.Session.analyse
+
+    def analyse(self, *args, **kwargs):
+        held.set()
+        gate.wait(10)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(npu_tui.session.Session, "analyse", analyse)
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=SIZE) as pilot:
+        while not (held.is_set() and app.query_one("#panes").display):
+            await pilot.pause(0.01)
+        assert "analysing…" in app.query_one("#overview-steps").content.plain
+        await pilot.press("escape")
+        await pilot.pause()
+        gate.set()
+        await settle(app, pilot)
+        assert app.report is not None and app.loading is False
+        assert "analysing…" not in app.query_one("#overview-steps").content.plain
+        assert not [n for n in app._notifications if "cancel" in n.message.lower()]
 
 
 @async_test

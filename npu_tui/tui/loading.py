@@ -121,8 +121,10 @@ class LoadPanel(_Phase, Vertical):
 
     def cancel(self, drop: bool = False) -> bool:
         """Stop the load in progress (True when one was running). The worker then says so with
-        LoadStopped; with ``drop`` (a new profile replaces this one) its messages are dropped instead."""
-        if not self.running:
+        LoadStopped; with ``drop`` (a new profile replaces this one) its messages are dropped instead.
+        Once the panes show the tables, the analysis runs on: escape there is the panes' (a drill,
+        a dialog), and stopping it would leave every pane waiting for findings that never come."""
+        if not self.running or not (drop or self.display):
             return False
         self.workers.cancel_group(self, "load")
         if drop:
@@ -146,10 +148,13 @@ class LoadPanel(_Phase, Vertical):
         try:
             session = Session.load(path, rules, cache=True, background=True, run=run,
                                    progress=progress, cancelled=cancelled)
+            if worker.is_cancelled:  # in as escape was pressed: nothing is shown
+                raise LoadCancelled()
             analysed = session.analysed  # reopened from the cache
             con = session.con
             if not analysed:
-                # Tables first: the grids fill while the analysis runs.
+                # Tables first: the grids fill while the analysis runs, which from now on runs to
+                # its end (see cancel).
                 self.post_message(SessionLoaded(session, load))
             session.analyse(windows=False, progress=progress, cancelled=cancelled)
         except LoadCancelled:
@@ -161,8 +166,8 @@ class LoadPanel(_Phase, Vertical):
         except Exception as e:  # noqa: BLE001 - a bug must reach the screen, not hang it on "loading"
             self.post_message(LoadStopped(f"Load failed: {_first_line(e)}", load))
             raise
-        if worker.is_cancelled:
-            self.post_message(LoadStopped("Analysis cancelled; r reloads.", load))
+        if worker.is_cancelled and analysed:  # a cache's analysis, nothing shown yet
+            self.post_message(LoadStopped("Load cancelled.", load))
             return
         if analysed or session.con is not con:
             # Tables and report together: the panes are laid out and drawn once, not twice. (A
@@ -190,8 +195,10 @@ class LoadPanel(_Phase, Vertical):
             return
         self.running = False
         self.query_one(Label).update(Text(literal(msg.reason)))
+        # Over: no bar to stand still, nothing for escape to cancel.
+        self.query_one(ProgressBar).display = False
+        self.query_one("#load-hint", Label).update("r reloads · q quits")
         if msg.candidates:
-            self.query_one(ProgressBar).display = False
             picker = self.query_one(OptionList)
             picker.clear_options()
             picker.add_options(Option(Text(literal(c)), id=str(i)) for i, c in enumerate(msg.candidates))
