@@ -21,7 +21,7 @@ EXIT_INPUT = 2
 
 
 RUN_HELP = "in a folder of collected runs, open this run (a run_* folder's name) instead of the newest"
-PARTIAL_HELP = "exit as usual when a file could not be loaded (else 2: the result is incomplete)"
+PARTIAL_HELP = "exit as usual when a file could not be loaded whole (else 2: the result is incomplete)"
 
 
 def _open_parser() -> argparse.ArgumentParser:
@@ -138,7 +138,7 @@ def _incomplete(sessions, partial: bool) -> int:
     lost = [i.file for s in sessions for i in failed(s.health)]
     if not lost or partial:
         return 0
-    return _fail(f"incomplete: {lost_phrase(lost)} failed to load ({', '.join(lost[:3])}"
+    return _fail(f"incomplete: {lost_phrase(lost)} failed to load whole ({', '.join(lost[:3])}"
                  f"{', …' if len(lost) > 3 else ''}); --partial accepts the result without "
                  f"{'them' if len(lost) > 1 else 'it'}")
 

@@ -142,4 +142,4 @@ def test_a_run_whose_load_lost_a_file_is_said_incomplete():
     assert (d["base"]["complete"], d["new"]["complete"]) == (True, False)
     assert d["new"]["failed"] == ["/runs/new/trace_view.json"]
     lines = render(d, "text").splitlines()
-    assert lines[3] == "INCOMPLETE: the new run: 1 file could not be loaded; its figures leave it out"
+    assert lines[3] == "INCOMPLETE: the new run: 1 file could not be loaded whole; its figures lack what is missing"

@@ -55,8 +55,9 @@ def test_profile_still_being_written(tmp_path):
     data = (ROOT / "fixtures" / "bare_trace" / "trace_view.json").read_bytes()
     (out / "trace_view.json").write_bytes(data[: len(data) // 2])
     items = health(load_profile(rank))
-    assert [(i.severity, i.rank) for i in items] == [("warning", None), ("warning", 0)]
-    info, cut = items
+    # Cut short, how much it lost unknown: the run is incomplete.
+    assert [(i.severity, i.rank) for i in items] == [("error", 0), ("warning", None)]
+    cut, info = items
     assert info.what == "node_1_ascend_pt: no profiler_info.json; rank taken from folder order"
     # One unfinished event dropped at the cut; nothing else in the first half is untimed.
     assert cut.line() == ("rank 0: trace_view.json was cut short: what followed the cut is missing, how much the file "

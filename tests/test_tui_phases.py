@@ -151,7 +151,7 @@ async def test_data_health_on_a_damaged_copy(tmp_path):
         await settle(app, pilot)
         block = _text(app, "health").splitlines()
         # A file that exists and gave nothing: the run is incomplete, and that comes first.
-        assert block[0] == "Incomplete: 1 file could not be loaded  2 problems · h shows all, with fixes"
+        assert block[0] == "Incomplete: 1 file could not be loaded whole  2 problems · h shows all, with fixes"
         # The file that gave nothing comes first, then the rows lost.
         assert block[1].startswith("✗ rank 0: op_statistic.csv is empty")
         assert block[2].startswith("! rank 0: kernel_details.csv: 2 rows skipped")

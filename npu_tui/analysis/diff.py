@@ -166,8 +166,8 @@ def _run_head(run: RunData) -> dict:
 
 def incomplete_lines(d: dict) -> List[str]:
     """One line for each run whose load lost a file (none when both are complete)."""
-    return [f"INCOMPLETE: the {side} run: {lost_phrase(d[side]['failed'])} could not be loaded; its "
-            f"figures leave {'them' if len(d[side]['failed']) > 1 else 'it'} out"
+    return [f"INCOMPLETE: the {side} run: {lost_phrase(d[side]['failed'])} could not be loaded whole; its "
+            "figures lack what is missing"
             for side in ("base", "new") if not d[side]["complete"]]
 
 

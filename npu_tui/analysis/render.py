@@ -144,8 +144,8 @@ def _health(report: Dict[str, Any], md: bool) -> List[str]:
     out: List[str] = []
     errors = [h for h in items if h["severity"] == "error"]
     if errors:
-        head = (f"INCOMPLETE: {lost_phrase([h['file'] for h in errors])} could not be loaded; every "
-                f"figure below leaves {'them' if len(errors) > 1 else 'it'} out.")
+        head = (f"INCOMPLETE: {lost_phrase([h['file'] for h in errors])} could not be loaded whole; every "
+                "figure below lacks what is missing.")
         out += [f"**{head}**" if md else head, ""]
     out += _heading("Data health", md)
     for h in sorted(items, key=lambda h: (h["severity"] != "error", -h["lost"])):

@@ -103,9 +103,10 @@ ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
                       r"^not split by device")
-# A file that loaded in part, how much of it lost unknown, or its kernels lost: as good as one
-# that gave nothing.
-UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing")
+# A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
+# device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
+# is compared with the others), or its kernels lost: as good as one that gave nothing.
+UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing|cut short|^file ends after a complete event")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
@@ -238,17 +239,19 @@ def health(profile) -> List[HealthItem]:
     # The tables name files whole; said as this open names the profile.
     rows = [(rank, profile.named(file), *rest) for rank, file, *rest in profile.con.execute(ROWS).fetchall()]
     items = [_item(*row) for row in rows]
-    # A rank whose kernel file failed: that failure says it has no kernels already. Another
-    # file's failure, say communication.json's, does not.
-    failed_ranks = {i.rank for i, (_, _, kind, *_) in zip(items, rows)
-                    if i.severity == "error" and kind in KERNEL_SOURCES}
+    # A rank whose kernel file failed, giving nothing: that failure says it has no kernels
+    # already. Another file's failure, say communication.json's, does not; nor does a kernel file
+    # that loaded in part (cut short), whose part may hold none.
+    gave_nothing = [i.severity == "error" and kind in KERNEL_SOURCES and not n
+                    for i, (_, _, kind, n, *_) in zip(items, rows)]
+    failed_ranks = {i.rank for i, nothing in zip(items, gave_nothing) if nothing}
     # Where another of the rank's files gave its kernels instead, the failure costs what that
     # file lacks, not the kernels: said, or "could not be loaded" reads as a rank without them.
     if failed_ranks:
         kernel_files = [(rank, profile.named(file), kind, shapes, note)
                         for rank, file, kind, shapes, note in profile.con.execute(KERNEL_FILES).fetchall()]
-        items = [_stand_in(i, kind, kernel_files) if i.severity == "error" and kind in KERNEL_SOURCES else i
-                 for i, (_, _, kind, *_) in zip(items, rows)]
+        items = [_stand_in(i, kind, kernel_files) if nothing else i
+                 for i, nothing, (_, _, kind, *_) in zip(items, gave_nothing, rows)]
     where = path_text(profile.path)
     if not profile.ranks:
         items.insert(0, HealthItem(

@@ -48,7 +48,7 @@ def health_text(items: list) -> Text:
         return text
     errors = [i.file for i in problems if i.severity == "error"]
     if errors:  # before anything else: every figure on screen leaves these files out
-        text.append(f"Incomplete: {lost_phrase(errors)} could not be loaded", style=SEVERITY["error"][1])
+        text.append(f"Incomplete: {lost_phrase(errors)} could not be loaded whole", style=SEVERITY["error"][1])
     else:
         text.append("Data health", style="bold")
     text.append(f"  {len(problems)} problem{'s' if len(problems) != 1 else ''} · h shows all, with fixes",
