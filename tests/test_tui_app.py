@@ -314,9 +314,10 @@ async def test_escape_cancels_a_load(monkeypatch):
 
 
 @async_test
-async def test_escape_while_the_panes_wait_for_the_analysis_leaves_it_running(monkeypatch):
+async def test_escape_while_the_panes_wait_for_the_analysis_leaves_it_running(monkeypatch, tmp_path):
     """The tables are on screen and the analysis runs: escape there (to leave a drill, say) stopped
     it, and every pane said "analysing…" for good, with a clean health line."""
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path))  # a fresh load: tables first, then the analysis
     gate, held = threading.Event(), threading.Event()
     real = npu_tui.session.Session.analyse
 

@@ -117,6 +117,19 @@ async def test_overview_before_the_trace_then_markers(tmp_path, gate):
 
 
 @async_test
+async def test_the_trace_bar_keeps_its_percentage_at_80_columns(tmp_path, gate):
+    """At 80×24 the label pushed the bar and its percentage off the line: the file name gives way."""
+    opened, started = gate
+    app = NpuTuiApp(_copy(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _until_trace_started(app, pilot, started)
+        (line,) = [row for row in screen_text(app).splitlines() if row.lstrip().startswith("Loading trace")]
+        assert line.rstrip().endswith("0% escape stops") and "…" in line
+        opened.set()
+        await settle(app, pilot)
+
+
+@async_test
 async def test_escape_stops_the_trace_and_keeps_the_first_numbers(tmp_path, gate):
     opened, started = gate
     app = NpuTuiApp(_copy(tmp_path))

@@ -218,11 +218,13 @@ class TraceBar(_Phase, Horizontal):
     def compose(self) -> ComposeResult:
         yield Label(id="trace-label")
         yield ProgressBar(id="trace-bar", show_eta=False)
+        yield Label("escape stops", id="trace-hint")
 
     def start(self, session) -> None:
         self.running = True
         self.display = True
         self.query_one(ProgressBar).update(total=None, progress=0)
+        self.query_one("#trace-hint").display = True
         self._label("")
         self._load_trace(self._next(), session)
 
@@ -236,12 +238,13 @@ class TraceBar(_Phase, Horizontal):
             self._next()
             self._done()
         else:
-            self.query_one(Label).update(Text("Stopping the trace load… "))
+            self.query_one("#trace-label", Label).update(Text("Stopping the trace load…"))
+            self.query_one("#trace-hint").display = False
         return True
 
     def _label(self, what: str) -> None:
-        self.query_one(Label).update(Text("Loading trace: host events, flows"
-                                          + (f" ({literal(what)})" if what else "") + " · escape stops "))
+        self.query_one("#trace-label", Label).update(Text("Loading trace: host events, flows"
+                                                          + (f" ({literal(what)})" if what else "")))
 
     def _done(self) -> None:
         self.running = False
