@@ -24,6 +24,7 @@ from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
 from .profile import LoadCancelled, Profile, ProfileError, load_profile
 from .profile.cache import discard
+from .profile.discover import OTHER_PROFILE
 from .profile.health import HealthItem, health, passing_failure
 from .text import path_text
 
@@ -240,6 +241,14 @@ class Session:
     @property
     def ranks(self) -> List[int]:
         return list(self.profile.ranks)
+
+    @property
+    def beside(self) -> List[Path]:
+        """The other profiles found beside this one's rank folders (said, not loaded), as this open
+        names them: what else the folder opened holds, to open instead."""
+        rows = self.con.execute("SELECT file FROM load_log WHERE kind = 'discovery' AND starts_with(note, ?) "
+                                "ORDER BY file", [OTHER_PROFILE]).fetchall()
+        return [Path(self.profile.named(f)) for (f,) in rows]
 
     @property
     def formats(self) -> List[str]:

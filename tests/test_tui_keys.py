@@ -215,6 +215,31 @@ async def test_a_folder_of_profiles_lists_them_to_pick(tmp_path):
 
 
 @async_test
+async def test_p_offers_the_profile_beside_the_rank_folders(real, tmp_path):
+    """A Kineto trace beside the rank folders is another profile: said, not loaded, and p opens it
+    (it answered that the profile was picked from nowhere)."""
+    job = tmp_path / "job"
+    shutil.copytree(DEMO, job)
+    trace = job / "sampled_rank-0.json.gz"
+    shutil.copyfile(real / "kineto" / "hta-sampled-2rank" / trace.name, trace)
+    app = NpuTuiApp(job)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert f"{trace.name}: another profile beside the rank folders" in screen_text(app)
+        await pilot.press("p")
+        assert isinstance(app.screen, PathPicker)
+        listed = app.screen.query_one(OptionList)
+        assert [listed.get_option_at_index(i).prompt.plain for i in range(listed.option_count)] == [
+            f"{job}  (open)", str(trace)]
+        await pilot.press("down", "enter")
+        await settle(app, pilot)
+        assert Path(app.session.path) == trace and app.session.formats == ["kineto"]
+        await pilot.press("p")  # the same choice, from the trace
+        listed = app.screen.query_one(OptionList)
+        assert listed.option_count == 2 and listed.get_option_at_index(1).prompt.plain == f"{trace}  (open)"
+
+
+@async_test
 async def test_v_opens_the_sql_at_its_first_column():
     app = NpuTuiApp(DEMO)
     async with app.run_test(size=(80, 24)) as pilot:

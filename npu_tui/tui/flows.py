@@ -58,18 +58,22 @@ async def collected(app, msg) -> None:
 
 async def pick_run(app) -> None:
     """Open another run of the folder of runs the open profile belongs to, or another of the
-    profiles found in the folder it was picked from."""
+    profiles found in the folder it was picked from, or beside its rank folders."""
     from .screens.runs import profile_picker, run_picker, runs_root
 
     root = runs_root(app.path, app.opened)
+    beside = app.session.beside if app.session is not None and app.found is None else []
     if root is not None:
         picker = run_picker(root, app.opened)
     elif app.found is not None:
         folder, profiles = app.found
         picker = profile_picker(folder, profiles, app.path)
+    elif beside:
+        folder, profiles = app.path, [app.path, *beside]
+        picker = profile_picker(folder, profiles, app.path)
     else:
         app.notify("The open profile is not in a folder of collected runs, nor picked from a folder of "
-                   "several profiles.", severity="warning")
+                   "several profiles, and no other profile is beside it.", severity="warning")
         return
 
     def chosen(path: Optional[Path]) -> None:
@@ -78,6 +82,7 @@ async def pick_run(app) -> None:
         if root is not None:
             app.open_path(root, path.name)
         else:
+            app.found = (folder, profiles)  # p offers the same choice from the one opened
             app.open_path(path)
 
     if await app.to_panes():
