@@ -76,7 +76,7 @@ def test_duplicate_rank_and_skipped_rows(real, tmp_path):
     out = io.StringIO()
     csv.writer(out, lineterminator="\r\n").writerows(rows)
     kd.write_text(out.getvalue(), encoding="utf-8")
-    dup, skipped = health(load_profile(run))
+    skipped, dup = health(load_profile(run))  # the rows lost first
     # Named by its folder, and by the folder that holds the rank: the profile's, not a rank's.
     assert (dup.rank, dup.severity) == (None, "warning")
     assert dup.what == "run/b_ascend_pt: rank 0 claimed twice, by a_ascend_pt too: not loaded"

@@ -148,7 +148,7 @@ def _health(report: Dict[str, Any], md: bool) -> List[str]:
                 "figure below lacks what is missing.")
         out += [f"**{head}**" if md else head, ""]
     out += _heading("Data health", md)
-    for h in sorted(items, key=lambda h: (h["severity"] != "error", -h["lost"])):
+    for h in items:  # in health's order
         where = f"rank {h['rank']}: " if h["rank"] is not None else ""
         line = f"{h['severity']}: {where}{h['what']}" + (f" ({h['fix']})" if h["fix"] else "")
         out.append(("- " if md else "") + _text(line, md))

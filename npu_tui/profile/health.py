@@ -298,9 +298,10 @@ def health(profile) -> List[HealthItem]:
             f"partial rank set: the traces give the job {world} ranks (its world size); "
             f"{held} of them loaded", PARTIAL_FIX, 0))
     items += _cluster_mismatch(profile)
-    # One order for the report and the health screen: errors, warnings, then what was left out by
-    # design; within each, the profile's own items, then the ranks in order.
-    return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -1 if i.rank is None else i.rank))
+    # One order for the report, the Overview and the health screen: errors, warnings, then what was
+    # left out by design; within each, the most rows lost first, then the profile's own items, then
+    # the ranks in order.
+    return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -i.lost, -1 if i.rank is None else i.rank))
 
 
 def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:

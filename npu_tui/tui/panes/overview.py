@@ -29,9 +29,8 @@ SEVERITY = {"error": ("✗", "bold red"), "warning": ("!", "bold yellow"), "info
 
 
 def health_problems(items: list) -> list:
-    """Errors first (a file gave nothing), then warnings by rows lost; info items are not problems."""
-    problems = [i for i in items if i.severity != "info"]
-    return sorted(problems, key=lambda i: (i.severity != "error", -i.lost))
+    """In health's order (errors, then warnings by rows lost); info items are not problems."""
+    return [i for i in items if i.severity != "info"]
 
 
 def health_line(item) -> Text:
