@@ -491,6 +491,28 @@ def test_a_last_row_without_a_line_break(real, tmp_path, cut):
         assert len(lost) == 1
 
 
+@pytest.mark.parametrize("guess", [True, False], ids=["starts-the-cell-above", "ends-on-a-delimiter"])
+def test_a_last_row_only_guessed_cut_is_a_warning_a_certain_cut_an_error(real, tmp_path, guess):
+    """Without a last line break, a last cell that is the start of the one above (``0`` under
+    ``05``) may be cut right after it, or whole: left out, as the guess it is (a warning). A last
+    row that ends on its delimiter is cut for certain, how much lost unknown: the run is incomplete."""
+    from npu_tui.profile.sources.csvfile import MAYBE_CUT
+
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    head, before, last = kd.read_bytes().rstrip(b"\r\n").rsplit(b"\r\n", 2)
+    assert before.endswith(b",0") and last.endswith(b",0")
+    kd.write_bytes(b"\r\n".join([head, before + b"5", last]) if guess else b"\r\n".join([head, before, last[:-1]]))
+    p = load_profile(rank)
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert log_row(p, kd)[1:3] == (n - 1, 1)
+    (item,) = [i for i in health(p) if i.file.endswith("kernel_details.csv")]
+    if guess:
+        assert notes(p, "kernel_details") == [MAYBE_CUT] and item.severity == "warning"
+    else:
+        assert notes(p, "kernel_details") == ["cut short: its last row is partial"] and item.severity == "error"
+
+
 @pytest.mark.parametrize("pad", [b"\0", b"x"], ids=["zero bytes", "a long last line"])
 def test_a_long_tail_without_a_line_break_is_read_once(real, tmp_path, monkeypatch, pad):
     """A file whose end was never written (zero bytes, or the disk filled mid-line): its tail is

@@ -61,7 +61,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
     size = total - zeros
-    complete = _complete_size(path, len(columns), size)
+    complete, guessed = _complete_size(path, len(columns), size)
     keep = complete if complete is not None else size if zeros else None  # what is read of it
     # CR CR LF: Python's csv writer on Windows, given a file not opened with newline="", writes it
     # at the end of every row, the header's included. DuckDB's lax mode reads it with a line break
@@ -87,31 +87,40 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         f"SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING') "
         f"FROM {table}_rejects").fetchone()
     note = "; ".join(filter(None, [
-        "cut short: its last row is partial" if complete is not None else "", zeros_said,
+        "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", zeros_said,
         f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""]))
     return columns, rejected + (complete is not None), note
 
 
-def _complete_size(path: Path, fields: int, size: int) -> Optional[int]:
+# A last row that is whole in form but whose last cell starts the one above's: cut right after
+# that cell, or whole in a file without its last line break. Left out, as a cut row is, but said
+# as the guess it is (a warning, where a certain cut makes the run incomplete).
+MAYBE_CUT = ("its last row may be cut: no line break follows it, and its last cell is the start of the one "
+             "above; left out")
+
+
+def _complete_size(path: Path, fields: int, size: int) -> Tuple[Optional[int], bool]:
     """None when the file's first ``size`` bytes end with a line break or a whole row of
-    ``fields`` fields, else the size up to where their last row starts."""
+    ``fields`` fields, else the size up to where their last row starts; and whether that row's
+    cut is a guess (_prefix_of_above)."""
     with open(path, "rb") as f:
         f.seek(max(0, size - 1))
         if f.read(1) in (b"\n", b"\r"):
-            return None
+            return None, False
     # Most rows are one line: the last line, whole or cut, is told by itself and the line before.
     before, last, start = _last_lines(path, size)
     if start == 0:
-        return 0
+        return 0, False
     if _whole_row(last, fields, before):
-        return None
+        return None, False
     # A quoted cell may hold line breaks (operator_details.csv's call stacks): the last row may
     # start lines before the last one.
     rows = _last_rows(path, size, fields)
-    if rows is None:
-        return start
-    before, last, start = rows
-    return None if _whole_row(last, fields, before) else start
+    if rows is not None:
+        before, last, start = rows
+        if _whole_row(last, fields, before):
+            return None, False
+    return start, _whole_row(last, fields) and _prefix_of_above(last, before, fields)
 
 
 LINE_BREAK = re.compile(rb"\r\r\n|\r\n|\n|\r")  # CR CR LF: see stage_csv
@@ -187,12 +196,19 @@ def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
         return False
     try:
         cells = next(csv.reader(io.StringIO(row.decode("utf-8"), newline="")))
-        prev = next(csv.reader(io.StringIO(before.decode("utf-8"), newline=""))) if before else []
     except (UnicodeDecodeError, csv.Error, StopIteration):
         return False
-    if len(cells) != fields:
+    return len(cells) == fields and not (before and _prefix_of_above(row, before, fields))
+
+
+def _prefix_of_above(row: bytes, before: bytes, fields: int) -> bool:
+    """Whether ``row``'s last cell is the start of ``before``'s (both rows of ``fields`` cells)."""
+    try:
+        cells = next(csv.reader(io.StringIO(row.decode("utf-8"), newline="")))
+        prev = next(csv.reader(io.StringIO(before.decode("utf-8"), newline="")))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
         return False
-    return not (len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1]))
+    return len(cells) == len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1])
 
 
 def _mixed_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
