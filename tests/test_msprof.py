@@ -98,7 +98,7 @@ def test_splits_named_otherwise_are_covered_by_any_merged_file(real, tmp_path):
                         for w in said)
 
 
-@pytest.mark.parametrize("damage", ["gone", "empty", "cut"])
+@pytest.mark.parametrize("damage", ["gone", "empty", "cut", "cut part-way"])
 def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tmp_path, damage):
     """The splits of an iteration whose msprof_*.json is gone, or gave nothing (empty, or cut in
     its first event), are its only record: loaded, with the kernels and steps the merged file
@@ -113,7 +113,8 @@ def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tm
     if damage == "gone":
         merged.unlink()
     else:
-        merged.write_bytes(b"" if damage == "empty" else merged.read_bytes()[:200])
+        data = merged.read_bytes()
+        merged.write_bytes({"empty": b"", "cut": data[:200], "cut part-way": data[:len(data) // 2]}[damage])
     p = load_profile(copy, cache=False)
     q = "SELECT rank, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()

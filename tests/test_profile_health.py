@@ -116,6 +116,20 @@ def test_a_kernel_file_cut_at_a_line_end_is_said_by_op_statistic(real, tmp_path,
     assert [i.lost for i in items if i.what.startswith("kernel_details.csv")] == ([ragged] if ragged else [])
 
 
+def test_a_kernel_file_cut_mid_row_is_said_once(real, tmp_path):
+    """Cut inside a row, the file says it was cut short (an error): op_statistic does not say again,
+    as rows 'no reader can see', what that error says."""
+    rank = rank_folder(real, tmp_path / "r_ascend_pt")
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    shutil.copyfile(real / L1 / "op_statistic.csv", out / "op_statistic.csv")
+    kd = out / "kernel_details.csv"
+    data = kd.read_bytes()
+    kd.write_bytes(data[:len(data) // 2])
+    items = health(load_profile(rank))
+    assert [i.severity for i in items if i.what.startswith("kernel_details.csv was cut short")] == ["error"]
+    assert [i for i in items if "op_statistic" in i.what] == []
+
+
 def test_a_whole_kernel_file_matches_op_statistic(real):
     """Both of a real run's ranks, whole: op_statistic's counts are kernel_details' type by type."""
     p = load_profile(real / "msinsight-pt-2rank-levels/text/level1")

@@ -189,11 +189,23 @@ def test_loading_writes_nothing_into_the_profile(real, tmp_path):
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
 
 
+def _onto_clock(db: Path, t0: int) -> None:
+    """The db's device tasks moved to start at ``t0``: the samples' text and db exports are two
+    runs 28 minutes apart, and so they pass for one."""
+    os.chmod(db, 0o644)
+    with sqlite3.connect(db) as w:
+        shift = t0 - w.execute("SELECT min(startNs) FROM TASK").fetchone()[0]
+        for table in ("TASK", "COMMUNICATION_OP"):
+            w.execute(f"UPDATE {table} SET startNs = startNs + ?, endNs = endNs + ?", [shift, shift])
+
+
 def test_text_and_db_export_side_by_side_give_kernels_once(real, tmp_path):
+    """Of one run, the kernels come from kernel_details.csv and the host events from the db."""
     out = tmp_path / "rank0_ascend_pt" / OUT
     out.mkdir(parents=True)
     shutil.copy(real / PT / "text" / "level1" / "rank0_ascend_pt" / OUT / "kernel_details.csv", out)
-    shutil.copy(db_path(real, "level1", 0), out)
+    t0 = load_profile(out.parent).con.execute("SELECT min(start_ns) FROM kernels").fetchone()[0]
+    _onto_clock(Path(shutil.copy(db_path(real, "level1", 0), out)), t0)
     p = load_profile(out.parent)
     assert p.con.execute("SELECT source, count(*) FROM kernels GROUP BY source").fetchall() == [
         ("kernel_details", 191)]
@@ -397,7 +409,9 @@ def _writable_rank_db(real, tmp_path, monkeypatch) -> Path:
     (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),
     # No device tables at all: collected without the NPU's activity; nothing is damaged.
     (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO"], True, "no kernels"),
-], ids=["no-string-ids", "no-task", "no-device-tables"])
+    # Its comm tasks are there: the device was profiled, and its task tables were lost.
+    (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP"], False, "tables missing: TASK; its device tasks were not loaded"),
+], ids=["no-string-ids", "no-task", "no-device-tables", "only-comm-tasks-left"])
 def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeypatch, capsys, drop, complete, says):
     """It loaded 0 kernels as a complete run, with advice meant for the text export."""
     from npu_tui.cli import main
@@ -492,6 +506,25 @@ def test_a_db_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(real,
     assert p.con.execute("SELECT skipped_rows FROM load_log WHERE file LIKE '%analysis.db'").fetchone() == (2,)
 
 
+def test_a_db_of_another_run_gives_nothing_where_the_text_export_has_no_trace(real, tmp_path):
+    """Without trace_view.json beside the text export, another run's db filled its host events,
+    flows and lanes beside the text's kernels (two runs mixed), and then said it lost its comm
+    ops where COMMUNICATION_OP was dropped: it gives nothing, and says it is another run."""
+    rank = shutil.copytree(real / PT / "text" / "level1" / "rank0_ascend_pt", tmp_path / "rank0_ascend_pt")
+    (rank / OUT / "trace_view.json").unlink()
+    text = load_profile(rank)
+    db = Path(shutil.copy(db_path(real, "level1", 0), rank / OUT))
+    os.chmod(db, 0o644)
+    with sqlite3.connect(db) as w:
+        w.execute("DROP TABLE COMMUNICATION_OP")
+    p = load_profile(rank)
+    (rows, note), = p.con.execute("SELECT rows, note FROM load_log WHERE parse_filename(file) = ?", [db.name]).fetchall()
+    assert rows == 0 and note.startswith("db export of another run than the files beside it")
+    for table in ("kernels", "host_events", "flows", "overlap_lanes"):
+        q = f"SELECT * FROM {table} ORDER BY ALL"
+        assert p.con.execute(q).fetchall() == text.con.execute(q).fetchall(), table
+
+
 @pytest.mark.parametrize("same_run", [True, False], ids=["same-run", "another-run"])
 def test_a_db_beside_the_text_export_is_said_to_be_left_for_it(real, tmp_path, same_run):
     """Exported as text and db both, the text files come first and fill every table; the dbs then
@@ -508,11 +541,8 @@ def test_a_db_beside_the_text_export_is_said_to_be_left_for_it(real, tmp_path, s
             copy = Path(shutil.copy(db, both / f"rank{rank}_ascend_pt" / OUT))
             os.chmod(copy, 0o644)
             if same_run and copy.name.startswith("ascend_pytorch_profiler"):
-                t0 = text.con.execute("SELECT min(start_ns) FROM kernels WHERE rank = ?", [rank]).fetchone()[0]
-                with sqlite3.connect(copy) as w:
-                    shift = t0 - w.execute("SELECT min(startNs) FROM TASK").fetchone()[0]
-                    for table in ("TASK", "COMMUNICATION_OP"):
-                        w.execute(f"UPDATE {table} SET startNs = startNs + ?, endNs = endNs + ?", [shift, shift])
+                _onto_clock(copy, text.con.execute("SELECT min(start_ns) FROM kernels WHERE rank = ?",
+                                                   [rank]).fetchone()[0])
     p = load_profile(both)
     logged = p.con.execute("SELECT parse_filename(file), rows, note FROM load_log WHERE kind = 'sqlite_export' "
                            "ORDER BY ALL").fetchall()

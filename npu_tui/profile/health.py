@@ -37,6 +37,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "it readable (chmod a+rx on the folder)"),
     (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
      "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
+    (r"not loaded for its splits", "{name}: {note}", NOT_STOPPED),
     (r"cut short", "{name} was cut short{zeros}: what followed the cut is missing, how much the file cannot "
                    "tell; {lost} skipped", NOT_STOPPED),
     (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",

@@ -35,6 +35,9 @@ STAGE = "stg_msprof"
 # iteration's only record.
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
 SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
+# A merged file that lost events (cut, or damaged), beside its iteration's splits: they hold that
+# iteration whole but for its overlap lanes, so they load in its place, not beside what it kept.
+FOR_SPLITS = "not loaded for its splits beside it"
 ITERATION = re.compile(r"_\d+_\d+_\d+\.json$")
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
@@ -139,6 +142,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
+    splits_beside = path.name.startswith("msprof_") and any(
+        p + path.name[len("msprof_"):] in names for p in ("task_time_", "hccl_"))
+    if splits_beside and (staged.cut or staged.lost):
+        drop_staged_trace(con, STAGE)
+        return LoadResult(rows=0, skipped=staged.lost, note=f"{'cut short' if staged.cut else 'damaged'}, {FOR_SPLITS}")
     try:
         con.execute(EVENTS)
         con.execute(STEPS)

@@ -3,9 +3,10 @@
 ``Ratio(%)`` is stored as a share in 0..1, like every share npu-tui reports. msprof writes the same
 table as ``op_statistic_{timestamp}.csv`` with a ``Device_id`` column in front.
 
-Its counts are the kernel file's, type by type (kernel_details.csv, or msprof's op_summary): a kernel
-file that holds fewer than it counts, beyond the rows it skipped, lost rows that no reader can see
-(a copy cut exactly at a line end reads as a whole file). Said on this file's row, which loads after.
+torch_npu's op_statistic.csv counts its kernel_details.csv's kernels type by type: a kernel_details.csv
+that holds fewer than it counts, beyond the rows it skipped, lost rows that no reader can see (a copy
+cut exactly at a line end reads as a whole file). Said on this file's row, which loads after. (msprof
+writes these files per iteration or per export, and which op_summary each counts is not told.)
 """
 
 from __future__ import annotations
@@ -31,18 +32,17 @@ FROM (SELECT *, clean_text({op_type}) AS op_type, num({total_us}) AS total_us FR
 WHERE op_type IS NOT NULL AND total_us IS NOT NULL
 """
 
-# Each type's kernels the rank's kernel file holds fewer of than counted here (rows from this
-# rank's op_statistic files so far: an msprof iteration's counts only its own, never more).
+# Each type's kernels the rank's kernel_details.csv holds fewer of than counted here; what it
+# skipped, and whether it said it was cut (its rows after the cut are said lost already).
 SHORT = """
 WITH stat AS (SELECT op_type, core_type, sum(count) AS n FROM op_statistic WHERE rank = $rank GROUP BY ALL),
-got AS (SELECT type, core, count(*) AS n FROM kernels WHERE rank = $rank AND source = $source GROUP BY ALL)
+got AS (SELECT type, core, count(*) AS n FROM kernels WHERE rank = $rank AND source = 'kernel_details' GROUP BY ALL),
+kd AS (SELECT skipped_rows, note FROM load_log WHERE rank = $rank AND kind = 'kernel_details' AND rows > 0)
 SELECT sum(s.n - coalesce(g.n, 0)), list(s.op_type ORDER BY s.n - coalesce(g.n, 0) DESC, s.op_type),
-       (SELECT sum(skipped_rows) FROM load_log WHERE rank = $rank AND kind = $source),
-       (SELECT parse_filename(min(file)) FROM load_log WHERE rank = $rank AND kind = $source)
+       (SELECT skipped_rows FROM kd), (SELECT note LIKE '%cut short%' FROM kd)
 FROM stat s LEFT JOIN got g ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
 WHERE s.n > coalesce(g.n, 0)
 """
-COUNTED = ("kernel_details", "op_summary")
 FEWER = "kernels fewer than this file counts"
 
 
@@ -52,15 +52,14 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     result = _load(con, path, ctx)
-    source = next((k for k in COUNTED if k in ctx.loaded), None)
-    if source is None or ctx.rank is None:
+    if path.name not in FILE_NAMES or "kernel_details" not in ctx.loaded or ctx.rank is None:
         return result
-    short, types, skipped, name = con.execute(SHORT, {"rank": ctx.rank, "source": source}).fetchone()
-    if short and short > (skipped or 0):
+    short, types, skipped, cut = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
+    if short and short > (skipped or 0) and not cut:
         missing = short - (skipped or 0)
         more = f" and {len(types) - 3} more types" if len(types) > 3 else ""
-        said = (f"{name} holds {missing:,} {FEWER} (of {', '.join(types[:3])}{more}): rows missing from it "
-                "that no reader can see")
+        said = (f"kernel_details.csv holds {missing:,} {FEWER} (of {', '.join(types[:3])}{more}): rows missing "
+                "from it that no reader can see")
         result.note = "; ".join(filter(None, [result.note, said]))
     return result
 

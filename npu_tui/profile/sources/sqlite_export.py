@@ -331,26 +331,23 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
                 if not wanted:
                     raise SourceError("SQLite file without profiler tables")
                 cols = {t: _stage(sq, con, t, Path(tmp)) for t in wanted}
-                # A run without communication has neither table; one with comm tasks lost its ops
-                # (without TASK, every device task was: said as such).
-                comm_lost = ({"TASK", "COMMUNICATION_TASK_INFO"} <= present and "COMMUNICATION_OP" not in present
-                             and sq.execute(COMM_TASKS).fetchone()[0])
+                # Communication tasks recorded (a table not staged: it can hold millions of rows).
+                comm_tasks = "COMMUNICATION_TASK_INFO" in present and sq.execute(COMM_TASKS).fetchone()[0]
             finally:
                 sq.close()
     except sqlite3.Error as e:
         raise SourceError(f"unreadable SQLite file: {e}") from None
     # On failure the loader's rollback drops the staged tables with everything else.
-    result = _map(con, path, ctx, cols)
-    if comm_lost and result.rows:  # (one left for the text export beside it lost nothing of the run)
-        result.note = "; ".join(filter(None, [result.note, COMM_LOST]))
+    result = _map(con, path, ctx, cols, comm_tasks)
     for t in list(cols) + ["steps", "device"]:
         con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
     return result
 
 
-def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadResult:
+def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tasks: bool) -> LoadResult:
     """Canonical rows from the staged tables; a table some earlier source already filled for this
-    rank (the text export of the same run) is left as it is."""
+    rank (the text export of the same run) is left as it is. ``comm_tasks``: the file recorded
+    communication tasks (COMMUNICATION_TASK_INFO has rows)."""
     _context(con, ctx, cols)
     given: List[str] = []  # tables of this file the rank's earlier files filled
 
@@ -363,9 +360,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
     rank = {"rank": ctx.rank}
     dev = {"rank": ctx.rank, "device_id": ctx.device_id}
     rows = skipped = 0
-    # Device tasks are TASK rows named through STRING_IDS; a file with task tables but without
-    # either of those two is damaged (a writer killed mid-export, a hand-made copy).
-    missing = [t for t in ("TASK", "STRING_IDS") if t not in cols] if DEVICE_TABLES & set(cols) else []
+    # Device tasks are TASK rows named through STRING_IDS; a file with task tables (or comm tasks
+    # recorded) but without either of those two is damaged (a writer killed mid-export, a
+    # hand-made copy).
+    missing = [t for t in ("TASK", "STRING_IDS") if t not in cols] if DEVICE_TABLES & set(cols) or comm_tasks else []
     note = f"tables missing: {', '.join(missing)}; its device tasks were not loaded" if missing else ""
 
     if "TASK" in cols and "STRING_IDS" in cols:
@@ -383,6 +381,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
             con.execute(COMM_OPS.format(wait=col(cols["COMMUNICATION_OP"], "waitNs")),
                         {"device_id": ctx.device_id})
         if fresh("kernels"):
+            # A run without communication has neither table; one with comm tasks lost its ops.
+            if comm_tasks and "COMMUNICATION_OP" not in cols:
+                note = "; ".join(filter(None, [note, COMM_LOST]))
             total = con.execute("SELECT count(*) FROM stg_db_device").fetchone()[0]
             n = _insert(con, KERNELS, dev)
             rows, skipped = rows + n, skipped + total - n
@@ -390,6 +391,15 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
                 ctx.device_id = con.execute(
                     "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
                 ).fetchone()[0]
+        else:
+            # Its device tasks tell whether it is the run of the files beside it: of another run,
+            # none of it loads (its host events or flows beside their kernels would mix two runs).
+            apart = con.execute(APART, [ctx.rank]).fetchone()[0]
+            if apart is not None:
+                gap = f"{apart / 60e9:,.1f} min" if apart >= 60e9 else f"{apart / 1e9:.3g} s"
+                return LoadResult(rows=0, note=f"db export of another run than the files beside it (its device "
+                                               f"tasks start {gap} from theirs, and do not overlap them): not "
+                                               "loaded, theirs are")
         if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and fresh("flows"):
             rows += _insert(con, FLOWS, rank)
 
@@ -427,13 +437,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadR
             rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
     if given and not rows and not note:
-        # Its device tasks tell whether it is their run; without any (analysis.db) none is claimed.
-        apart = con.execute(APART, [ctx.rank]).fetchone()[0] if "kernels" in given else None
-        if apart is not None:
-            gap = f"{apart / 60e9:,.1f} min" if apart >= 60e9 else f"{apart / 1e9:.3g} s"
-            note = (f"db export of another run than the files beside it (its device tasks start {gap} from "
-                    "theirs, and do not overlap them): not loaded, theirs are")
-        elif "kernels" in given:
+        # Without device tasks (analysis.db) no run is claimed.
+        if "kernels" in given:
             note = f"db export of the same run as the files beside it, which gave the {', '.join(given)}: not loaded"
         else:
             note = f"db export beside files that gave the {', '.join(given)}: not loaded"
