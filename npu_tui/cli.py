@@ -139,8 +139,7 @@ def _incomplete(sessions, partial: bool) -> int:
     if not lost or partial:
         return 0
     return _fail(f"incomplete: {lost_phrase(lost)} failed to load whole ({', '.join(lost[:3])}"
-                 f"{', …' if len(lost) > 3 else ''}); --partial accepts the result without "
-                 f"{'them' if len(lost) > 1 else 'it'}")
+                 f"{', …' if len(lost) > 3 else ''}); --partial accepts the result as it is")
 
 
 def cmd_open(args) -> int:

@@ -120,14 +120,18 @@ def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tm
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
     q = "SELECT step, count(*) FROM (SELECT DISTINCT rank, step FROM kernels) GROUP BY step ORDER BY step"
     assert p.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
-    # What only the merged file held, the iteration's Overlap Analysis, is said to be missing: by
-    # the split that gives the kernels, or by the merged file's error, which names the splits.
+    # What only the merged file held, the iteration's Overlap Analysis and host events, is said to
+    # be missing: by the split that gives the kernels, or by the merged file's error, which names
+    # the splits.
+    for table in ("overlap_lanes", "host_events"):
+        q = f"SELECT count(*) FROM {table}"
+        assert p.con.execute(q).fetchone()[0] < whole.con.execute(q).fetchone()[0], table
     items = health(p)
     if damage == "gone":
         (item,) = [i for i in items if "in place of" in i.what]
         assert item.severity == "warning" and item.what == (
             "task_time_0_2_5.json: in place of msprof_0_2_5.json, which is missing: that iteration's overlap "
-            "lanes (only in it) are missing")
+            "lanes and host events (only in it) are missing")
         assert not [i for i in items if i.severity == "error"]
     else:
         (error,) = [i for i in items if i.severity == "error"]

@@ -258,7 +258,7 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
         "schema_version": SCHEMA_VERSION,
         "profile": {"path": path_text(profile.path), "format": _format(profile.formats),
                     "ranks": list(profile.ranks)},
-        # False when a file that exists could not be loaded: the figures below leave it out
+        # False when a file that exists could not be loaded whole: the figures below lack what is missing
         "complete": not failed(items),
         "health": [asdict(i) for i in items],
         **{k: got[k] for k in ("ranks", "steps", "stages", "step_account", "step_account_check", "categories",

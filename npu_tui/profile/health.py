@@ -107,7 +107,7 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others), or its kernels lost: as good as one that gave nothing.
-UNKNOWN_LOSS = re.compile(r"^gzip stream damaged|^tables missing|cut short|^file ends after a complete event")
+UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
@@ -388,7 +388,8 @@ def passing_failure(profile) -> bool:
 
 
 def failed(items: List[HealthItem]) -> List[HealthItem]:
-    """The files that exist and gave nothing: while there are any, the run is incomplete."""
+    """The files that exist and gave nothing, or lost an unknown part: while there are any, the run
+    is incomplete."""
     return [i for i in items if i.severity == "error"]
 
 

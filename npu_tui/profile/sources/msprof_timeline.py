@@ -137,8 +137,10 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         in_place = f"in place of {own}, which gave nothing"
     elif merged and merging and prefix == "task_time_":
         # In place of its iteration's missing merged file (the others have theirs), said once, by
-        # the split that gives the kernels: not the Overlap Analysis, which only the merged file has.
-        in_place = f"in place of {merged}, which is missing: that iteration's overlap lanes (only in it) are missing"
+        # the split that gives the kernels: not the Overlap Analysis nor the host (CANN) events,
+        # which only the merged file has.
+        in_place = (f"in place of {merged}, which is missing: that iteration's overlap lanes and host events (only "
+                    "in it) are missing")
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
