@@ -36,7 +36,8 @@ STAGE = "stg_msprof"
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
 SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
 # A merged file that lost events (cut, or damaged), beside its iteration's splits: they hold that
-# iteration whole but for its overlap lanes, so they load in its place, not beside what it kept.
+# iteration whole but for its overlap lanes and host events, so they load in its place, not beside
+# what it kept.
 FOR_SPLITS = "not loaded for its splits beside it"
 ITERATION = re.compile(r"_\d+_\d+_\d+\.json$")
 

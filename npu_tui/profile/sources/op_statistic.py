@@ -39,7 +39,7 @@ WITH stat AS (SELECT op_type, core_type, sum(count) AS n FROM op_statistic WHERE
 got AS (SELECT type, core, count(*) AS n FROM kernels WHERE rank = $rank AND source = 'kernel_details' GROUP BY ALL),
 kd AS (SELECT skipped_rows, note FROM load_log WHERE rank = $rank AND kind = 'kernel_details' AND rows > 0)
 SELECT sum(s.n - coalesce(g.n, 0)), list(s.op_type ORDER BY s.n - coalesce(g.n, 0) DESC, s.op_type),
-       (SELECT skipped_rows FROM kd), (SELECT note LIKE '%cut short%' FROM kd)
+       (SELECT sum(skipped_rows) FROM kd), (SELECT bool_or(note LIKE '%cut short%') FROM kd)
 FROM stat s LEFT JOIN got g ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
 WHERE s.n > coalesce(g.n, 0)
 """
