@@ -245,9 +245,14 @@ class Session:
     @property
     def beside(self) -> List[Path]:
         """The other profiles found beside this one's rank folders (said, not loaded), as this open
-        names them: what else the folder opened holds, to open instead."""
-        rows = self.con.execute("SELECT file FROM load_log WHERE kind = 'discovery' AND starts_with(note, ?) "
-                                "ORDER BY file", [OTHER_PROFILE]).fetchall()
+        names them: what else the folder opened holds, to open instead. On a cursor of its own: the
+        app asks while a worker may be loading the trace on the connection."""
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute("SELECT file FROM load_log WHERE kind = 'discovery' AND starts_with(note, ?) "
+                               "ORDER BY file", [OTHER_PROFILE]).fetchall()
+        finally:
+            cur.close()
         return [Path(self.profile.named(f)) for (f,) in rows]
 
     @property
