@@ -151,6 +151,7 @@ def _check_patterns(data: Dict[str, Any], source: str) -> None:
              + [(data["compute"].get("copies"), "[compute] copies"),
                 (stages["markers"].get("own"), "[stages.markers] own"),
                 (stages["markers"].get("ignore"), "[stages.markers] ignore"),
+                (stages["markers"].get("frames"), "[stages.markers] frames"),
                 (stages["signature"].get("vae_pattern"), "[stages.signature] vae_pattern")]
              + [(m.get("pattern"), f"stage marker {m.get('stage', '?')}") for m in stages["marker"]])
     for value, where in found:
@@ -168,7 +169,7 @@ CREATE OR REPLACE TABLE rules_compute (category VARCHAR, core VARCHAR, comm_cate
                                         default_category VARCHAR, copies VARCHAR);
 CREATE OR REPLACE TABLE rules_stage_markers (ord INTEGER, stage VARCHAR, pattern VARCHAR);
 CREATE OR REPLACE TABLE rules_stages (
-    default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR,
+    default_stage VARCHAR, rest_stage VARCHAR, own_marker VARCHAR, ignore_marker VARCHAR, frame_marker VARCHAR,
     vae_stage VARCHAR, dit_stage VARCHAR, vae_pattern VARCHAR, vae_min_kernels INTEGER,
     attention_category VARCHAR, forward_categories VARCHAR[], period_support DOUBLE,
     period_min_kernels INTEGER, block_min_kernels INTEGER, vae_marker_min_kernels INTEGER);
@@ -226,8 +227,8 @@ def install_rule_tables(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
     sig = st["signature"]
     names = st["names"]
     con.execute(
-        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [st["default"], st["rest"], st["markers"]["own"], st["markers"]["ignore"],
+        "INSERT INTO rules_stages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [st["default"], st["rest"], st["markers"]["own"], st["markers"]["ignore"], st["markers"]["frames"],
          sig.get("vae_stage", names[1]), sig.get("dit_stage", names[0]), sig["vae_pattern"],
          int(sig["vae_min_kernels"]), sig["attention_category"], list(sig["forward_categories"]),
          float(sig["period_support"]),

@@ -19,7 +19,7 @@ stage_of AS MATERIALIZED (
     FROM names n, cfg, rules_stage_markers m
     WHERE regexp_matches(n.name, m.pattern)
       AND NOT regexp_matches(n.name, cfg.own_marker)
-      AND NOT regexp_matches(n.name, cfg.ignore_marker)
+      AND (NOT regexp_matches(n.name, cfg.ignore_marker) OR regexp_matches(n.name, cfg.frame_marker))
     GROUP BY n.name
 ),
 cand AS MATERIALIZED (
