@@ -70,7 +70,7 @@ def clip(s: str, cells: int, middle: bool = True) -> str:
     name says what it is at both ends (``autograd::engine::evaluate_function:
     ConvolutionBackward0``, ``aclnnMatmul_…_MatMulV3``), so the head and the tail both stay. A
     list (input shapes, dtypes) reads from its first item: cut at its end (``middle=False``)."""
-    if (len(s) <= cells and s.isascii()) or width(s) <= cells:
+    if width(s) <= cells:
         return s
     if cells <= 1:
         return "…"[:cells]

@@ -309,8 +309,8 @@ def _one_each(files: List[Path], module: ModuleType) -> List[Path]:
 
 def _content_size(path: Path) -> Optional[int]:
     """A file's size, a gzip stream's uncompressed (its trailer's, modulo 4 GiB as gzip keeps it;
-    told by its bytes, whatever the name ends in); None if it cannot be read now (its loader
-    will say why)."""
+    looked for in a file whose name holds ``.gz``, told by its bytes); None if it cannot be read
+    now (its loader will say why)."""
     try:
         size = path.stat().st_size
         if ".gz" not in path.name:

@@ -149,6 +149,7 @@ class LoadPanel(_Phase, Vertical):
             session = Session.load(path, rules, cache=True, background=True, run=run,
                                    progress=progress, cancelled=cancelled)
             if worker.is_cancelled:  # in as escape was pressed: nothing is shown
+                session.close()
                 raise LoadCancelled()
             analysed = session.analysed  # reopened from the cache
             con = session.con

@@ -46,7 +46,7 @@ def health_text(items: list) -> Text:
     if not problems:
         return text
     errors = [i.file for i in problems if i.severity == "error"]
-    if errors:  # before anything else: every figure on screen leaves these files out
+    if errors:  # before anything else: every figure on screen lacks what these files miss
         text.append(f"Incomplete: {lost_phrase(errors)} could not be loaded whole", style=SEVERITY["error"][1])
     else:
         text.append("Data health", style="bold")
