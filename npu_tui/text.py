@@ -142,6 +142,18 @@ def finding_where(f: Dict[str, Any]) -> str:
     return f"{f['stage']}, {where}" if f.get("stage") else where
 
 
+def rank_list(ranks: Sequence[int]) -> str:
+    """``rank 3`` or ``ranks 2–7, 9``: runs of consecutive ranks as ranges."""
+    runs: List[List[int]] = []
+    for r in ranks:
+        if runs and r == runs[-1][-1] + 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    text = ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
+    return ("rank " if len(ranks) == 1 else "ranks ") + text
+
+
 def saving_place(f: Dict[str, Any]) -> str:
     """Whose step a finding's saving is on: its rank's, or, when that rank is the one the others
     wait for, theirs."""

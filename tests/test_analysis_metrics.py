@@ -3,7 +3,7 @@ expected numbers worked out by hand below each input."""
 
 import pytest
 
-from npu_tui.analysis import build_report, load_rules
+from npu_tui.analysis import build_report, install_views, load_rules
 
 from analysis_support import make_profile, rows
 
@@ -156,6 +156,20 @@ def test_rank_spread_finding_names_the_slow_rank():
     assert spread[0]["ranks"] == [1] and spread[0]["per_rank"][0]["saving_us"] == pytest.approx(5.0)
     measures = {s["measure"]: s for s in report["cluster"]["spread"]}
     assert measures["exposed_comm"]["spread"] == 0.0
+
+
+def test_a_rank_not_loaded_whole_is_not_compared():
+    """Steps 100, 110 and 60 µs: rank 2 would be the fast one (and rank 1's lead 47%), but a file
+    of it was cut, so what it lost is unknown: the ranks compared are 0 and 1."""
+    steps = [(0, 1, 50.0, 20.0, 0.0, 30.0, 100.0), (1, 1, 50.0, 20.0, 0.0, 40.0, 110.0),
+             (2, 1, 30.0, 10.0, 0.0, 20.0, 60.0)]
+    kernels = [(r,) + k[1:] for r in range(3) for k in _us(KERNELS)]
+    p = make_profile(kernels, step_trace=steps)
+    install_views(p.con, load_rules(), incomplete=[2])
+    spread = dict(rows(p, "SELECT measure, (ranks, min_us, max_us, slow_rank) FROM rank_spread"))
+    assert spread["step_time"] == (2, 100.0, 110.0, 1)
+    assert dict(rows(p, "SELECT rank, vs_mean FROM rank_times")) == {
+        0: pytest.approx(100 / 105), 1: pytest.approx(110 / 105), 2: None}
 
 
 def test_stage_override_replaces_detection():

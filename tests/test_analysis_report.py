@@ -273,6 +273,37 @@ def test_a_file_that_could_not_be_loaded_makes_the_report_incomplete(real, tmp_p
     assert code == 0 and json.loads(out)["complete"] is True
 
 
+def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, tmp_path, capsys):
+    """Whole, the two ranks' exposed comm differs by 5.7% and the others wait for rank 1. With
+    rank 1's kernel_details.csv cut mid-row, its steps' account lost an unknown part: it is not
+    compared, so nothing is said across ranks, in the report or in the Ranks pane."""
+    import shutil
+
+    from npu_tui.session import open_session
+    from npu_tui.tui.panes.ranks import rank_plots
+
+    level1 = real / "msinsight-pt-2rank-levels/text/level1"
+    whole = open_session(level1).report
+    assert [f["rank"] for f in whole["findings"] if f["rule"] == "rank_comm_imbalance"] == [1]
+    shutil.copytree(level1, tmp_path / "job")
+    kernels = tmp_path / "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+    data = kernels.read_bytes()
+    kernels.write_bytes(data[: len(data) * 2 // 5])
+    for cache in (True, False):  # the cached analysis is the one made with the health
+        for _ in range(2):
+            s = open_session(tmp_path / "job", cache=cache)
+            assert not s.report["complete"]
+            assert [(r["rank"], r["whole"]) for r in s.report["cluster"]["ranks"]] == [(0, True), (1, False)]
+            assert s.report["cluster"]["spread"] == []
+            assert [f for f in s.report["findings"] if f["metric"] == "spread"] == []
+            assert s.con.execute("SELECT rank, vs_mean, slow FROM rank_times ORDER BY rank").fetchall() == [
+                (0, 1.0, False), (1, None, False)]
+            assert "rank 1   " in rank_plots(s.report).plain
+            assert "not loaded whole: not compared" in rank_plots(s.report).plain
+    code, out, _ = _report(capsys, tmp_path / "job")
+    assert code == 2 and "Not compared: rank 1, not loaded whole (see Data health)." in out.splitlines()
+
+
 def test_the_same_profile_gives_the_same_report_byte_for_byte(capsys):
     # Sums of floating-point times depend on the order they are added in, and DuckDB's threads add
     # rows in whatever order they finish: every such sum in the report's views has an order of its

@@ -3,8 +3,9 @@
 Public API::
 
     rules = load_rules(path=None)          # shipped rules.toml, or a user file (--rules)
-    install_views(con, rules)              # rules_* tables + every view below; idempotent
-    ensure_views(con, rules)               # the same, unless these rules are installed already
+    install_views(con, rules, incomplete)  # rules_* tables + every view below; idempotent
+    ensure_views(con, rules, incomplete)   # the same, unless this analysis is installed already
+                                           # (incomplete: ranks not loaded whole, not compared)
     report = build_report(profile, rules)  # design.md §7 dict (+ stage_detection, cluster)
     render(report, "text" | "md" | "json")
     VIEW_DESCRIPTIONS[name], view_sql(name)
@@ -41,8 +42,9 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
-  free_us, step_source
-- rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank
+  free_us, step_source, whole (not in the table incomplete_ranks)
+- rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
+  the ranks with kernels, loaded whole)
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
 - rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
 - step_times: step, ranks, step_us (the slowest rank's), slow_rank

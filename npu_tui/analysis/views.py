@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from importlib import resources
-from typing import Dict, Tuple
+from typing import Dict, Iterable, Tuple
 
 import duckdb
 
@@ -123,10 +123,11 @@ def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"CREATE OR REPLACE {kind} {name} AS\n{view_sql(name)}")
 
 
-def _fingerprint(rules: Rules) -> str:
-    """The rules, the views' SQL and which of them are stored: a cached profile's analysis from
-    another version of any of these must be rebuilt."""
+def _fingerprint(rules: Rules, incomplete: Iterable[int]) -> str:
+    """The rules, the views' SQL, which of them are stored and the ranks not loaded whole: a
+    cached profile's analysis from another version of any of these must be rebuilt."""
     h = hashlib.sha256(rules.fingerprint.encode())
+    h.update(repr(sorted(set(incomplete))).encode())
     h.update(" ".join(MATERIALIZED).encode())
     h.update(MACROS_SQL.encode())
     for name in (*VIEW_ORDER, *TABLE_MACROS):
@@ -134,30 +135,36 @@ def _fingerprint(rules: Rules) -> str:
     return h.hexdigest()
 
 
-def install_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
-    """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules)."""
+def install_views(con: duckdb.DuckDBPyConnection, rules: Rules, incomplete: Iterable[int] = ()) -> None:
+    """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules).
+    ``incomplete``: the ranks with a file that could not be loaded whole (the health's errors),
+    which the comparisons across ranks leave out: their figures lack an unknown part."""
+    incomplete = sorted(set(incomplete))
     install_rule_tables(con, rules)
+    con.execute("CREATE OR REPLACE TABLE incomplete_ranks AS SELECT unnest(?::INTEGER[]) AS rank", [incomplete])
     con.execute(MACROS_SQL)
     for name in VIEW_ORDER:
         _create(con, name)
     for name, params in TABLE_MACROS.items():
         con.execute(f"CREATE OR REPLACE MACRO {name}({', '.join(params)}) AS TABLE\n{view_sql(name)}")
-    con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint", [_fingerprint(rules)])
+    con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint",
+                [_fingerprint(rules, incomplete)])
 
 
-def views_installed(con: duckdb.DuckDBPyConnection, rules: Rules) -> bool:
-    """Whether ``con`` holds the analysis of these rules by this version (a reopened cache does)."""
+def views_installed(con: duckdb.DuckDBPyConnection, rules: Rules, incomplete: Iterable[int] = ()) -> bool:
+    """Whether ``con`` holds the analysis of these rules, by this version, with these ranks
+    incomplete (a reopened cache does)."""
     try:
         installed = con.execute("SELECT fingerprint FROM rules_installed").fetchone()
     except duckdb.CatalogException:
         return False
-    return installed is not None and installed[0] == _fingerprint(rules)
+    return installed is not None and installed[0] == _fingerprint(rules, incomplete)
 
 
-def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules) -> None:
-    """install_views unless these rules are installed already (stage detection is the costly part)."""
-    if not views_installed(con, rules):
-        install_views(con, rules)
+def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules, incomplete: Iterable[int] = ()) -> None:
+    """install_views unless this analysis is installed already (stage detection is the costly part)."""
+    if not views_installed(con, rules, incomplete):
+        install_views(con, rules, incomplete)
 
 
 def refresh_stages(con: duckdb.DuckDBPyConnection) -> None:

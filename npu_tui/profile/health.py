@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import List, Optional, Pattern, Tuple
 
-from ..text import path_text
+from ..text import path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 
@@ -290,7 +290,7 @@ def health(profile) -> List[HealthItem]:
     if missing:
         items.append(HealthItem(
             "warning", None, where,
-            f"partial rank set: the communication data links to {_ranks(missing)}, which "
+            f"partial rank set: the communication data links to {rank_list(missing)}, which "
             f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
             f"loaded)", PARTIAL_FIX, 0))
     elif world and world > held:
@@ -336,18 +336,6 @@ def _cluster_mismatch(profile) -> List[HealthItem]:
                        f"{differs}{more}; msprof-analyze's output of another run?", CLUSTER_MISMATCH_FIX, 0)]
 
 
-def _ranks(ranks: List[int]) -> str:
-    """``rank 3`` or ``ranks 2–7, 9``: runs of consecutive ranks as ranges."""
-    runs: List[List[int]] = []
-    for r in ranks:
-        if runs and r == runs[-1][-1] + 1:
-            runs[-1].append(r)
-        else:
-            runs.append([r])
-    text = ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
-    return ("rank " if len(ranks) == 1 else "ranks ") + text
-
-
 def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> HealthItem:
     name = PurePath(file).name
     lost = _count(skipped, "event" if kind in ("trace_view", "kineto", "msprof_timeline") else "row")
@@ -391,6 +379,11 @@ def failed(items: List[HealthItem]) -> List[HealthItem]:
     """The files that exist and gave nothing, or lost an unknown part: while there are any, the run
     is incomplete."""
     return [i for i in items if i.severity == "error"]
+
+
+def incomplete_ranks(items: List[HealthItem]) -> List[int]:
+    """The ranks with a file that could not be loaded whole: what compares the ranks leaves them out."""
+    return sorted({i.rank for i in failed(items) if i.rank is not None})
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,16 +1,19 @@
--- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; ranks without a kernel are not compared
+-- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; ranks without a kernel, or not loaded whole, are not compared
 -- A rank without a kernel (a trace cut before its device events) still has steps where the host
 -- marked them, and no comm at all: 0 exposed comm is no measurement, and it would be the rank the
--- others wait for.
+-- others wait for. A rank with a file cut short has lost an unknown part of its steps: its
+-- figures would pass for a fast or a slow rank.
 WITH m AS (
-    SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary WHERE kernel_count > 0
+    SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary WHERE kernel_count > 0 AND whole
     UNION ALL
-    SELECT rank, 'exposed_comm', exposed_comm_us FROM rank_summary WHERE kernel_count > 0
+    SELECT rank, 'exposed_comm', exposed_comm_us FROM rank_summary WHERE kernel_count > 0 AND whole
 )
 SELECT measure, count(*) AS ranks, min(v) AS min_us, max(v) AS max_us, avg(v ORDER BY rank) AS mean_us,
        CASE WHEN avg(v ORDER BY rank) > 0 THEN (max(v) - min(v)) / avg(v ORDER BY rank) ELSE 0.0 END AS spread,
        CASE measure WHEN 'exposed_comm'
-            THEN coalesce((SELECT rank FROM rank_waits WHERE waited_for ORDER BY caused_wait_ms DESC, rank LIMIT 1),
+            THEN coalesce((SELECT w.rank FROM rank_waits w JOIN m USING (rank)
+                           WHERE w.waited_for AND m.measure = 'exposed_comm' AND m.v IS NOT NULL
+                           ORDER BY w.caused_wait_ms DESC, w.rank LIMIT 1),
                           arg_min(rank, [v, rank]))
             ELSE arg_max(rank, [v, -rank]) END AS slow_rank
 FROM m WHERE v IS NOT NULL
