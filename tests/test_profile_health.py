@@ -109,7 +109,7 @@ def test_a_kernel_file_cut_at_a_line_end_is_said_by_op_statistic(real, tmp_path,
     assert len(gone) > 10 and len(types) > 3
     items = health(load_profile(rank))
     (said,) = [i for i in items if "op_statistic" in i.what]
-    assert (said.rank, said.severity) == (0, "warning")
+    assert (said.rank, said.severity, said.lost) == (0, "warning", len(gone))
     assert said.what == (f"op_statistic.csv: kernel_details.csv holds {len(gone)} kernels fewer than this file counts "
                          f"(of {', '.join(types[:3])} and {len(types) - 3} more types): rows missing from it that no "
                          "reader can see")

@@ -11,6 +11,7 @@ from typing import List, Optional, Pattern, Tuple
 from ..text import path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
+from .sources.op_statistic import FEWER
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -85,7 +86,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"db export of another run", "{name}: {note}", "move one of the two exports to a folder of its own, "
      "and open each on its own"),
     (r"^a split of ", "{name}: {note}", ""),
-    (r"kernels fewer than this file counts", "{name}: {note}", "copy the kernel file again from where the "
+    (re.escape(FEWER), "{name}: {note}", "copy the kernel file again from where the "
      "profiler wrote it; a copy cut at a line end reads as whole"),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
@@ -100,6 +101,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
 STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damaged"
 # Zero bytes that end a file, where its writer stopped (sources.base.zeros_note).
 ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
+# Kernels another file counts that the kernel file lacks (sources.op_statistic): rows lost from
+# it, weighed as such, though no row of the file that says so was skipped.
+KERNELS_FEWER = re.compile(r"holds ([\d,]+) " + re.escape(FEWER))
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
@@ -366,7 +370,8 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     text = what.format(**fields)
     if skipped and "{lost}" not in what:
         text += f"; {lost} skipped"
-    return HealthItem(severity, rank, file, text, fix, skipped)
+    fewer = KERNELS_FEWER.search(note)
+    return HealthItem(severity, rank, file, text, fix, int(fewer[1].replace(",", "")) if fewer else skipped)
 
 
 def passing_failure(profile) -> bool:
