@@ -61,7 +61,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 Macros: op_name(name) (operator identity), type_key(type) (the profiler's missing type as 'N/A').
 
 Helper tables: rules_installed (fingerprint of the installed rules), rules_categories, rules_compute, rules_order, rules_stage_markers, rules_stages,
-rules_findings (the rules file as rows), stage_overrides (windows set by hand).
+rules_findings (the rules file as rows), stage_overrides (windows set by hand), incomplete_ranks (the
+ranks not loaded whole, as install_views was given them).
 """
 
 from .render import render

@@ -71,6 +71,9 @@ TABLE_MACROS: Dict[str, Tuple[str, ...]] = {
 }
 
 
+# Tables the analysis makes from what it is given, not from the profile: listed with the rules'.
+INPUT_TABLES = ("incomplete_ranks",)
+
 # Steps of other views, listed in the schema browser apart from the ones to read.
 BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
                    "step_breakdown_kernels", "step_breakdown_lanes")

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
-from ....analysis.views import BUILDING_BLOCKS, TABLE_MACROS, VIEW_DESCRIPTIONS, VIEW_ORDER
+from ....analysis.views import BUILDING_BLOCKS, INPUT_TABLES, TABLE_MACROS, VIEW_DESCRIPTIONS, VIEW_ORDER
 from ....profile.schema import TABLE_DESCRIPTIONS
 from ....query import Catalog
 from ...cells import literal
@@ -54,7 +54,7 @@ class SchemaBrowser(Tree):
             if rel.name in views and rel.name not in BUILDING_BLOCKS:
                 return 1
             return 3 if rel.name.startswith("rules_") or rel.name in BUILDING_BLOCKS or \
-                rel.name in INTERNAL_TABLES else 2
+                rel.name in INTERNAL_TABLES or rel.name in INPUT_TABLES else 2
 
         rels.sort(key=lambda r: (group(r), views.get(r.name, 0)))
         inner = [r for r in rels if group(r) == 3]
