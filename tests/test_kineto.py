@@ -238,7 +238,7 @@ def test_a_cut_cpu_only_trace_keeps_its_cpu_ops_as_kernels(tmp_path):
     torch = pytest.importorskip("torch", reason="the CPU trace is written by torch")
     whole = _cpu_trace(tmp_path / "whole" / "cpu.pt.trace.json", torch)
     data = whole.read_bytes()
-    assert kineto.devices(read_head(whole)) == []
+    assert kineto.devices(stage_trace(connect(), whole, "stg").devices) == []
     (tmp_path / "cut").mkdir()
     (tmp_path / "cut" / "cpu.pt.trace.json").write_bytes(data[:len(data) * 2 // 3])
     q = "SELECT name, start_ns, dur_ns FROM kernels"
@@ -252,13 +252,41 @@ def test_a_cut_cpu_only_trace_keeps_its_cpu_ops_as_kernels(tmp_path):
 
 
 def test_device_properties_tell_no_device_from_devices_not_read():
-    """Only an empty list is a run without a device: entries not read here (no totalGlobalMem,
-    keys in another order) let a cut trace's CPU ops pass for kernels."""
-    head = b'{"schemaVersion": 1, "deviceProperties": [%s], "traceEvents": ['
-    assert kineto.devices(head % b" ") == []
-    assert kineto.devices(head % b'{"id": 0, "name": "Xeon", "maxComputeUnits": 448}') is None
-    assert kineto.devices(head % b'{"id": 1, "name": "H200", "totalGlobalMem": 1024}') == [(1, "H200", 1024)]
-    assert kineto.devices(b'{"traceEvents": [') is None
+    """Only an empty list is a run without a device: entries not read here (no totalGlobalMem)
+    let a cut trace's CPU ops pass for kernels."""
+    assert kineto.devices([]) == []
+    assert kineto.devices([{"id": 0, "name": "Xeon", "maxComputeUnits": 448}]) is None
+    assert kineto.devices([{"totalGlobalMem": 1024, "name": "H200", "id": 1}]) == [(1, "H200", 1024)]
+    assert kineto.devices(None) is None
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_keys_after_the_events_are_read_as_well_as_before(real, tmp_path, gz):
+    """A tool that rewrites a trace may put deviceProperties and distributedInfo after the
+    events: valid JSON, and the same trace. (Once the list after the events was taken for their
+    end, its devices for 8 malformed events, and the rank fell back on file order.)"""
+    doc = json.loads(gzip.open(real / ALEXNET).read())
+    devices = doc.pop("deviceProperties")
+    doc.pop("distributedInfo")
+    doc.update(deviceProperties=devices, distributedInfo={"rank": 3, "backend": "nccl", "world_size": 4})
+    assert list(doc)[-3:] == ["traceName", "deviceProperties", "distributedInfo"]
+    path = tmp_path / "w.1700000000001.pt.trace.json"
+    text = json.dumps(doc).encode()
+    if gz:
+        path = path.with_suffix(".json.gz")
+        text = gzip.compress(text)
+    path.write_bytes(text)
+    p = load_profile(tmp_path)
+    assert [i.what for i in health(p)] == ["partial rank set: the traces give the job 4 ranks (its world size); "
+                                           "1 of them loaded"]
+    # Discovery reads a plain file's end for the rank; a gzip stream's end is the whole stream
+    # away, which it does not read: there the rank comes from the files' order.
+    assert p.ranks == ([0] if gz else [3])
+    want = load_profile(real / ALEXNET).con.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone()
+    assert p.con.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone() == want
+    assert p.con.execute("SELECT device_id, capacity_mb FROM device_memory").fetchall() == [
+        (0, devices[0]["totalGlobalMem"] / 2**20)]
+    assert p.con.execute("SELECT max(world_size) FROM ranks").fetchone() == (4,)
 
 
 def test_a_gpu_trace_cut_before_its_device_events_says_so_not_to_profile_the_device(real, tmp_path, capsys):

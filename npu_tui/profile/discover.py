@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 from ..text import literal
 from .errors import ProfileError
 from .sources import cluster_modules, source_modules
-from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head
+from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
 
@@ -74,6 +74,14 @@ def _head(path: Path) -> bytes:
     """read_head, or b'' for a file that cannot be read now (its loader will say why)."""
     try:
         return read_head(path)
+    except OSError:
+        return b""
+
+
+def _end(path: Path) -> bytes:
+    """read_tail, or b'' for a file that cannot be read now."""
+    try:
+        return read_tail(path)
     except OSError:
         return b""
 
@@ -604,7 +612,10 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     unnamed: List[Tuple[Path, str, Optional[int]]] = []
     for f in files.pop("kineto", []):
         head = _head(f)
-        rank, process = _rank(rank_hint(head)), process_hint(head)
+        hint = rank_hint(head)
+        if hint is None:  # a tool that rewrote the trace may have put distributedInfo after the events
+            hint = rank_hint(_end(f))
+        rank, process = _rank(hint), process_hint(head)
         m = WORKER_RE.match(f.name)
         # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by the
         # process the trace says it was taken in (with a worker's name and rank, one run of

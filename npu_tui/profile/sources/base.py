@@ -93,6 +93,16 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     return raw.removeprefix(BOM)
 
 
+def read_tail(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The last bytes of a plain file; b"" for a gzip file, whose end cannot be read without the
+    whole stream before it. OSError propagates, as read_head's."""
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return b""
+        f.seek(max(2, f.seek(0, 2) - size))
+        return f.read(size)
+
+
 ZERO_BLOCK = 1 << 16
 
 

@@ -147,6 +147,7 @@ class StagedTrace:
     note: str = ""
     base_ns: int = 0  # Kineto's baseTimeNanoseconds, already added to ts_ns
     distributed_info: dict = field(default_factory=dict)  # Kineto's distributedInfo (rank, world_size)
+    devices: Optional[list] = None  # Kineto's deviceProperties as written; None where the trace has none
 
 
 def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage: bool = False,
@@ -175,7 +176,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             if damage:
                 raise SourceError(f"{damage}: no event could be read before it") from None
             raise
-        staged = StagedTrace(events=0, cut=span.cut, base_ns=span.base_ns, distributed_info=span.distributed_info)
+        staged = StagedTrace(events=0, cut=span.cut, base_ns=span.base_ns, distributed_info=span.distributed_info,
+                             devices=span.devices)
         if damage:
             staged.lost = int(span.cut and not span.at_event_end)
             staged.note = (f"{damage}: the events that parse before it are kept, though those just "
@@ -300,13 +302,15 @@ class _Span:
     cut: bool = False
     base_ns: int = 0
     distributed_info: dict = field(default_factory=dict)
+    devices: Optional[list] = None
     # cut just after an event's closing brace: no event is cut in two (what was to follow is unknown)
     at_event_end: bool = False
 
 
 def _span(path: Path, shape: str, size: int) -> _Span:
     """Where the events are in the file's first ``size`` bytes, and what the object around them
-    says (Kineto's baseTimeNanoseconds and distributedInfo). Reads the head and the tail only."""
+    says (Kineto's baseTimeNanoseconds, distributedInfo and deviceProperties). Reads the head and
+    the tail only."""
     with open(path, "rb") as f:
         head = f.read(min(HEAD_BYTES, size))
         f.seek(max(0, size - TAIL_BYTES))
@@ -321,8 +325,11 @@ def _span(path: Path, shape: str, size: int) -> _Span:
             raise SourceError("a JSON object without a traceEvents list (in its first "
                               f"{HEAD_BYTES >> 20} MiB)")
         start, prefix = m.end(), head[:m.start()].removeprefix(BOM)
-    # The events end at the last ']' after which the rest of the document parses (the few keys
-    # after the events hold no brackets, or one or two).
+    # The events end at the first of the last ']'s after which the rest of the document parses:
+    # keys after the events may hold lists of their own (deviceProperties, written after the events
+    # by tools that rewrite a trace), whose ']' a rest after them parses too; a ']' inside an event
+    # leaves the events' own ']' in its rest, which never parses.
+    found = None
     for close in list(reversed([m.start() for m in re.finditer(rb"\]", tail)]))[:END_TRIES]:
         if tail_at + close < start:
             break
@@ -331,7 +338,10 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
             ({} if rest.strip() == b"" else None)
         if meta is not None:
-            return _Span(start, tail_at + close, False, *_kineto_meta(meta))
+            found = close, meta
+    if found is not None:
+        close, meta = found
+        return _Span(start, tail_at + close, False, *_kineto_meta(meta))
     # No end: the file was cut. The events end after the last complete one, which is the last
     # one in the file when the cut fell just after it (only the list's or the object's end lost).
     bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
@@ -366,9 +376,11 @@ def _meta(prefix: bytes, rest: bytes):
 
 
 def _kineto_meta(meta: dict):
+    """baseTimeNanoseconds, distributedInfo and deviceProperties, wherever in the object they are."""
     base = str(meta.get("baseTimeNanoseconds") or "").strip()
-    info = meta.get("distributedInfo")
-    return (int(base) if base.isdigit() else 0), (info if isinstance(info, dict) else {})
+    info, devices = meta.get("distributedInfo"), meta.get("deviceProperties")
+    return ((int(base) if base.isdigit() else 0), (info if isinstance(info, dict) else {}),
+            (devices if isinstance(devices, list) else None))
 
 
 def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:

@@ -29,7 +29,7 @@ from typing import List, Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace
-from .base import LoadResult, RankContext, read_head
+from .base import LoadResult, RankContext
 from .chrome_trace import STEP_FROM, drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "kineto"
@@ -47,9 +47,6 @@ _RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
 _HOST = re.compile(rb'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _HOST_PID = re.compile(rb'"cat"\s*:\s*"(?:cpu_op|user_annotation|python_function)"\s*,\s*'
                        rb'"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"pid"\s*:\s*(\d+)')
-# deviceProperties, written before the events: each device's id, name and totalGlobalMem (bytes).
-_DEVICES = re.compile(rb'"deviceProperties"\s*:\s*\[(.*?)\]', re.S)
-_DEVICE = re.compile(rb'\{[^{}]*?"id"\s*:\s*(\d+)[^{}]*?"name"\s*:\s*"([^"]*)"[^{}]*?"totalGlobalMem"\s*:\s*(\d+)', re.S)
 
 EVENTS = """
 -- a view, not a copy: the staged events are the trace's size in memory once already
@@ -223,9 +220,10 @@ def sniff(head: bytes) -> bool:
     return trace_flavour(head) == KIND
 
 
-def rank_hint(head: bytes) -> Optional[int]:
-    """``distributedInfo.rank`` when the head of the file holds it (torch writes it before the events)."""
-    m = _RANK.search(head)
+def rank_hint(text: bytes) -> Optional[int]:
+    """``distributedInfo.rank`` when this part of the file (its head: torch writes it before the
+    events) holds it."""
+    m = _RANK.search(text)
     return int(m.group(1)) if m else None
 
 
@@ -240,15 +238,15 @@ def process_hint(head: bytes) -> Optional[Tuple[bytes, int]]:
     return (host.group(1) if host else b"", int(m.group(1)))
 
 
-def devices(head: bytes) -> Optional[List[Tuple[int, str, int]]]:
-    """(id, name, bytes) of each device the trace's deviceProperties lists. An empty list is a run
-    with no GPU (torch writes the list, empty or not, before the events); None is a head without
-    the list, or with entries not read here (keys in another order, no totalGlobalMem)."""
-    block = _DEVICES.search(head)
-    if block is None:
+def devices(listed: Optional[list]) -> Optional[List[Tuple[int, str, int]]]:
+    """(id, name, bytes) of each device a trace's deviceProperties (``StagedTrace.devices``) lists.
+    An empty list is a run with no GPU; None is a trace without the list, or with entries not read
+    here (no totalGlobalMem)."""
+    if listed is None:
         return None
-    listed = [(int(i), n.decode("utf-8", "replace"), int(b)) for i, n, b in _DEVICE.findall(block.group(1))]
-    return listed if listed or not block.group(1).strip() else None
+    read = [(d["id"], str(d.get("name", "")), d["totalGlobalMem"]) for d in listed
+            if isinstance(d, dict) and type(d.get("id")) is int and type(d.get("totalGlobalMem")) is int]
+    return read if len(read) == len(listed) else None
 
 
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
@@ -284,7 +282,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         # had no device (deviceProperties empty): its device events may have been still to come
         # (torch writes them after the CPU ops), so its CPU ops must not pass for kernels; nor
         # are they where another cycle of the same worker ran on the device.
-        listed = devices(read_head(path))
+        listed = devices(staged.devices)
         if (rows == 0 and (not (staged.cut or staged.lost) or listed == [])
                 and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
