@@ -470,10 +470,11 @@ def test_a_byte_order_mark_changes_nothing(real, tmp_path, sample, file):
         assert got.con.execute(q).fetchone() == want.con.execute(q).fetchone(), t
 
 
-@pytest.mark.parametrize("cut", [None, "inside its quoted call stack"])
+@pytest.mark.parametrize("cut", [None, "inside its quoted call stack", "after a line break in its call stack"])
 def test_a_last_row_of_several_lines_without_a_line_break(real, tmp_path, cut):
     """operator_details.csv quotes a call stack of several lines in each row: without the final
-    line break the last row is still whole; cut inside its quotes, it is the one row lost."""
+    line break the last row is still whole; cut inside its quotes, it is the one row lost, and so
+    it is cut just after one of the line breaks inside them (once read as a whole file)."""
     src = real / LEVEL1 / "rank0_ascend_pt"
     dst = tmp_path / "rank0_ascend_pt"
     shutil.copytree(src, dst)
@@ -482,10 +483,46 @@ def test_a_last_row_of_several_lines_without_a_line_break(real, tmp_path, cut):
     with open(src / "ASCEND_PROFILER_OUTPUT" / "operator_details.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))[1:]
     assert any("\n" in cell for cell in rows[-1])  # the last row spans lines
-    f.write_bytes(data if cut is None else data[:data.rindex(b"\n") - 3])
+    f.write_bytes(data if cut is None else data[:data.rindex(b"\n") + (1 if cut.startswith("after") else -3)])
     p = load_profile(dst)
-    log = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'operator_details'").fetchone()
-    assert log == ((len(rows), 0) if cut is None else (len(rows) - 1, 1))
+    log = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'operator_details'").fetchone()
+    assert log == ((len(rows), 0, "") if cut is None else (len(rows) - 1, 1, "cut short: its last row is partial"))
+
+
+def test_a_stray_quote_is_not_a_cut(real, tmp_path):
+    """A quote inside an unquoted cell (hand-edited) leaves the file's quotes unpaired, and its
+    last line break after an odd number of them: the file is whole all the same."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(src, dst)
+    f = dst / KD
+    lines = f.read_bytes().split(b"\n")
+    lines[5] = lines[5].replace(b"aclnn", b'acl"nn', 1)
+    assert b'acl"nn' in lines[5] and lines[-1] == b""
+    f.write_bytes(b"\n".join(lines))
+    p = load_profile(dst)
+    rows = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchone()
+    assert rows == load_profile(src).con.execute(
+        "SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'kernel_details'").fetchone()
+
+
+@pytest.mark.parametrize("at", [32768, 40000])
+def test_zero_bytes_inside_a_csv_make_it_damaged(real, tmp_path, at):
+    """A block of zeros inside a kernel file (the disk, or a sparse copy, never filled it) runs
+    rows together, or loads them with the zeros as text: the file is damaged, and the run
+    incomplete, however few rows the reader rejected (at 32768 none)."""
+    from npu_tui.profile.health import failed, health
+
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(src, dst)
+    f = dst / KD
+    data = bytearray(f.read_bytes())
+    data[at:at + 4096] = bytes(4096)
+    f.write_bytes(bytes(data))
+    (item,) = failed(health(load_profile(dst)))
+    assert item.what.startswith(f"kernel_details.csv: damaged: 4,096 zero bytes inside it, from byte {at:,}; ")
+    assert item.fix.startswith("the file is damaged")
 
 
 @pytest.mark.parametrize("given", ["path", "dot"])

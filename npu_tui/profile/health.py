@@ -41,6 +41,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"not loaded for its splits", "{name}: {note}", NOT_STOPPED),
     (r"cut short", "{name} was cut short{zeros}: what followed the cut is missing, how much the file cannot "
                    "tell; {lost} skipped", NOT_STOPPED),
+    (r"zero bytes inside it", "{name}: {note}", CORRUPT),
     (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",
      "the run may have ended in the same crash: check its other files"),
     (r"^only zero bytes", "{name} holds {note}", "the profiler or its machine stopped before writing "
@@ -110,8 +111,9 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
                       r"^not split by device")
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
-# is compared with the others), or its kernels lost: as good as one that gave nothing.
-UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing")
+# is compared with the others; a CSV with a block of zeros inside), or its kernels lost: as good
+# as one that gave nothing.
+UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import duckdb
 
@@ -61,13 +61,18 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
     size = total - zeros
-    complete, guessed = _complete_size(path, len(columns), size)
+    scan = _scan(path, size)
+    # Zero bytes inside a text file: a block the disk or the copy never filled. The rows there run
+    # together or hold the zeros as text, and how many there were is unknown.
+    damage = (f"damaged: {scan.zeros:,} zero bytes inside it, from byte {scan.first_zero:,}; the rows there "
+              "are lost or hold the zeros") if scan.zeros else ""
+    complete, guessed = _complete_size(path, len(columns), size, scan.quotes)
     keep = complete if complete is not None else size if zeros else None  # what is read of it
     # CR CR LF: Python's csv writer on Windows, given a file not opened with newline="", writes it
     # at the end of every row, the header's included. DuckDB's lax mode reads it with a line break
     # leading each row's first cell, so such a file is read from a copy with CR LF instead.
     cr_cr_lf = b"\r\r\n" in head
-    mixed = _mixed_line_ends(path)
+    mixed = scan.mixed
     # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
     copied = keep is not None or cr_cr_lf
     with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
@@ -87,7 +92,8 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         f"SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING') "
         f"FROM {table}_rejects").fetchone()
     note = "; ".join(filter(None, [
-        "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", zeros_said,
+        "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", damage,
+        zeros_said,
         f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""]))
     return columns, rejected + (complete is not None), note
 
@@ -99,28 +105,41 @@ MAYBE_CUT = ("its last row may be cut: no line break follows it, and its last ce
              "above; left out")
 
 
-def _complete_size(path: Path, fields: int, size: int) -> Tuple[Optional[int], bool]:
-    """None when the file's first ``size`` bytes end with a line break or a whole row of
-    ``fields`` fields, else the size up to where their last row starts; and whether that row's
-    cut is a guess (_prefix_of_above)."""
+def _complete_size(path: Path, fields: int, size: int, quotes: int) -> Tuple[Optional[int], bool]:
+    """None when the file's first ``size`` bytes (holding ``quotes`` quote characters) end with a
+    row's line break or a whole row of ``fields`` fields, else the size up to where their last row
+    starts; and whether that row's cut is a guess (_prefix_of_above)."""
     with open(path, "rb") as f:
         f.seek(max(0, size - 1))
-        if f.read(1) in (b"\n", b"\r"):
+        at_break = f.read(1) in (b"\n", b"\r")
+    if at_break:
+        # A line break inside a quoted cell (operator_details.csv's call stacks) leaves the quote
+        # open: a cut there ends on a line break too.
+        if quotes % 2 == 0:
             return None, False
+        rows = _last_rows(path, size, fields, quotes)
+        return (None, False) if rows is None or not _open_row(rows[1], fields) else (rows[2], False)
     # Most rows are one line: the last line, whole or cut, is told by itself and the line before.
     before, last, start = _last_lines(path, size)
     if start == 0:
         return 0, False
     if _whole_row(last, fields, before):
         return None, False
-    # A quoted cell may hold line breaks (operator_details.csv's call stacks): the last row may
-    # start lines before the last one.
-    rows = _last_rows(path, size, fields)
+    # A quoted cell may hold line breaks: the last row may start lines before the last one.
+    rows = _last_rows(path, size, fields, quotes)
     if rows is not None:
         before, last, start = rows
         if _whole_row(last, fields, before):
             return None, False
     return start, _whole_row(last, fields) and _prefix_of_above(last, before, fields)
+
+
+def _open_row(row: bytes, fields: int) -> bool:
+    """Whether ``row`` is the start of a row cut inside a quoted cell: closing that quote makes it
+    one row of at most ``fields`` cells. (A stray quote in a cell, which leaves a file's quotes
+    unpaired, makes the rest of the file the "row", many rows once closed.)"""
+    rows = _rows(row + b'"')
+    return row.count(b'"') % 2 == 1 and rows is not None and len(rows) == 1 and len(rows[0]) <= fields
 
 
 LINE_BREAK = re.compile(rb"\r\r\n|\r\n|\n|\r")  # CR CR LF: see stage_csv
@@ -146,13 +165,12 @@ def _last_lines(path: Path, size: int) -> Tuple[bytes, bytes, int]:
     return before, lines[-1], size - len(lines[-1])
 
 
-def _last_rows(path: Path, size: int, fields: int) -> Optional[Tuple[bytes, bytes, int]]:
-    """The last two rows, where rows end at line breaks outside quotes (an even number of quotes
-    before them: an escaped quote is two), and where the last starts; None when the file's quotes
-    do not pair up so (a stray quote inside a cell, which the reader takes as it is): the row
-    before the last must then be a whole row of ``fields`` cells."""
-    with open(path, "rb") as f:
-        total = sum(block.count(b'"') for block in iter(lambda: f.read(COUNT_CHUNK), b""))
+def _last_rows(path: Path, size: int, fields: int, total: int) -> Optional[Tuple[bytes, bytes, int]]:
+    """The last two rows of the first ``size`` bytes (holding ``total`` quotes), where rows end at
+    line breaks outside quotes (an even number of quotes before them: an escaped quote is two),
+    and where the last starts; None when the file's quotes do not pair up so (a stray quote inside
+    a cell, which the reader takes as it is): the row before the last must then be a whole row of
+    ``fields`` cells."""
     tail = TAIL_BYTES
     while True:
         at = max(0, size - tail)
@@ -211,21 +229,35 @@ def _prefix_of_above(row: bytes, before: bytes, fields: int) -> bool:
     return len(cells) == len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1])
 
 
-def _mixed_line_ends(path: Path, chunk: int = COUNT_CHUNK) -> bool:
-    """CRLF and bare LF in one file (hand-edited) defeat DuckDB's strict mode; the lax mode reads them.
+class _Scan(NamedTuple):
+    mixed: bool  # CRLF and bare LF in one file (hand-edited): DuckDB's strict mode fails on them
+    quotes: int  # quote characters
+    zeros: int  # zero bytes
+    first_zero: int  # where the first is (-1: none)
 
-    Decided up front rather than by retrying: a failed read aborts the loader's transaction. Counted
-    in one reused buffer: a GB file must not be copied chunk by chunk just to be counted.
-    """
-    crlf = lf = 0
+
+def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
+    """One pass over the file's first ``size`` bytes (those before its trailing zeros), counting
+    what the read needs to know up front (a failed read aborts the loader's transaction), in one
+    reused buffer: a GB file must not be copied chunk by chunk just to be counted."""
+    crlf = lf = quotes = zeros = 0
+    first_zero = -1
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
+    at = 0
     with open(path, "rb", buffering=0) as f:
-        while n := f.readinto(buf):
+        while at < size and (n := f.readinto(buf)):
+            n = min(n, size - at)
             crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
             lf += buf.count(b"\n", 0, n)
+            quotes += buf.count(b'"', 0, n)
+            z = buf.count(b"\0", 0, n)
+            if z and first_zero < 0:
+                first_zero = at + buf.find(b"\0", 0, n)
+            zeros += z
             cr_before = buf[n - 1] == 0x0D
-    return 0 < crlf < lf
+            at += n
+    return _Scan(0 < crlf < lf, quotes, zeros, first_zero)
 
 
 def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool) -> None:
