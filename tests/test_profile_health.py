@@ -137,6 +137,35 @@ def test_a_whole_kernel_file_matches_op_statistic(real):
     assert [i for i in health(p) if "op_statistic" in i.what] == []
 
 
+@pytest.mark.parametrize("background", [False, True], ids=["report", "app"])
+def test_a_kernel_file_cut_at_a_line_end_is_said_by_the_trace_beside_it(real, tmp_path, background):
+    """Level0 writes no op_statistic.csv; its trace_view.json runs the same device tasks as
+    kernel_details.csv, so those after the kernel file's last row are the rows it lost. (The
+    app loads the trace after the first screen, the report at once: both say it.)"""
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level0/rank0_ascend_pt", rank)
+    assert not list(rank.rglob("op_statistic*.csv"))
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    rows = list(csv.reader(io.StringIO(kd.read_text(encoding="utf-8"), newline="")))
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\r\n").writerows(rows[:97])
+    kd.write_text(text.getvalue(), encoding="utf-8")
+    p = load_profile(rank, background=background)
+    if background:
+        p.load_pending()
+    (said,) = [i for i in health(p) if i.file.endswith("trace_view.json")]
+    assert (said.severity, said.lost) == ("warning", len(rows) - 97)
+    assert said.what == (f"trace_view.json: kernel_details.csv holds {len(rows) - 97} kernels fewer than this file's "
+                         "device tasks, which run on after its last row: rows missing from it that no reader can see")
+
+
+@pytest.mark.parametrize("level", ["level0", "level1", "level2"])
+def test_whole_kernel_files_match_the_trace_beside_them(real, level):
+    """Every rank of the real runs, whole (Level0 has no op_statistic.csv, only the trace to check)."""
+    p = load_profile(real / "msinsight-pt-2rank-levels/text" / level)
+    assert [i for i in health(p) if "kernels fewer" in i.what] == []
+
+
 def test_file_that_gave_nothing_is_an_error(real, tmp_path):
     rank = rank_folder(real, tmp_path / "r_ascend_pt")
     (rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_bytes(b"")

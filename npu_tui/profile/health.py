@@ -11,7 +11,7 @@ from typing import List, Optional, Pattern, Tuple
 from ..text import path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
-from .sources.op_statistic import FEWER
+from .sources.base import FEWER
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log

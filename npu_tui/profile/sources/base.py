@@ -33,6 +33,10 @@ class RankContext:
     # The names of the rank's files that have put rows in (a split stands in for a merged file
     # that gave none).
     gave: Set[str] = field(default_factory=set)
+    # When the last of kernel_details.csv's kernels started, unless that file said it was cut: a
+    # trace beside it that runs on after has the rows a cut at a line end lost (trace_view). Kept
+    # here, as the trace may read in a transaction begun before those rows were committed.
+    kernel_file_last_ns: Optional[int] = None
     # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
     # reads ``loaded`` or ``device_id``: it returns once those files are in.
     settle: Callable[[], None] = lambda: None
@@ -91,6 +95,11 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         # A partial read of a gzip stream: decompress what is there, tolerate the cut end.
         raw = inflate(zlib.decompressobj(16 + zlib.MAX_WBITS), raw, size)[0]
     return raw.removeprefix(BOM)
+
+
+# A kernel file's rows another file of the rank counts (op_statistic.csv) or ran (trace_view.json)
+# and it lacks: said on that file, as "kernel_details.csv holds N kernels fewer than this file ...".
+FEWER = "kernels fewer than this file"
 
 
 def read_tail(path: Path, size: int = HEAD_BYTES) -> bytes:

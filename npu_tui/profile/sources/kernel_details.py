@@ -29,4 +29,8 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    return load_task_csv(con, path, ctx, COLUMNS, KIND, "stg_kernel_details")
+    result = load_task_csv(con, path, ctx, COLUMNS, KIND, "stg_kernel_details")
+    if "cut short" not in result.note:
+        ctx.kernel_file_last_ns = con.execute(
+            "SELECT max(start_ns) FROM kernels WHERE rank = ? AND source = ?", [ctx.rank, KIND]).fetchone()[0]
+    return result

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from .base import LoadResult, RankContext, csv_header
+from .base import FEWER, LoadResult, RankContext, csv_header
 from .csvfile import load_rows
 
 KIND = "op_statistic"
@@ -43,7 +43,6 @@ SELECT sum(s.n - coalesce(g.n, 0)), list(s.op_type ORDER BY s.n - coalesce(g.n, 
 FROM stat s LEFT JOIN got g ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
 WHERE s.n > coalesce(g.n, 0)
 """
-FEWER = "kernels fewer than this file counts"
 
 
 def sniff(head: bytes) -> bool:
@@ -58,7 +57,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     if short and short > (skipped or 0) and not cut:
         missing = short - (skipped or 0)
         more = f" and {len(types) - 3} more types" if len(types) > 3 else ""
-        said = (f"kernel_details.csv holds {missing:,} {FEWER} (of {', '.join(types[:3])}{more}): rows missing "
+        said = (f"kernel_details.csv holds {missing:,} {FEWER} counts (of {', '.join(types[:3])}{more}): rows missing "
                 "from it that no reader can see")
         result.note = "; ".join(filter(None, [result.note, said]))
     return result

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import duckdb
 
-from .base import LoadResult, RankContext
+from . import op_statistic
+from .base import FEWER, LoadResult, RankContext
 from .chrome_trace import STEP_FROM, drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "trace_view"
@@ -78,6 +79,16 @@ FROM tv_event WHERE host AND ph = 'X' AND profiler_step(name) IS NOT NULL
   AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL;
 """ + STEP_FROM.format(steps="tv_step")
 
+# The device tasks that are kernels: those that ran an operator (named for it), and the HCCL
+# plane's comm ops; kernel_details.csv holds the same ones.
+KERNEL_TASKS = """
+e.ph = 'X' AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.name IS NOT NULL
+AND ((e.pname = 'Ascend Hardware'
+      AND e.name IS DISTINCT FROM e.args->>'Task Type'
+      AND NOT regexp_full_match(e.name, '[A-Z][A-Z0-9_]*'))
+     OR (e.pname = 'HCCL' AND e.name LIKE 'hcom\\_%' ESCAPE '\\'))
+"""
+
 INSERT_KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, task_id, source)
 SELECT $rank, $device_id, s.step, k.name, type_from_name(k.name), k.core, k.ts_ns, k.dur_ns, k.stream_id,
@@ -92,14 +103,13 @@ FROM (
            (SELECT min(l.host_ts_ns) FROM tv_link l
             WHERE l.pid = e.pid AND l.tid = e.tid AND l.device_ts_ns = e.ts_ns) AS launch_ns
     FROM tv_event e
-    WHERE e.ph = 'X' AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.name IS NOT NULL
-      AND ((e.pname = 'Ascend Hardware'
-            AND e.name IS DISTINCT FROM e.args->>'Task Type'
-            AND NOT regexp_full_match(e.name, '[A-Z][A-Z0-9_]*'))
-           OR (e.pname = 'HCCL' AND e.name LIKE 'hcom\\_%' ESCAPE '\\'))
+    WHERE """ + KERNEL_TASKS + """
 ) k
 ASOF LEFT JOIN tv_step_from s ON coalesce(k.launch_ns, k.ts_ns) >= s.from_ns
 """
+
+# The kernels this trace runs after the last of kernel_details.csv's (RankContext.kernel_file_last_ns).
+AFTER_KERNEL_FILE = "SELECT count(*) FROM tv_event e WHERE e.ts_ns > $last AND " + KERNEL_TASKS
 
 INSERT_LANES = """
 INSERT INTO overlap_lanes
@@ -150,13 +160,21 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         ctx.settle()
         if ctx.device_id is None:
             ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
+        after = 0
         if "kernel_details" not in ctx.loaded:
             con.execute(STEPS)
             rows += _inserted(con, INSERT_KERNELS, {**params, "device_id": ctx.device_id})
+        elif ctx.kernel_file_last_ns is not None and not any(
+                f.name in op_statistic.FILE_NAMES for f in ctx.files.get(op_statistic.KIND, ())):
+            # A copy of kernel_details.csv cut at a line end reads as whole: only the tasks beside
+            # it tell. (op_statistic.csv's counts say so where it is there, type by type.)
+            after = con.execute(AFTER_KERNEL_FILE, {"last": ctx.kernel_file_last_ns}).fetchone()[0]
         unnamed = con.execute(UNNAMED).fetchone()[0]
         note = "; ".join(filter(None, [staged.note, unnamed and (
             f"{unnamed:,} events of processes the trace does not name (no process_name metadata"
-            f"{' before the cut' if staged.cut else ''}): not loaded")]))
+            f"{' before the cut' if staged.cut else ''}): not loaded"), after and (
+            f"kernel_details.csv holds {after:,} {FEWER}'s device tasks, which run on after its last row: "
+            "rows missing from it that no reader can see")]))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed + unnamed, note=note)
     finally:
         con.execute("DROP VIEW IF EXISTS tv_event")
