@@ -20,7 +20,21 @@ def open(path, rules=None, cache: bool = True, run=None):
 
     Returns a ``npu_tui.session.Session``; ``rules`` is a rules TOML path (default: the shipped one).
     A folder of collected runs opens its newest complete run, or ``run`` (a run folder's name).
+    Warns (IncompleteProfile) when a file could not be loaded whole, as ``npu-tui report`` fails.
     """
-    from .session import open_session
+    import warnings
 
-    return open_session(path, rules, cache=cache, run=run)
+    from .session import open_session
+    from .text import lost_phrase
+
+    session = open_session(path, rules, cache=cache, run=run)
+    lost = session.not_whole
+    if lost:
+        warnings.warn(f"{lost_phrase(lost)} could not be loaded whole ({', '.join(lost[:3])}"
+                      f"{', …' if len(lost) > 3 else ''}): every figure lacks what is missing; "
+                      "session.health says why", IncompleteProfile, stacklevel=2)
+    return session
+
+
+class IncompleteProfile(UserWarning):
+    """A file of the profile opened exists and could not be loaded whole."""

@@ -132,10 +132,9 @@ def cmd_sql(args) -> int:
 def _incomplete(sessions, partial: bool) -> int:
     """EXIT_INPUT, said on stderr, when a file of these sessions' profiles could not be loaded
     (what was printed leaves it out), unless ``partial`` accepts that."""
-    from .profile.health import failed
     from .text import lost_phrase
 
-    lost = [i.file for s in sessions for i in failed(s.health)]
+    lost = [file for s in sessions for file in s.not_whole]
     if not lost or partial:
         return 0
     return _fail(f"incomplete: {lost_phrase(lost)} failed to load whole ({', '.join(lost[:3])}"

@@ -25,7 +25,7 @@ from .analysis.views import views_installed
 from .profile import LoadCancelled, Profile, ProfileError, load_profile
 from .profile.cache import discard
 from .profile.discover import OTHER_PROFILE
-from .profile.health import HealthItem, health, incomplete_ranks, passing_failure
+from .profile.health import HealthItem, failed, health, passing_failure, ranks_apart
 from .text import path_text
 
 Progress = Callable[[int, int, str], None]
@@ -132,7 +132,7 @@ class Session:
     def analysed(self) -> bool:
         """Whether the analysis of these rules is installed already (a profile reopened from the cache)."""
         try:
-            return views_installed(self.con, self.rules, incomplete_ranks(self.health))
+            return views_installed(self.con, self.rules, ranks_apart(self.health))
         except duckdb.Error:  # a cache file that fails to read: analyse() loads afresh
             return False
 
@@ -164,7 +164,7 @@ class Session:
     def _analyse(self, windows: bool, encoded: bool, progress: Optional[Progress],
                  cancelled: Optional[Callable[[], bool]]) -> Dict[str, Any]:
         if not self.analysed:
-            install_views(self.con, self.rules, incomplete_ranks(self.health))
+            install_views(self.con, self.rules, ranks_apart(self.health))
         self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded, items=self.health)
         # A no-op while work is pending, or when opened from the cache.
         if not passing_failure(self.profile) and not self.profile.save_cache():
@@ -196,7 +196,7 @@ class Session:
             # The cache file's disk filled under the trace: the whole profile loads again, into memory.
             return self._reanalysed(windows, False, progress, cancelled)
         self.health = health(self.profile)
-        install_views(self.con, self.rules, incomplete_ranks(self.health))
+        install_views(self.con, self.rules, ranks_apart(self.health))
         return self.analyse(windows=windows, progress=progress, cancelled=cancelled)
 
     def forget_cache(self) -> bool:
@@ -220,10 +220,16 @@ class Session:
         if self.profile.from_cache or self.profile.cache_key:
             raise ValueError("stage windows set by hand need a session loaded with cache=False")
         if not self.analysed:
-            install_views(self.con, self.rules, incomplete_ranks(self.health))
+            install_views(self.con, self.rules, ranks_apart(self.health))
         add_relative_window(self.con, rank, stage, start_us, end_us)
 
     # -- what it holds ------------------------------------------------------------------------
+
+    @property
+    def not_whole(self) -> List[str]:
+        """The files and folders that exist and could not be loaded whole: while there are any,
+        every figure lacks what is missing (``health`` says why)."""
+        return [i.file for i in failed(self.health)]
 
     @property
     def con(self):
@@ -341,7 +347,8 @@ class Session:
 
     def __repr__(self) -> str:
         state = f"{len(self.report['findings'])} findings" if self.report is not None else "not analysed"
-        return f"<npu_tui.Session {str(self.path)!r}: {len(self.ranks)} rank(s), {state}>"
+        whole = f", incomplete: {len(self.not_whole)} not loaded whole" if self.not_whole else ""
+        return f"<npu_tui.Session {str(self.path)!r}: {len(self.ranks)} rank(s), {state}{whole}>"
 
 
 def open_session(path, rules: RulesLike = None, *, cache: bool = True, run: Optional[str] = None) -> Session:

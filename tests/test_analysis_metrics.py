@@ -165,7 +165,7 @@ def test_a_rank_not_loaded_whole_is_not_compared():
              (2, 1, 30.0, 10.0, 0.0, 20.0, 60.0)]
     kernels = [(r,) + k[1:] for r in range(3) for k in _us(KERNELS)]
     p = make_profile(kernels, step_trace=steps)
-    install_views(p.con, load_rules(), incomplete=[2])
+    install_views(p.con, load_rules(), apart={2: "not loaded whole"})
     spread = dict(rows(p, "SELECT measure, (ranks, min_us, max_us, slow_rank) FROM rank_spread"))
     assert spread["step_time"] == (2, 100.0, 110.0, 1)
     assert dict(rows(p, "SELECT rank, vs_mean FROM rank_times")) == {

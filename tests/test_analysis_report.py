@@ -268,6 +268,17 @@ def test_a_file_that_could_not_be_loaded_makes_the_report_incomplete(real, tmp_p
     assert s.report["health"] == [asdict(i) for i in s.health] and len(s.health) >= 2
     # --partial keeps the gate: a finding still fails it.
     assert _report(capsys, path, "--partial", "--fail-on", "any")[0] == 1
+    # A notebook is told as well: a warning, and the session's repr.
+    import warnings
+
+    import npu_tui
+
+    with pytest.warns(npu_tui.IncompleteProfile, match=r"^1 file could not be loaded whole \(.*communication\.json\)"):
+        p = npu_tui.open(path, cache=False)
+    assert repr(p).endswith("incomplete: 1 not loaded whole>") and p.not_whole == [error["file"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "incomplete" not in repr(npu_tui.open(ROOT.parent / "shared/real/msinsight-pt-2rank-levels/text/level1"))
     # The intact rank is complete, its skipped-by-design notes do not count.
     code, out, _ = _report(capsys, ROOT.parent / "shared/real/msinsight-pt-2rank-levels/text/level1", "--format", "json")
     assert code == 0 and json.loads(out)["complete"] is True
@@ -293,15 +304,15 @@ def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, tmp_path, 
         for _ in range(2):
             s = open_session(tmp_path / "job", cache=cache)
             assert not s.report["complete"]
-            assert [(r["rank"], r["whole"]) for r in s.report["cluster"]["ranks"]] == [(0, True), (1, False)]
+            assert [(r["rank"], r["apart"]) for r in s.report["cluster"]["ranks"]] == [(0, None), (1, "not loaded whole")]
             assert s.report["cluster"]["spread"] == []
             assert [f for f in s.report["findings"] if f["metric"] == "spread"] == []
-            assert s.con.execute("SELECT rank, vs_mean, slow FROM rank_times ORDER BY rank").fetchall() == [
-                (0, 1.0, False), (1, None, False)]
+            assert s.con.execute("SELECT rank, vs_mean, slow, apart FROM rank_times ORDER BY rank").fetchall() == [
+                (0, 1.0, False, None), (1, None, False, "not loaded whole")]
             assert "rank 1   " in rank_plots(s.report).plain
-            assert "not loaded whole: not compared" in rank_plots(s.report).plain
+            assert "not compared: not loaded whole" in rank_plots(s.report).plain
     code, out, _ = _report(capsys, tmp_path / "job")
-    assert code == 2 and "Not compared: rank 1, not loaded whole (see Data health)." in out.splitlines()
+    assert code == 2 and "Not compared: rank 1 (not loaded whole); see Data health." in out.splitlines()
 
 
 def test_the_same_profile_gives_the_same_report_byte_for_byte(capsys):

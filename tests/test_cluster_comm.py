@@ -333,8 +333,8 @@ def test_ranks_that_tie_name_the_lower_rank():
     from npu_tui.analysis.views import view_sql
 
     con = duckdb.connect()
-    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, 5, true), (1, 10.0, 2.0, 5, true),
-                   (2, 10.0, 2.0, 5, true)) t(rank, step_time_us, exposed_comm_us, kernel_count, whole)""")
+    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, 5, NULL), (1, 10.0, 2.0, 5, NULL),
+                   (2, 10.0, 2.0, 5, NULL)) t(rank, step_time_us, exposed_comm_us, kernel_count, apart)""")
     con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
                    t(rank, step, stage_us)""")

@@ -670,7 +670,8 @@ def test_a_worker_name_run_twice_is_one_worker_and_the_other_run_said(real, tmp_
     """tensorboard_trace_handler(worker_name="rank0") in a job run twice into one folder: by the
     name alone, both runs' traces were one worker, each step spanning the two. By the process
     that took them, they are two runs: of rank 0 (distributedInfo), the rank claimed twice; with
-    no rank, the worker claimed twice. Either way the first run loads, and the other is said."""
+    no rank, the worker claimed twice. Either way the run written later (by the time the handler
+    puts in the names) loads, as a torch_npu rank's run that ended later does, and the other is said."""
     raw = gzip.decompress((real / SAMPLED / "sampled_rank-0.json.gz").read_bytes())
     alone = raw.replace(b'"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128}, ', b"")
     assert alone != raw
@@ -678,16 +679,16 @@ def test_a_worker_name_run_twice_is_one_worker_and_the_other_run_said(real, tmp_
     for data, said in ((raw, "rank 0 claimed twice"), (alone, "worker rank0 claimed twice")):
         for old in tmp_path.iterdir():
             old.unlink()
-        first, second = tmp_path / "rank0.1000.pt.trace.json", tmp_path / "rank0.2000.pt.trace.json"
+        first, second = tmp_path / "rank0.1000.pt.trace.json", tmp_path / "rank0.3000.pt.trace.json"
         first.write_bytes(data)
-        second.write_bytes(data.replace(b'"pid": 4037,', b'"pid": 5123,'))
-        (tmp_path / "rank0.3000.pt.trace.json").write_bytes(_later(second.read_bytes()))  # its next cycle
+        (tmp_path / "rank0.2000.pt.trace.json").write_bytes(_later(data))  # its next cycle
+        second.write_bytes(_later(data.replace(b'"pid": 4037,', b'"pid": 5123,'), 3600))
         p = load_profile(tmp_path)
         assert p.ranks == [0]
-        assert p.con.execute(q).fetchall() == load_profile(first).con.execute(q).fetchall()
+        assert p.con.execute(q).fetchall() == load_profile(second).con.execute(q).fetchall()
         (dup,) = [h for h in health(p) if "claimed twice" in h.what]
-        assert (dup.rank, dup.what) == (None, f"{tmp_path.name}/{second.name}: {said}, by {first.name} too: "
-                                              "not loaded, nor its 1 other trace")
+        assert (dup.rank, dup.what) == (None, f"{tmp_path.name}/{first.name}: {said}, by {second.name} too, whose "
+                                              "run ended later: not loaded, nor its 1 other trace")
 
 
 def test_a_big_kineto_trace_loads_whole(tmp_path):

@@ -166,6 +166,28 @@ def test_whole_kernel_files_match_the_trace_beside_them(real, level):
     assert [i for i in health(p) if "kernels fewer" in i.what] == []
 
 
+def test_ranks_of_two_runs_are_said_and_not_compared(real, tmp_path):
+    """Rank 0 of one run copied beside rank 1 of a run 57 minutes later (at another profiler
+    level): nothing failed to load, but their figures are of other steps. Compared, they made a
+    5.7% exposed-comm imbalance, and rank 0 was told to copy the communication.json its Level0
+    never wrote."""
+    from npu_tui.session import open_session
+
+    levels = real / "msinsight-pt-2rank-levels/text"
+    shutil.copytree(levels / "level0/rank0_ascend_pt", tmp_path / "rank0_ascend_pt")
+    shutil.copytree(levels / "level1/rank1_ascend_pt", tmp_path / "rank1_ascend_pt")
+    s = open_session(tmp_path, cache=False)
+    said = [i for i in s.health if i.rank == 0]
+    assert [(i.severity, i.what) for i in said] == [
+        ("warning", "another run's: its kernels ran 57 min before those of rank 1; not compared with them")]
+    assert s.report["complete"] and s.report["cluster"]["spread"] == []
+    assert [(r["rank"], r["apart"]) for r in s.report["cluster"]["ranks"]] == [(0, "another run"), (1, None)]
+    assert [f["rule"] for f in s.report["findings"] if f["metric"] == "spread"] == []
+    whole = open_session(levels / "level1", cache=False)
+    assert [i for i in whole.health if "another run" in i.what] == []
+    assert [f["rule"] for f in whole.report["findings"] if f["metric"] == "spread"] == ["rank_comm_imbalance"]
+
+
 def test_file_that_gave_nothing_is_an_error(real, tmp_path):
     rank = rank_folder(real, tmp_path / "r_ascend_pt")
     (rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").write_bytes(b"")

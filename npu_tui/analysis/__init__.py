@@ -3,9 +3,9 @@
 Public API::
 
     rules = load_rules(path=None)          # shipped rules.toml, or a user file (--rules)
-    install_views(con, rules, incomplete)  # rules_* tables + every view below; idempotent
-    ensure_views(con, rules, incomplete)   # the same, unless this analysis is installed already
-                                           # (incomplete: ranks not loaded whole, not compared)
+    install_views(con, rules, apart)       # rules_* tables + every view below; idempotent
+    ensure_views(con, rules, apart)        # the same, unless this analysis is installed already
+                                           # (apart: {rank: why} left out of the comparisons)
     report = build_report(profile, rules)  # design.md §7 dict (+ stage_detection, cluster)
     render(report, "text" | "md" | "json")
     VIEW_DESCRIPTIONS[name], view_sql(name)
@@ -42,9 +42,9 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
-  free_us, step_source, whole (not in the table incomplete_ranks)
+  free_us, step_source, apart (why the rank is not compared: ranks_apart; NULL when it is)
 - rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
-  the ranks with kernels, loaded whole)
+  the ranks with kernels, not apart)
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
 - rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
 - step_times: step, ranks, step_us (the slowest rank's), slow_rank
@@ -61,8 +61,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 Macros: op_name(name) (operator identity), type_key(type) (the profiler's missing type as 'N/A').
 
 Helper tables: rules_installed (fingerprint of the installed rules), rules_categories, rules_compute, rules_order, rules_stage_markers, rules_stages,
-rules_findings (the rules file as rows), stage_overrides (windows set by hand), incomplete_ranks (the
-ranks not loaded whole, as install_views was given them).
+rules_findings (the rules file as rows), stage_overrides (windows set by hand), ranks_apart (the
+ranks left out of the comparisons, and why, as install_views was given them).
 """
 
 from .render import render

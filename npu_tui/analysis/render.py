@@ -9,7 +9,7 @@ import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..text import (account_check, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
-                    rank_list, saving_place, table)
+                    saving_place, table)
 
 FORMATS = ("text", "md", "json")
 
@@ -213,9 +213,9 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                                                   ("max_us", "max (us)"), ("mean_us", "mean (us)"),
                                                   ("spread", "(max-min)/mean"), ("slow_rank", "slow rank")],
                       md, pct=("spread",))
-        apart = [r["rank"] for r in cluster.get("ranks", []) if not r.get("whole", True)]
+        apart = [f"rank {r['rank']} ({r['apart']})" for r in cluster.get("ranks", []) if r.get("apart")]
         if apart:
-            out += [f"Not compared: {rank_list(apart)}, not loaded whole (see Data health).", ""]
+            out += [f"Not compared: {', '.join(apart)}; see Data health.", ""]
     if cluster.get("comm_ops"):
         out += _heading("Communication ops (ms, total)", md)
         out += _table(cluster["comm_ops"], [("rank", "rank"), ("op_type", "op"), ("ops", "count"),

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import duckdb
 
-from ..profile.health import HealthItem, failed, health, incomplete_ranks
+from ..profile.health import HealthItem, failed, health, ranks_apart
 from ..text import path_text, sql_literal
 from .render import Encoded
 from .rules import Rules
@@ -46,7 +46,7 @@ WINDOW_KEYS = ("stage", "start_us", "end_us", "wall_us", "kernel_count")
 WINDOWS_SQL = f"SELECT rank, {', '.join(WINDOW_KEYS)} FROM stage_windows ORDER BY rank, start_ns"
 WINDOWS_JSON_SQL = f"""SELECT rank, to_json(list(struct_pack({', '.join(WINDOW_KEYS)}) ORDER BY start_ns))::VARCHAR
                       FROM stage_windows GROUP BY rank"""
-CLUSTER_RANKS_SQL = "SELECT rank, steps, outliers, step_time_us, exposed_comm_us, step_source, whole FROM rank_summary"
+CLUSTER_RANKS_SQL = "SELECT rank, steps, outliers, step_time_us, exposed_comm_us, step_source, apart FROM rank_summary"
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
 BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"
@@ -243,7 +243,7 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
     con = profile.con
     if items is None:
         items = health(profile)
-    ensure_views(con, rules, incomplete_ranks(items))
+    ensure_views(con, rules, ranks_apart(items))
     got = _side_by_side(con, {
         "ranks": _query(RANKS_SQL), "steps": _query(STEPS_SQL), "stages": _query(STAGES_SQL),
         "step_account": _query(ACCOUNT_SQL), "step_account_check": _query(CHECK_SQL),

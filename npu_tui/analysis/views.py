@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from importlib import resources
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import duckdb
 
@@ -72,7 +72,7 @@ TABLE_MACROS: Dict[str, Tuple[str, ...]] = {
 
 
 # Tables the analysis makes from what it is given, not from the profile: listed with the rules'.
-INPUT_TABLES = ("incomplete_ranks",)
+INPUT_TABLES = ("ranks_apart",)
 
 # Steps of other views, listed in the schema browser apart from the ones to read.
 BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
@@ -126,11 +126,11 @@ def _create(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"CREATE OR REPLACE {kind} {name} AS\n{view_sql(name)}")
 
 
-def _fingerprint(rules: Rules, incomplete: Iterable[int]) -> str:
-    """The rules, the views' SQL, which of them are stored and the ranks not loaded whole: a
-    cached profile's analysis from another version of any of these must be rebuilt."""
+def _fingerprint(rules: Rules, apart: Mapping[int, str]) -> str:
+    """The rules, the views' SQL, which of them are stored and the ranks left out of the
+    comparisons: a cached profile's analysis from another version of any of these must be rebuilt."""
     h = hashlib.sha256(rules.fingerprint.encode())
-    h.update(repr(sorted(set(incomplete))).encode())
+    h.update(repr(sorted(apart.items())).encode())
     h.update(" ".join(MATERIALIZED).encode())
     h.update(MACROS_SQL.encode())
     for name in (*VIEW_ORDER, *TABLE_MACROS):
@@ -138,36 +138,38 @@ def _fingerprint(rules: Rules, incomplete: Iterable[int]) -> str:
     return h.hexdigest()
 
 
-def install_views(con: duckdb.DuckDBPyConnection, rules: Rules, incomplete: Iterable[int] = ()) -> None:
+def install_views(con: duckdb.DuckDBPyConnection, rules: Rules, apart: Optional[Mapping[int, str]] = None) -> None:
     """(Re)create the rules tables and every analysis view; safe to call again (e.g. new rules).
-    ``incomplete``: the ranks with a file that could not be loaded whole (the health's errors),
-    which the comparisons across ranks leave out: their figures lack an unknown part."""
-    incomplete = sorted(set(incomplete))
+    ``apart``: the ranks the comparisons across ranks leave out, and why (health.ranks_apart: a
+    file not loaded whole, another run's), whose figures would pass for a fast or a slow rank."""
+    apart = dict(apart or {})
     install_rule_tables(con, rules)
-    con.execute("CREATE OR REPLACE TABLE incomplete_ranks AS SELECT unnest(?::INTEGER[]) AS rank", [incomplete])
+    con.execute("CREATE OR REPLACE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
+    if apart:
+        con.executemany("INSERT INTO ranks_apart VALUES (?, ?)", sorted(apart.items()))
     con.execute(MACROS_SQL)
     for name in VIEW_ORDER:
         _create(con, name)
     for name, params in TABLE_MACROS.items():
         con.execute(f"CREATE OR REPLACE MACRO {name}({', '.join(params)}) AS TABLE\n{view_sql(name)}")
     con.execute("CREATE OR REPLACE TABLE rules_installed AS SELECT ? AS fingerprint",
-                [_fingerprint(rules, incomplete)])
+                [_fingerprint(rules, apart)])
 
 
-def views_installed(con: duckdb.DuckDBPyConnection, rules: Rules, incomplete: Iterable[int] = ()) -> bool:
-    """Whether ``con`` holds the analysis of these rules, by this version, with these ranks
-    incomplete (a reopened cache does)."""
+def views_installed(con: duckdb.DuckDBPyConnection, rules: Rules, apart: Optional[Mapping[int, str]] = None) -> bool:
+    """Whether ``con`` holds the analysis of these rules, by this version, with these ranks apart
+    (a reopened cache does)."""
     try:
         installed = con.execute("SELECT fingerprint FROM rules_installed").fetchone()
     except duckdb.CatalogException:
         return False
-    return installed is not None and installed[0] == _fingerprint(rules, incomplete)
+    return installed is not None and installed[0] == _fingerprint(rules, apart or {})
 
 
-def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules, incomplete: Iterable[int] = ()) -> None:
+def ensure_views(con: duckdb.DuckDBPyConnection, rules: Rules, apart: Optional[Mapping[int, str]] = None) -> None:
     """install_views unless this analysis is installed already (stage detection is the costly part)."""
-    if not views_installed(con, rules, incomplete):
-        install_views(con, rules, incomplete)
+    if not views_installed(con, rules, apart):
+        install_views(con, rules, apart)
 
 
 def refresh_stages(con: duckdb.DuckDBPyConnection) -> None:

@@ -32,7 +32,7 @@ MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
 MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
 # tensorboard_trace_handler names a trace "<worker>.<time in ms or ns>.pt.trace.json[.gz]"
-WORKER_RE = re.compile(r"^(.+)\.\d+\.pt\.trace\.json(?:\.gz)?$")
+WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
 # torch_npu writes this into ASCEND_PROFILER_OUTPUT when its parse has finished (older versions do not)
 PARSE_DONE = "analyse.done"
 RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice
@@ -638,19 +638,23 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     for s in workers.values():
         s.files["kineto"].sort()
     out: List[RankSource] = []
-    first: Dict[str, Path] = {}
+    in_order = sorted(workers.items(), key=lambda kv: kv[1].files["kineto"][0])  # in file order
+    # A worker's name is who it is: a second process under it, with no rank to tell the two apart,
+    # is the worker run again. The run written later stays, as of a rank claimed twice (loader).
+    kept: Dict[str, RankSource] = {}
+    for key, s in in_order:
+        if key[0] == "worker" and s.rank is None and (key[1] not in kept or traces_ended(s) > traces_ended(kept[key[1]])):
+            kept[key[1]] = s
     # Traces of processes none of which was a rank of a distributed job: separate runs (a script
     # run twice into one handler's folder), compared as ranks only for want of a better reading.
     alone = len(workers) > 1 and all(s.rank is None for s in workers.values())
-    for key, s in sorted(workers.items(), key=lambda kv: kv[1].files["kineto"][0]):  # in file order
-        trace = s.files["kineto"][0]
-        # A worker's name is who it is: a second process under it, with no rank to tell the two
-        # apart, is the worker run again.
-        if key[0] == "worker" and s.rank is None:
-            if key[1] in first:
-                _say(trace, f"worker {key[1]} claimed twice, by {first[key[1]].name} too: not loaded{more_traces(s)}")
-                continue
-            first[key[1]] = trace
+    for key, s in in_order:
+        if key[0] == "worker" and s.rank is None and kept[key[1]] is not s:
+            held = kept[key[1]]
+            later = ", whose run ended later" if traces_ended(held) > traces_ended(s) else ""
+            _say(s.files["kineto"][0], f"worker {key[1]} claimed twice, by {held.files['kineto'][0].name} too{later}: "
+                                       f"not loaded{more_traces(s)}")
+            continue
         out.append(s)
     if alone and len(out) > 1:
         for s in out:
@@ -659,6 +663,13 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     if files:
         out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out
+
+
+def traces_ended(s: RankSource) -> int:
+    """When a Kineto worker's last trace was written (ns), by the time tensorboard_trace_handler
+    puts in its name (time.time() in ms, or ns); -1 where no name has one."""
+    stamps = [int(m[2]) for m in map(WORKER_RE.match, (p.name for p in s.files.get("kineto", ()))) if m]
+    return max((t * 10**6 if t < 10**14 else t for t in stamps), default=-1)
 
 
 def more_traces(s: RankSource) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
-from typing import List, Optional, Pattern, Tuple
+from typing import Dict, List, Optional, Pattern, Tuple
 
 from ..text import path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
@@ -281,8 +281,12 @@ def health(profile) -> List[HealthItem]:
     deferred = {(job.ctx.rank, module.KIND) for job in profile.pending for module, _ in job.files}
     left_out = {(rank, kind_by_name(PurePath(file).name, source_modules()))
                 for rank, file, kind, *_ in rows if kind == "discovery" and rank is not None}
+    # Ranks of another run lack what this run's have, and have what they lack, by design.
+    runs = [] if any(NOT_DISTRIBUTED in i.what for i in items) else _other_runs(profile)
+    other_run = {i.rank for i in runs}
+    items += runs
     for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
-        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
+        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out or rank in other_run:
             continue
         folder, fix = profile.named(path), MISSING_FILE_FIX.format(name=name)
         items.append(HealthItem("warning", rank, folder, f"no {name}, which {_count(having, 'other rank')} "
@@ -309,6 +313,61 @@ def health(profile) -> List[HealthItem]:
     # left out by design; within each, the most rows lost first, then the profile's own items, then
     # the ranks in order.
     return sorted(items, key=lambda i: (SEVERITY_ORDER.get(i.severity, 2), -i.lost, -1 if i.rank is None else i.rank))
+
+
+# Ranks of one job run at the same time: each rank's kernels span the steps profiled, and the
+# spans overlap (the clocks of a job's nodes agree to far better than this). A rank whose kernels
+# ran this far from the others' is another run's: a job run again, its rank folders copied in
+# beside the first's.
+RUN_GAP_S = 60
+SPANS = """
+SELECT k.rank, r.path, k.first_ns, k.last_ns
+FROM (SELECT rank, min(start_ns) AS first_ns, max(start_ns + dur_ns) AS last_ns FROM kernels GROUP BY rank) k
+JOIN ranks r USING (rank)
+ORDER BY k.first_ns, k.rank
+"""
+OTHER_RUN = "another run's:"
+OTHER_RUN_FIX = "open each run's rank folders on their own: move this one out of the folder"
+# Traces of separate processes, said as such by discovery (discover.NO_DIST): already apart.
+NOT_DISTRIBUTED = "not a distributed run"
+
+
+def _other_runs(profile) -> List[HealthItem]:
+    """One warning per rank whose kernels ran apart in time from the run with the most ranks (of
+    two as many, the later: as a rank claimed twice loads from the run that ended later)."""
+    runs: List[list] = []  # [[(rank, path)], first_ns, last_ns]
+    for rank, path, first, last in profile.con.execute(SPANS).fetchall():
+        if runs and first <= runs[-1][2] + RUN_GAP_S * 1e9:
+            runs[-1][0].append((rank, path))
+            runs[-1][2] = max(runs[-1][2], last)
+        else:
+            runs.append([[(rank, path)], first, last])
+    if len(runs) < 2:
+        return []
+    main = max(runs, key=lambda run: (len(run[0]), run[1]))
+    main_ranks = rank_list(sorted(rank for rank, _ in main[0]))
+    items = []
+    for ranks, first, last in runs:
+        if ranks is main[0]:
+            continue
+        gap = f"{_duration((main[1] - last) / 1e9)} before" if last < main[1] else \
+            f"{_duration((first - main[2]) / 1e9)} after"
+        items += [HealthItem("warning", rank, profile.named(path), f"{OTHER_RUN} its kernels ran {gap} those of "
+                             f"{main_ranks}; not compared with them", OTHER_RUN_FIX, 0) for rank, path in ranks]
+    return items
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def ranks_apart(items: List[HealthItem]) -> Dict[int, str]:
+    """The ranks what compares the ranks leaves out, and why: a file of theirs could not be loaded
+    whole, or they are another run's."""
+    apart = {i.rank: "another run" for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)}
+    apart.update({i.rank: "not loaded whole" for i in failed(items) if i.rank is not None})
+    return apart
 
 
 def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
@@ -386,11 +445,6 @@ def failed(items: List[HealthItem]) -> List[HealthItem]:
     """The files that exist and gave nothing, or lost an unknown part: while there are any, the run
     is incomplete."""
     return [i for i in items if i.severity == "error"]
-
-
-def incomplete_ranks(items: List[HealthItem]) -> List[int]:
-    """The ranks with a file that could not be loaded whole: what compares the ranks leaves them out."""
-    return sorted({i.rank for i in failed(items) if i.rank is not None})
 
 
 def _count(n: int, noun: str) -> str:

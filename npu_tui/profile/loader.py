@@ -17,7 +17,7 @@ import duckdb
 
 from ..text import path_text
 from .cache import Store, cache_key, discard, loaded_base, open_cached, start_store
-from .discover import Discovery, RankSource, discover, more_traces
+from .discover import Discovery, RankSource, discover, more_traces, traces_ended
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
 from .sources import cluster_modules, source_modules
@@ -151,11 +151,13 @@ def _where(s: RankSource) -> Path:
 
 
 def _ended(s: RankSource) -> int:
-    """When the run of a torch_npu rank folder ended (its profiler_info's collectionTimeEnd, ns);
-    -1 where it does not say."""
+    """When the run of a rank ended, ns: a torch_npu rank folder's profiler_info collectionTimeEnd,
+    a Kineto worker's last trace by the time in its name; -1 where neither says."""
     end = s.info.get("end_info")
     value = end.get("collectionTimeEnd") if isinstance(end, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return traces_ended(s)
 
 
 def _assign_ranks(disc: Discovery) -> List[Tuple[Path, str]]:

@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm and free time (warm-up outliers left out of the means, and counted); whole: none of its files failed to load whole (incomplete_ranks)
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm and free time (warm-up outliers left out of the means, and counted); apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run), NULL when compared
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -18,9 +18,10 @@ SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id, coalesce(k.kerne
        coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, k.span_us, coalesce(s.steps, 0) AS steps,
        coalesce(s.outliers, 0) AS outliers,
        s.step_time_us, s.exposed_comm_us, s.free_us, s.step_source,
-       a.rank NOT IN (SELECT rank FROM incomplete_ranks) AS whole
+       x.why AS apart
 FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)
 LEFT JOIN k USING (rank)
 LEFT JOIN s USING (rank)
+LEFT JOIN ranks_apart x USING (rank)
 ORDER BY a.rank

@@ -1,9 +1,9 @@
--- the Ranks pane: per rank its device, format, kernels, kernel time, span, mean step time, exposed comm and free time per step, step time against the mean of the ranks compared (those rank_spread compares: with kernels, loaded whole; NULL for the others), and whether it is rank_spread's slow rank
+-- the Ranks pane: per rank its device, format, kernels, kernel time, span, mean step time, exposed comm and free time per step, step time against the mean of the ranks compared (those rank_spread compares: with kernels, not apart; NULL for the others), why it is apart, and whether it is rank_spread's slow rank
 SELECT s.rank, s.device_id, r.source_format, r.profiler_level, s.kernel_count AS kernels,
        s.kernel_time_us, s.span_us, s.steps, s.step_time_us, s.exposed_comm_us, s.free_us,
-       CASE WHEN s.kernel_count > 0 AND s.whole
-            THEN s.step_time_us / nullif(avg(s.step_time_us) FILTER (WHERE s.kernel_count > 0 AND s.whole) OVER (), 0)
-       END AS vs_mean,
+       CASE WHEN s.kernel_count > 0 AND s.apart IS NULL
+            THEN s.step_time_us / nullif(avg(s.step_time_us) FILTER (WHERE s.kernel_count > 0 AND s.apart IS NULL) OVER (), 0)
+       END AS vs_mean, s.apart,
        coalesce(s.rank = (SELECT slow_rank FROM rank_spread WHERE measure = 'step_time'), false) AS slow
 FROM rank_summary s
 LEFT JOIN (SELECT rank, any_value(source_format) AS source_format, any_value(profiler_level) AS profiler_level

@@ -38,14 +38,14 @@ def slow_rank(report: dict) -> Optional[int]:
 def rank_plots(report: dict) -> Text:
     cats, per_rank = category_time(report)
     slow = slow_rank(report)
-    apart = {r["rank"] for r in report.get("cluster", {}).get("ranks", []) if not r.get("whole", True)}
+    apart = {r["rank"]: r["apart"] for r in report.get("cluster", {}).get("ranks", []) if r.get("apart")}
     text = Text().append("Kernel time per rank by category, total\n", style="bold")
     peak = max((sum(v.values()) for v in per_rank.values()), default=0.0)
     for rank in sorted(per_rank):
         parts = [(c, per_rank[rank].get(c, 0.0)) for c in cats]
         total = sum(v for _, v in parts)
         width = round(BAR_WIDTH * total / peak) if peak else 0
-        mark = " ◀ slowest" if rank == slow else " not loaded whole: not compared" if rank in apart else ""
+        mark = " ◀ slowest" if rank == slow else f" not compared: {apart[rank]}" if rank in apart else ""
         text.append(f"rank {rank:<3}", style="bold reverse" if rank == slow else "")
         text.append(" ")
         text.append_text(stacked_bar(parts, width))
