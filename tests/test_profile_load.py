@@ -166,8 +166,11 @@ def test_bad_rows_are_skipped_and_counted(tmp_path):
 
 
 def test_folder_with_no_profile(tmp_path):
+    """Said with how far down it was looked for: a profile deeper than that is not found."""
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(ProfileError, match="no profiler output"):
+    (tmp_path / "a/b/c/d/e/PROF_000001_20250101000000000_ABCDEFGHIJ").mkdir(parents=True)
+    with pytest.raises(ProfileError, match=r"no profiler output found \(no \*_ascend_pt or PROF_\* folder in it or "
+                                           r"up to 4 levels below"):
         load_profile(tmp_path)
 
 

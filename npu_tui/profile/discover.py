@@ -899,4 +899,5 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         raise ProfileError(f"{path}: no profiler output found, but {'an archive' if one else 'archives'} "
                            f"({', '.join(archives[:3])}): extract {'it' if one else 'them'} (tar xf, unzip) "
                            f"and open what {'it gives' if one else 'they give'}")
-    raise ProfileError(f"{path}: no profiler output found (no *_ascend_pt or PROF_* folder, nor a profiler's CSV, trace or db file)")
+    raise ProfileError(f"{path}: no profiler output found (no *_ascend_pt or PROF_* folder in it or up to "
+                       f"{MAX_SEARCH_DEPTH} levels below, nor a profiler's CSV, trace or db file)")
