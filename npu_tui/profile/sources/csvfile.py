@@ -66,7 +66,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     # together or hold the zeros as text, and how many there were is unknown.
     damage = (f"damaged: {scan.zeros:,} zero bytes inside it, from byte {scan.first_zero:,}; the rows there "
               "are lost or hold the zeros") if scan.zeros else ""
-    complete, guessed = _complete_size(path, len(columns), size, scan.quotes)
+    complete, guessed = _complete_size(path, len(columns), size)
     keep = complete if complete is not None else size if zeros else None  # what is read of it
     # CR CR LF: Python's csv writer on Windows, given a file not opened with newline="", writes it
     # at the end of every row, the header's included. DuckDB's lax mode reads it with a line break
@@ -105,19 +105,20 @@ MAYBE_CUT = ("its last row may be cut: no line break follows it, and its last ce
              "above; left out")
 
 
-def _complete_size(path: Path, fields: int, size: int, quotes: int) -> Tuple[Optional[int], bool]:
-    """None when the file's first ``size`` bytes (holding ``quotes`` quote characters) end with a
-    row's line break or a whole row of ``fields`` fields, else the size up to where their last row
-    starts; and whether that row's cut is a guess (_prefix_of_above)."""
+def _complete_size(path: Path, fields: int, size: int) -> Tuple[Optional[int], bool]:
+    """None when the file's first ``size`` bytes end with a row's line break or a whole row of
+    ``fields`` fields, else the size up to where their last row starts; and whether that row's cut
+    is a guess (_prefix_of_above)."""
     with open(path, "rb") as f:
-        f.seek(max(0, size - 1))
-        at_break = f.read(1) in (b"\n", b"\r")
-    if at_break:
-        # A line break inside a quoted cell (operator_details.csv's call stacks) leaves the quote
-        # open: a cut there ends on a line break too.
-        if quotes % 2 == 0:
+        f.seek(max(0, size - 2))
+        end = f.read(2)
+    if end[-1:] in (b"\n", b"\r"):
+        # A line break inside a quoted cell (operator_details.csv's call stacks) may end a cut
+        # too, leaving the quote open. A last line that is a whole row is none: else the quotes
+        # before it tell.
+        if _whole_row(_last_lines(path, size - (2 if end == b"\r\n" else 1))[1], fields):
             return None, False
-        rows = _last_rows(path, size, fields, quotes)
+        rows = _last_rows(path, size, fields)
         return (None, False) if rows is None or not _open_row(rows[1], fields) else (rows[2], False)
     # Most rows are one line: the last line, whole or cut, is told by itself and the line before.
     before, last, start = _last_lines(path, size)
@@ -126,7 +127,7 @@ def _complete_size(path: Path, fields: int, size: int, quotes: int) -> Tuple[Opt
     if _whole_row(last, fields, before):
         return None, False
     # A quoted cell may hold line breaks: the last row may start lines before the last one.
-    rows = _last_rows(path, size, fields, quotes)
+    rows = _last_rows(path, size, fields)
     if rows is not None:
         before, last, start = rows
         if _whole_row(last, fields, before):
@@ -165,12 +166,13 @@ def _last_lines(path: Path, size: int) -> Tuple[bytes, bytes, int]:
     return before, lines[-1], size - len(lines[-1])
 
 
-def _last_rows(path: Path, size: int, fields: int, total: int) -> Optional[Tuple[bytes, bytes, int]]:
-    """The last two rows of the first ``size`` bytes (holding ``total`` quotes), where rows end at
-    line breaks outside quotes (an even number of quotes before them: an escaped quote is two),
-    and where the last starts; None when the file's quotes do not pair up so (a stray quote inside
-    a cell, which the reader takes as it is): the row before the last must then be a whole row of
-    ``fields`` cells."""
+def _last_rows(path: Path, size: int, fields: int) -> Optional[Tuple[bytes, bytes, int]]:
+    """The last two rows of the first ``size`` bytes, where rows end at line breaks outside quotes
+    (an even number of quotes before them: an escaped quote is two), and where the last starts;
+    None when the file's quotes do not pair up so (a stray quote inside a cell, which the reader
+    takes as it is): the row before the last must then be a whole row of ``fields`` cells."""
+    with open(path, "rb") as f:
+        total = sum(block.count(b'"') for block in iter(lambda: f.read(COUNT_CHUNK), b""))
     tail = TAIL_BYTES
     while True:
         at = max(0, size - tail)
@@ -231,7 +233,6 @@ def _prefix_of_above(row: bytes, before: bytes, fields: int) -> bool:
 
 class _Scan(NamedTuple):
     mixed: bool  # CRLF and bare LF in one file (hand-edited): DuckDB's strict mode fails on them
-    quotes: int  # quote characters
     zeros: int  # zero bytes
     first_zero: int  # where the first is (-1: none)
 
@@ -240,7 +241,7 @@ def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
     """One pass over the file's first ``size`` bytes (those before its trailing zeros), counting
     what the read needs to know up front (a failed read aborts the loader's transaction), in one
     reused buffer: a GB file must not be copied chunk by chunk just to be counted."""
-    crlf = lf = quotes = zeros = 0
+    crlf = lf = zeros = 0
     first_zero = -1
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
@@ -248,16 +249,17 @@ def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
     with open(path, "rb", buffering=0) as f:
         while at < size and (n := f.readinto(buf)):
             n = min(n, size - at)
-            crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
+            # (a search for one byte is a fraction of a count's time: most files hold no CR, no zero)
+            if cr_before or buf.find(b"\r", 0, n) >= 0:
+                crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
             lf += buf.count(b"\n", 0, n)
-            quotes += buf.count(b'"', 0, n)
-            z = buf.count(b"\0", 0, n)
-            if z and first_zero < 0:
-                first_zero = at + buf.find(b"\0", 0, n)
-            zeros += z
+            zero = buf.find(b"\0", 0, n)
+            if zero >= 0:
+                zeros += buf.count(b"\0", 0, n)
+                first_zero = at + zero if first_zero < 0 else first_zero
             cr_before = buf[n - 1] == 0x0D
             at += n
-    return _Scan(0 < crlf < lf, quotes, zeros, first_zero)
+    return _Scan(0 < crlf < lf, zeros, first_zero)
 
 
 def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool) -> None:
