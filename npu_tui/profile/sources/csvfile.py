@@ -238,10 +238,13 @@ class _Scan(NamedTuple):
 
 
 def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
-    """One pass over the file's first ``size`` bytes (those before its trailing zeros), counting
-    what the read needs to know up front (a failed read aborts the loader's transaction), in one
-    reused buffer: a GB file must not be copied chunk by chunk just to be counted."""
-    crlf = lf = zeros = 0
+    """One pass over the file's first ``size`` bytes (those before its trailing zeros) for what the
+    read needs to know up front (a failed read aborts the loader's transaction), in one reused
+    buffer: a GB file must not be copied chunk by chunk just to be looked at. A search for one byte
+    takes a fraction of a count's time, and most files hold no CR and no zero byte: only a chunk
+    that holds one is counted."""
+    crlf = bare_lf = False
+    zeros = 0
     first_zero = -1
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
@@ -249,17 +252,19 @@ def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
     with open(path, "rb", buffering=0) as f:
         while at < size and (n := f.readinto(buf)):
             n = min(n, size - at)
-            # (a search for one byte is a fraction of a count's time: most files hold no CR, no zero)
             if cr_before or buf.find(b"\r", 0, n) >= 0:
-                crlf += buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
-            lf += buf.count(b"\n", 0, n)
+                pairs = buf.count(b"\r\n", 0, n) + (cr_before and buf[0] == 0x0A)
+                crlf |= pairs > 0
+                bare_lf |= buf.count(b"\n", 0, n) > pairs
+            else:
+                bare_lf |= buf.find(b"\n", 0, n) >= 0
             zero = buf.find(b"\0", 0, n)
             if zero >= 0:
                 zeros += buf.count(b"\0", 0, n)
                 first_zero = at + zero if first_zero < 0 else first_zero
             cr_before = buf[n - 1] == 0x0D
             at += n
-    return _Scan(0 < crlf < lf, zeros, first_zero)
+    return _Scan(crlf and bare_lf, zeros, first_zero)
 
 
 def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool) -> None:
