@@ -31,7 +31,7 @@ def open(path, rules=None, cache: bool = True, run=None):
     lost = session.not_whole
     if lost:
         warnings.warn(f"{lost_phrase(lost)} could not be loaded whole ({', '.join(lost[:3])}"
-                      f"{', …' if len(lost) > 3 else ''}): every figure lacks what is missing; "
+                      f"{', …' if len(lost) > 3 else ''}): the figures lack what is missing from it; "
                       "session.health says why", IncompleteProfile, stacklevel=2)
     return session
 

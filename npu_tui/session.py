@@ -229,7 +229,7 @@ class Session:
     def not_whole(self) -> List[str]:
         """The files and folders that exist and could not be loaded whole: while there are any,
         every figure lacks what is missing (``health`` says why)."""
-        return [i.file for i in failed(self.health)]
+        return list(dict.fromkeys(i.file for i in failed(self.health)))
 
     @property
     def con(self):

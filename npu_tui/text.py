@@ -186,7 +186,8 @@ def inline_params(sql: str, params: Sequence[Any]) -> str:
 
 def lost_phrase(paths: List[str]) -> str:
     """What could not be loaded, counted and named for what it is: "1 file", "2 folders", "3 files
-    and 1 folder" (a rank folder left out is no file)."""
+    and 1 folder" (a rank folder left out is no file); a file said twice counts once."""
+    paths = list(dict.fromkeys(paths))
     folders = sum(os.path.isdir(p) for p in paths)
     return " and ".join(f"{n} {noun}{'' if n == 1 else 's'}"
                         for n, noun in ((len(paths) - folders, "file"), (folders, "folder")) if n)

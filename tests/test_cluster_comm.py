@@ -339,6 +339,7 @@ def test_ranks_that_tie_name_the_lower_rank():
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
                    t(rank, step, stage_us)""")
     con.execute("CREATE TABLE step_flags (rank INTEGER, step INTEGER, outlier BOOLEAN)")
+    con.execute("CREATE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
     spread = con.execute(f"SELECT measure, slow_rank FROM ({view_sql('rank_spread')})").fetchall()
     assert sorted(spread) == [("exposed_comm", 1), ("step_time", 1)]
     assert con.execute(f"SELECT step, slow_rank FROM ({view_sql('step_times')})").fetchall() == [(7, 1)]

@@ -158,6 +158,7 @@ def test_ranks_that_tie_give_one_worst_rank_every_field_from_its_row():
         (1, 'step_cache', 2, 'DiT', 'forwards', NULL, 'two', 40.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 90.0))
         t(ord, rule, rank, stage, metric, category, cause, value, threshold, direction, docs, estimate,
           waited_for, basis_us, saving_us)""")
+    con.execute("CREATE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
     (row,) = con.execute(view_sql("findings")).fetchall()
     cols = [d[0] for d in con.description]
     f = dict(zip(cols, row))

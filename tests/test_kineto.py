@@ -258,17 +258,23 @@ def test_device_properties_tell_no_device_from_devices_not_read():
     assert kineto.devices([{"id": 0, "name": "Xeon", "maxComputeUnits": 448}]) is None
     assert kineto.devices([{"totalGlobalMem": 1024, "name": "H200", "id": 1}]) == [(1, "H200", 1024)]
     assert kineto.devices(None) is None
+    # Of several, the ones read keep their capacity.
+    assert kineto.devices([{"id": 0, "name": "Xeon"}, {"id": 1, "name": "H200", "totalGlobalMem": 1024}]) == [
+        (1, "H200", 1024)]
 
 
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
 def test_keys_after_the_events_are_read_as_well_as_before(real, tmp_path, gz):
     """A tool that rewrites a trace may put deviceProperties and distributedInfo after the
     events: valid JSON, and the same trace. (Once the list after the events was taken for their
-    end, its devices for 8 malformed events, and the rank fell back on file order.)"""
+    end, its devices for 8 malformed events, and the rank fell back on file order; then more
+    than 15 ']' after the events read as a cut.)"""
     doc = json.loads(gzip.open(real / ALEXNET).read())
     devices = doc.pop("deviceProperties")
     doc.pop("distributedInfo")
-    doc.update(deviceProperties=devices, distributedInfo={"rank": 3, "backend": "nccl", "world_size": 4})
+    # (torch writes a list of ranks per process group: a ']' each, here 20)
+    doc.update(deviceProperties=devices, distributedInfo={"rank": 3, "backend": "nccl", "world_size": 4, "pg_config": [
+        {"pg_name": str(i), "ranks": [0, 1, 2, 3]} for i in range(20)]})
     assert list(doc)[-3:] == ["traceName", "deviceProperties", "distributedInfo"]
     path = tmp_path / "w.1700000000001.pt.trace.json"
     text = json.dumps(doc).encode()

@@ -89,7 +89,7 @@ def test_duplicate_rank_and_skipped_rows(real, tmp_path):
 def test_a_kernel_file_cut_at_a_line_end_is_said_by_op_statistic(real, tmp_path, ragged):
     """A copy of kernel_details.csv cut exactly at a line end reads as a whole file; op_statistic.csv
     counts each type's kernels, so the rows gone are said there, by type: all but the rows already
-    said as skipped (``ragged`` of the rows kept)."""
+    said as skipped (``ragged`` of the rows kept). The run is incomplete, as with any cut."""
     rank = rank_folder(real, tmp_path / "r_ascend_pt")
     out = rank / "ASCEND_PROFILER_OUTPUT"
     shutil.copyfile(real / L1 / "op_statistic.csv", out / "op_statistic.csv")
@@ -109,7 +109,8 @@ def test_a_kernel_file_cut_at_a_line_end_is_said_by_op_statistic(real, tmp_path,
     assert len(gone) > 10 and len(types) > 3
     items = health(load_profile(rank))
     (said,) = [i for i in items if "op_statistic" in i.what]
-    assert (said.rank, said.severity, said.lost) == (0, "warning", len(gone))
+    # The kernel file is the one not loaded whole: an error, as a file cut mid-row is.
+    assert (said.rank, said.severity, said.lost, said.file) == (0, "error", len(gone), str(kd))
     assert said.what == (f"op_statistic.csv: kernel_details.csv holds {len(gone)} kernels fewer than this file counts "
                          f"(of {', '.join(types[:3])} and {len(types) - 3} more types): rows missing from it that no "
                          "reader can see")
@@ -153,10 +154,37 @@ def test_a_kernel_file_cut_at_a_line_end_is_said_by_the_trace_beside_it(real, tm
     p = load_profile(rank, background=background)
     if background:
         p.load_pending()
-    (said,) = [i for i in health(p) if i.file.endswith("trace_view.json")]
-    assert (said.severity, said.lost) == ("warning", len(rows) - 97)
+    (said,) = [i for i in health(p) if "kernels fewer" in i.what]
+    # The kernel file is the one not loaded whole: an error, as a file cut mid-row is.
+    assert (said.severity, said.lost, said.file) == ("error", len(rows) - 97, str(kd))
     assert said.what == (f"trace_view.json: kernel_details.csv holds {len(rows) - 97} kernels fewer than this file's "
                          "device tasks, which run on after its last row: rows missing from it that no reader can see")
+
+
+def test_a_kernel_file_ending_in_a_comm_op_is_whole(real, tmp_path):
+    """The HCCL plane rounds its times 1 ns off the kernel file's: a whole pair of files that ends
+    in a comm op (a parallel decode ends in an all-gather) has no task after the file's last row."""
+    import json
+    from decimal import Decimal
+
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level0/rank0_ascend_pt", rank)
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    rows = list(csv.reader(io.StringIO((out / "kernel_details.csv").read_text(encoding="utf-8"), newline="")))
+    start = rows[0].index("Start Time(us)")
+    events = json.loads((out / "trace_view.json").read_text(encoding="utf-8"))
+    traced = {e["name"]: Decimal(e["ts"]) for e in events if str(e.get("name")).startswith("hcom_")}
+    # The last comm op whose times differ in the two files: the file is cut after it, the trace too.
+    last = max((r for r in rows[1:] if r[1] in traced and traced[r[1]] != Decimal(r[start].strip())),
+               key=lambda r: Decimal(r[start].strip()))
+    assert traced[last[1]] - Decimal(last[start].strip()) == Decimal("0.001")
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\r\n").writerows(
+        [rows[0]] + [r for r in rows[1:] if Decimal(r[start].strip()) <= Decimal(last[start].strip())])
+    (out / "kernel_details.csv").write_text(text.getvalue(), encoding="utf-8")
+    trace = [e for e in events if not ("dur" in e and Decimal(str(e["ts"])) > traced[last[1]])]
+    (out / "trace_view.json").write_text(json.dumps(trace), encoding="utf-8")
+    assert [i for i in health(load_profile(rank)) if "fewer" in i.what] == []
 
 
 @pytest.mark.parametrize("level", ["level0", "level1", "level2"])
@@ -186,6 +214,47 @@ def test_ranks_of_two_runs_are_said_and_not_compared(real, tmp_path):
     whole = open_session(levels / "level1", cache=False)
     assert [i for i in whole.health if "another run" in i.what] == []
     assert [f["rule"] for f in whole.report["findings"] if f["metric"] == "spread"] == ["rank_comm_imbalance"]
+
+
+def test_msprof_devices_of_two_hosts_are_one_run(real, tmp_path):
+    """msprof times count from each host's boot: two hosts of one job are hours apart on them.
+    Only times on the wall clock tell another run's rank."""
+    import re
+
+    job = tmp_path / "job"
+    shutil.copytree(real / "mindinsight-msprof-2dev-hccl", job)
+    for f in job.glob("PROF_*/device_1/timeline/*.json"):
+        f.write_bytes(re.sub(rb'("ts":\s*"?)(\d+)', lambda m: m[1] + b"%d" % (int(m[2]) + 7200 * 10**6), f.read_bytes()))
+    p = load_profile(job)
+    first = dict(p.con.execute("SELECT rank, min(start_ns) FROM kernels GROUP BY rank").fetchall())
+    assert first[1] - first[0] > 7000 * 10**9 and first[1] < 10**18
+    assert [i for i in health(p) if "another run" in i.what] == []
+
+
+def test_of_three_ranks_the_other_run_s_is_said_alone(real, tmp_path):
+    """Level0's ranks 0 and 1, and Level1's rank 1 as rank 2 of a run 57 minutes later: the two
+    ranks of the run are told nothing of the files only the other run's rank has."""
+    levels = real / "msinsight-pt-2rank-levels/text"
+    for r in (0, 1):
+        shutil.copytree(levels / f"level0/rank{r}_ascend_pt", tmp_path / f"rank{r}_ascend_pt")
+    other = tmp_path / "rank2_ascend_pt"
+    shutil.copytree(levels / "level1/rank1_ascend_pt", other)
+    for f in other.glob("profiler_info_1.json"):
+        f.rename(f.with_name("profiler_info_2.json"))
+    from npu_tui.session import open_session
+
+    s = open_session(tmp_path, cache=False)
+    assert s.ranks == [0, 1, 2]
+    assert [(i.rank, i.what) for i in s.health] == [
+        (2, "another run's: its kernels ran 57 min after those of ranks 0, 1; not compared with them")]
+    # Nothing that compares or ranks the ranks counts it: not the worst rank of a finding it shares
+    # with this run's ranks, not the waits at the collectives, not the slowest rank of a step.
+    shared = [f for f in s.findings if set(f["ranks"]) - {2}]
+    assert shared and all(f["rank"] != 2 for f in shared)
+    assert 2 in {r for f in s.findings for r in f["ranks"]}  # its own figures are still there
+    assert s.con.execute("SELECT count(*) FILTER (waits_for = 2), any_value(collectives) FILTER (rank = 2) "
+                         "FROM rank_waits").fetchone() == (0, None)
+    assert s.con.execute("SELECT max(ranks), count(*) FILTER (slow_rank = 2) FROM step_times").fetchone() == (2, 0)
 
 
 def test_file_that_gave_nothing_is_an_error(real, tmp_path):

@@ -87,7 +87,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"db export of another run", "{name}: {note}", "move one of the two exports to a folder of its own, "
      "and open each on its own"),
     (r"^a split of ", "{name}: {note}", ""),
-    (re.escape(FEWER), "{name}: {note}", "copy the kernel file again from where the "
+    (r"kernels? " + re.escape(FEWER), "{name}: {note}", "copy the kernel file again from where the "
      "profiler wrote it; a copy cut at a line end reads as whole"),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
@@ -104,7 +104,7 @@ STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damag
 ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
 # Kernels another file counts that the kernel file lacks (sources.op_statistic): rows lost from
 # it, weighed as such, though no row of the file that says so was skipped.
-KERNELS_FEWER = re.compile(r"holds ([\d,]+) " + re.escape(FEWER))
+KERNELS_FEWER = re.compile(r"holds ([\d,]+) kernels? " + re.escape(FEWER))
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
@@ -112,7 +112,7 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others; a CSV with a block of zeros inside), or its kernels lost: as good
-# as one that gave nothing.
+# as one that gave nothing. (So is a kernel file another file shows rows short of: KERNELS_FEWER.)
 UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it")
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
@@ -150,9 +150,10 @@ class HealthItem:
 
 # Ranks the communication data links to that were not loaded: the job had more ranks.
 PEERS = """
-SELECT list(DISTINCT r ORDER BY r), (SELECT count(*) FROM ranks)
-FROM (SELECT src_rank AS r FROM comm_matrix UNION ALL SELECT dst_rank FROM comm_matrix)
-WHERE r IS NOT NULL AND r NOT IN (SELECT rank FROM ranks)
+SELECT list(DISTINCT r ORDER BY r), (SELECT count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank))
+FROM (SELECT src_rank AS r FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank)
+      UNION ALL SELECT dst_rank FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank))
+WHERE r IS NOT NULL AND r NOT IN (SELECT rank FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank))
 """
 PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until "
                "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
@@ -170,14 +171,14 @@ WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format,
                      CASE WHEN l.kind = 'sqlite_export' AND parse_filename(l.file) = 'analysis.db'
                           THEN 'analysis.db' ELSE l.kind END AS part
               FROM load_log l JOIN ranks r USING (rank)
-              WHERE l.kind NOT IN ('discovery', 'ignored')),
+              WHERE l.kind NOT IN ('discovery', 'ignored') AND NOT list_contains($other_run::INTEGER[], l.rank)),
 -- Named as the ranks name it where they all do; else (a name with a time or a rank in it) by its kind.
 kinds AS (SELECT source_format, kind, part, count(DISTINCT rank) AS ranks,
                  CASE WHEN count(DISTINCT parse_filename(file)) = 1
                       THEN any_value(parse_filename(file)) ELSE kind || ' file' END AS name
           FROM have GROUP BY source_format, kind, part)
 SELECT r.rank, r.path, k.kind, k.name, k.ranks FROM ranks r JOIN kinds k USING (source_format)
-WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.part = k.part)
+WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.part = k.part) AND NOT list_contains($other_run::INTEGER[], r.rank)
 ORDER BY r.rank, k.part
 """
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
@@ -281,12 +282,13 @@ def health(profile) -> List[HealthItem]:
     deferred = {(job.ctx.rank, module.KIND) for job in profile.pending for module, _ in job.files}
     left_out = {(rank, kind_by_name(PurePath(file).name, source_modules()))
                 for rank, file, kind, *_ in rows if kind == "discovery" and rank is not None}
-    # Ranks of another run lack what this run's have, and have what they lack, by design.
+    # Ranks of another run lack what this run's have, and have what they lack: neither is said,
+    # and they count in no figure of this run's ranks.
     runs = [] if any(NOT_DISTRIBUTED in i.what for i in items) else _other_runs(profile)
-    other_run = {i.rank for i in runs}
     items += runs
-    for rank, path, kind, name, having in profile.con.execute(MISSING_FILES).fetchall():
-        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out or rank in other_run:
+    other_run = {"other_run": sorted({i.rank for i in runs})}
+    for rank, path, kind, name, having in profile.con.execute(MISSING_FILES, other_run).fetchall():
+        if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
         folder, fix = profile.named(path), MISSING_FILE_FIX.format(name=name)
         items.append(HealthItem("warning", rank, folder, f"no {name}, which {_count(having, 'other rank')} "
@@ -295,8 +297,9 @@ def health(profile) -> List[HealthItem]:
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
-    missing, loaded = profile.con.execute(PEERS).fetchone()
-    world, held = profile.con.execute("SELECT max(world_size), count(*) FROM ranks").fetchone()
+    missing, loaded = profile.con.execute(PEERS, other_run).fetchone()
+    world, held = profile.con.execute("SELECT max(world_size), count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)",
+                                      other_run).fetchone()
     if missing:
         items.append(HealthItem(
             "warning", None, where,
@@ -316,19 +319,24 @@ def health(profile) -> List[HealthItem]:
 
 
 # Ranks of one job run at the same time: each rank's kernels span the steps profiled, and the
-# spans overlap (the clocks of a job's nodes agree to far better than this). A rank whose kernels
-# ran this far from the others' is another run's: a job run again, its rank folders copied in
-# beside the first's.
+# spans overlap (the wall clocks of a job's nodes agree to far better than this). A rank whose
+# kernels ran this far from the others' is another run's: a job run again, its rank folders copied
+# in beside the first's. Only times on the wall clock tell: torch_npu's, Kineto's (from 1970, so
+# past 1e18 ns since 2001); msprof's own count from each host's boot, and hand-made ones from 0.
 RUN_GAP_S = 60
+WALL_CLOCK_NS = 10**18
 SPANS = """
-SELECT k.rank, r.path, k.first_ns, k.last_ns
+SELECT k.rank, coalesce((SELECT min(l.file) FROM load_log l WHERE l.rank = k.rank AND l.kind = 'kineto' AND l.rows > 0),
+                        r.path), k.first_ns, k.last_ns
 FROM (SELECT rank, min(start_ns) AS first_ns, max(start_ns + dur_ns) AS last_ns FROM kernels GROUP BY rank) k
 JOIN ranks r USING (rank)
+WHERE k.first_ns >= $wall_clock
 ORDER BY k.first_ns, k.rank
 """
 OTHER_RUN = "another run's:"
-OTHER_RUN_FIX = "open each run's rank folders on their own: move this one out of the folder"
-# Traces of separate processes, said as such by discovery (discover.NO_DIST): already apart.
+OTHER_RUN_FIX = "open each run's files on their own: move this rank's out of the folder"
+# Traces of separate processes, said as such by discovery (discover.NO_DIST): separate runs
+# compared as ranks for want of a better reading, and said so already.
 NOT_DISTRIBUTED = "not a distributed run"
 
 
@@ -336,7 +344,7 @@ def _other_runs(profile) -> List[HealthItem]:
     """One warning per rank whose kernels ran apart in time from the run with the most ranks (of
     two as many, the later: as a rank claimed twice loads from the run that ended later)."""
     runs: List[list] = []  # [[(rank, path)], first_ns, last_ns]
-    for rank, path, first, last in profile.con.execute(SPANS).fetchall():
+    for rank, path, first, last in profile.con.execute(SPANS, {"wall_clock": WALL_CLOCK_NS}).fetchall():
         if runs and first <= runs[-1][2] + RUN_GAP_S * 1e9:
             runs[-1][0].append((rank, path))
             runs[-1][2] = max(runs[-1][2], last)
@@ -424,7 +432,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     elif LEFT_BESIDE.search(note):
         severity = "warning"
     elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
-          or UNKNOWN_LOSS.search(note)):
+          or UNKNOWN_LOSS.search(note) or KERNELS_FEWER.search(note)):
         severity = "error"
     else:
         severity = "warning"
@@ -432,7 +440,10 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     if skipped and "{lost}" not in what:
         text += f"; {lost} skipped"
     fewer = KERNELS_FEWER.search(note)
-    return HealthItem(severity, rank, file, text, fix, int(fewer[1].replace(",", "")) if fewer else skipped)
+    if fewer:  # said on the file that counts them; the kernel file beside it is the one not whole
+        return HealthItem(severity, rank, str(PurePath(file).with_name("kernel_details.csv")), text, fix,
+                          skipped + int(fewer[1].replace(",", "")))
+    return HealthItem(severity, rank, file, text, fix, skipped)
 
 
 def passing_failure(profile) -> bool:

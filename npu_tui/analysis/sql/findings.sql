@@ -1,10 +1,12 @@
 -- findings: one per rule and stage, with the ranks it fired on (the most affected first), and the worst rank's value, cause, direction, docs and projected saving per step (us); ordered by that saving
 -- The worst rank is the first of ranks: the highest value, then the largest saving, then the lowest
--- rank. Every field comes from its row: ranks often tie (64 ranks of one job, the same forwards),
--- and arg_max over ties took each field from whichever row came first on that run.
+-- rank, of the ranks compared (ranks_apart: not loaded whole, another run's) before the others.
+-- Every field comes from its row: ranks often tie (64 ranks of one job, the same forwards), and
+-- arg_max over ties took each field from whichever row came first on that run.
 WITH ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY rule, stage ORDER BY value DESC, saving_us DESC NULLS LAST, rank) AS nth
-    FROM finding_ranks
+    SELECT r.*, row_number() OVER (PARTITION BY r.rule, r.stage
+                                   ORDER BY a.rank IS NOT NULL, r.value DESC, r.saving_us DESC NULLS LAST, r.rank) AS nth
+    FROM finding_ranks r LEFT JOIN ranks_apart a USING (rank)
 ),
 fired AS (
     SELECT rule, stage, list(rank ORDER BY nth) AS ranks, min(ord) AS ord FROM ranked GROUP BY rule, stage

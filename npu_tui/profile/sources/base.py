@@ -99,7 +99,11 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
 
 # A kernel file's rows another file of the rank counts (op_statistic.csv) or ran (trace_view.json)
 # and it lacks: said on that file, as "kernel_details.csv holds N kernels fewer than this file ...".
-FEWER = "kernels fewer than this file"
+FEWER = "fewer than this file"
+
+
+def kernels_fewer(n: int) -> str:
+    return f"kernel_details.csv holds {n:,} kernel{'' if n == 1 else 's'} {FEWER}"
 
 
 def read_tail(path: Path, size: int = HEAD_BYTES) -> bytes:

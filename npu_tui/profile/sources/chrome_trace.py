@@ -132,8 +132,8 @@ HEAD_BYTES = 16 * 1024 * 1024  # how far into an object the traceEvents key is l
 TAIL_BYTES = 8 * 1024 * 1024  # how far back from the end to look for the end of the events
 EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{|$)")
 EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+CLOSE = re.compile(rb"\]")
 COPY_CHUNK = 16 * 1024 * 1024
-END_TRIES = 16
 
 
 @dataclass
@@ -325,12 +325,14 @@ def _span(path: Path, shape: str, size: int) -> _Span:
             raise SourceError("a JSON object without a traceEvents list (in its first "
                               f"{HEAD_BYTES >> 20} MiB)")
         start, prefix = m.end(), head[:m.start()].removeprefix(BOM)
-    # The events end at the first of the last ']'s after which the rest of the document parses:
-    # keys after the events may hold lists of their own (deviceProperties, written after the events
-    # by tools that rewrite a trace), whose ']' a rest after them parses too; a ']' inside an event
-    # leaves the events' own ']' in its rest, which never parses.
+    # The events end at the first ']' after the last event's "ph" after which the rest of the
+    # document parses: keys after the events may hold lists of their own (deviceProperties, the
+    # process groups of distributedInfo, where a tool that rewrote the trace put them), whose ']'
+    # a rest after them parses too; a ']' inside the last event leaves the events' own ']' in its
+    # rest, which never parses. (No key after the events holds a "ph".)
+    last_event = tail.rfind(b'"ph"')
     found = None
-    for close in list(reversed([m.start() for m in re.finditer(rb"\]", tail)]))[:END_TRIES]:
+    for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
         rest = tail[close + 1:]

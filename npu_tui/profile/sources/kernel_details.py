@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 
 from .base import LoadResult, RankContext, csv_header
+from .csvfile import MAYBE_CUT
 from .task_csv import COMMON, Columns, load_task_csv
 
 KIND = "kernel_details"
@@ -30,7 +31,7 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     result = load_task_csv(con, path, ctx, COLUMNS, KIND, "stg_kernel_details")
-    if "cut short" not in result.note:
+    if "cut short" not in result.note and MAYBE_CUT not in result.note:  # its last row is said already
         ctx.kernel_file_last_ns = con.execute(
             "SELECT max(start_ns) FROM kernels WHERE rank = ? AND source = ?", [ctx.rank, KIND]).fetchone()[0]
     return result

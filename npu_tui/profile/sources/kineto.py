@@ -239,14 +239,14 @@ def process_hint(head: bytes) -> Optional[Tuple[bytes, int]]:
 
 
 def devices(listed: Optional[list]) -> Optional[List[Tuple[int, str, int]]]:
-    """(id, name, bytes) of each device a trace's deviceProperties (``StagedTrace.devices``) lists.
-    An empty list is a run with no GPU; None is a trace without the list, or with entries not read
-    here (no totalGlobalMem)."""
+    """(id, name, bytes) of each device a trace's deviceProperties (``StagedTrace.devices``) lists
+    that can be read here (with an id and a totalGlobalMem). An empty list is a run with no GPU;
+    None is a trace without the list, or with no entry read here."""
     if listed is None:
         return None
     read = [(d["id"], str(d.get("name", "")), d["totalGlobalMem"]) for d in listed
             if isinstance(d, dict) and type(d.get("id")) is int and type(d.get("totalGlobalMem")) is int]
-    return read if len(read) == len(listed) else None
+    return read if read or not listed else None
 
 
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"

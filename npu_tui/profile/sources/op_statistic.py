@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from .base import FEWER, LoadResult, RankContext, csv_header
+from .base import LoadResult, RankContext, csv_header, kernels_fewer
 from .csvfile import load_rows
 
 KIND = "op_statistic"
@@ -32,16 +32,18 @@ FROM (SELECT *, clean_text({op_type}) AS op_type, num({total_us}) AS total_us FR
 WHERE op_type IS NOT NULL AND total_us IS NOT NULL
 """
 
-# Each type's kernels the rank's kernel_details.csv holds fewer of than counted here; what it
-# skipped, and whether it said it was cut (its rows after the cut are said lost already).
+# How many kernels of the cores counted here the rank's kernel_details.csv holds fewer of (in all:
+# a type renamed by hand moves kernels between types, not out of the file), the types short of
+# them, what it skipped, and whether it said it was cut (its rows after the cut are said already).
 SHORT = """
 WITH stat AS (SELECT op_type, core_type, sum(count) AS n FROM op_statistic WHERE rank = $rank GROUP BY ALL),
 got AS (SELECT type, core, count(*) AS n FROM kernels WHERE rank = $rank AND source = 'kernel_details' GROUP BY ALL),
 kd AS (SELECT skipped_rows, note FROM load_log WHERE rank = $rank AND kind = 'kernel_details' AND rows > 0)
-SELECT sum(s.n - coalesce(g.n, 0)), list(s.op_type ORDER BY s.n - coalesce(g.n, 0) DESC, s.op_type),
+SELECT (SELECT sum(n) FROM stat) - (SELECT coalesce(sum(n), 0) FROM got WHERE core IN (SELECT core_type FROM stat)),
+       (SELECT list(s.op_type ORDER BY s.n - coalesce(g.n, 0) DESC, s.op_type)
+        FROM stat s LEFT JOIN got g ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
+        WHERE s.n > coalesce(g.n, 0)),
        (SELECT sum(skipped_rows) FROM kd), (SELECT bool_or(note LIKE '%cut short%') FROM kd)
-FROM stat s LEFT JOIN got g ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
-WHERE s.n > coalesce(g.n, 0)
 """
 
 
@@ -56,9 +58,10 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     short, types, skipped, cut = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
     if short and short > (skipped or 0) and not cut:
         missing = short - (skipped or 0)
+        types = types or []
         more = f" and {len(types) - 3} more types" if len(types) > 3 else ""
-        said = (f"kernel_details.csv holds {missing:,} {FEWER} counts (of {', '.join(types[:3])}{more}): rows missing "
-                "from it that no reader can see")
+        of = f" (of {', '.join(types[:3])}{more})" if types else ""
+        said = f"{kernels_fewer(missing)} counts{of}: rows missing from it that no reader can see"
         result.note = "; ".join(filter(None, [result.note, said]))
     return result
 

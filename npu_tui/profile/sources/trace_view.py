@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from . import op_statistic
-from .base import FEWER, LoadResult, RankContext
+from .base import LoadResult, RankContext, kernels_fewer
 from .chrome_trace import STEP_FROM, drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "trace_view"
@@ -108,8 +108,9 @@ FROM (
 ASOF LEFT JOIN tv_step_from s ON coalesce(k.launch_ns, k.ts_ns) >= s.from_ns
 """
 
-# The kernels this trace runs after the last of kernel_details.csv's (RankContext.kernel_file_last_ns).
-AFTER_KERNEL_FILE = "SELECT count(*) FROM tv_event e WHERE e.ts_ns > $last AND " + KERNEL_TASKS
+# The kernels this trace runs after the last of kernel_details.csv's (RankContext.kernel_file_last_ns),
+# beyond a microsecond: the HCCL plane's times are rounded 1 ns off the kernel file's.
+AFTER_KERNEL_FILE = "SELECT count(*) FROM tv_event e WHERE e.ts_ns > $last + 1000 AND " + KERNEL_TASKS
 
 INSERT_LANES = """
 INSERT INTO overlap_lanes
@@ -173,7 +174,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         note = "; ".join(filter(None, [staged.note, unnamed and (
             f"{unnamed:,} events of processes the trace does not name (no process_name metadata"
             f"{' before the cut' if staged.cut else ''}): not loaded"), after and (
-            f"kernel_details.csv holds {after:,} {FEWER}'s device tasks, which run on after its last row: "
+            f"{kernels_fewer(after)}'s device tasks, which run on after its last row: "
             "rows missing from it that no reader can see")]))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed + unnamed, note=note)
     finally:
