@@ -310,7 +310,8 @@ def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, tmp_path, 
             assert s.con.execute("SELECT rank, vs_mean, slow, apart FROM rank_times ORDER BY rank").fetchall() == [
                 (0, 1.0, False, None), (1, None, False, "not loaded whole")]
             assert "rank 1   " in rank_plots(s.report).plain
-            assert "not compared: not loaded whole" in rank_plots(s.report).plain
+            plots = rank_plots(s.report).plain
+            assert " ✕ not loaded whole\n" in plots and "✕ not compared with the other ranks" in plots
     code, out, _ = _report(capsys, tmp_path / "job")
     assert code == 2 and "Not compared: rank 1 (not loaded whole); see Data health." in out.splitlines()
 

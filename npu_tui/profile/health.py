@@ -304,8 +304,8 @@ def health(profile) -> List[HealthItem]:
         items.append(HealthItem(
             "warning", None, where,
             f"partial rank set: the communication data links to {rank_list(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not loaded ({loaded} of {loaded + len(missing)} ranks "
-            f"loaded)", PARTIAL_FIX, 0))
+            f"{'is' if len(missing) == 1 else 'are'} not loaded{' from this run' if runs else ''} ({loaded} of "
+            f"{loaded + len(missing)} ranks loaded)", PARTIAL_FIX, 0))
     elif world and world > held:
         items.append(HealthItem(
             "warning", None, where,

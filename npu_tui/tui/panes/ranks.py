@@ -45,11 +45,13 @@ def rank_plots(report: dict) -> Text:
         parts = [(c, per_rank[rank].get(c, 0.0)) for c in cats]
         total = sum(v for _, v in parts)
         width = round(BAR_WIDTH * total / peak) if peak else 0
-        mark = " ◀ slowest" if rank == slow else f" not compared: {apart[rank]}" if rank in apart else ""
+        mark = " ◀ slowest" if rank == slow else f" ✕ {apart[rank]}" if rank in apart else ""
         text.append(f"rank {rank:<3}", style="bold reverse" if rank == slow else "")
         text.append(" ")
         text.append_text(stacked_bar(parts, width))
         text.append(" " * (BAR_WIDTH - width) + f" {fmt_us(total)}{mark}\n")
+    if apart:  # said once, so the marks stay short enough for 80 columns
+        text.append("✕ not compared with the other ranks (h says why)\n", style="dim")
     text.append_text(legend(cats))
     text.append("\n\nShare of each rank's kernel time\n", style="bold")
     shares = {}
