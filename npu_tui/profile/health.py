@@ -323,12 +323,14 @@ def health(profile) -> List[HealthItem]:
 # kernels ran this far from the others' is another run's: a job run again, its rank folders copied
 # in beside the first's. Only times on the wall clock tell: torch_npu's, Kineto's (from 1970, so
 # past 1e18 ns since 2001); msprof's own count from each host's boot, and hand-made ones from 0.
+# (The last kernel's start, not its end: a minute's gap needs no kernel's length, and a reopen
+# reads one column of every kernel, not two.)
 RUN_GAP_S = 60
 WALL_CLOCK_NS = 10**18
 SPANS = """
 SELECT k.rank, coalesce((SELECT min(l.file) FROM load_log l WHERE l.rank = k.rank AND l.kind = 'kineto' AND l.rows > 0),
                         r.path), k.first_ns, k.last_ns
-FROM (SELECT rank, min(start_ns) AS first_ns, max(start_ns + dur_ns) AS last_ns FROM kernels GROUP BY rank) k
+FROM (SELECT rank, min(start_ns) AS first_ns, max(start_ns) AS last_ns FROM kernels GROUP BY rank) k
 JOIN ranks r USING (rank)
 WHERE k.first_ns >= $wall_clock
 ORDER BY k.first_ns, k.rank
