@@ -132,7 +132,7 @@ class Session:
     def analysed(self) -> bool:
         """Whether the analysis of these rules is installed already (a profile reopened from the cache)."""
         try:
-            return views_installed(self.con, self.rules, ranks_apart(self.health))
+            return views_installed(self.con, self.rules, self._apart())
         except duckdb.Error:  # a cache file that fails to read: analyse() loads afresh
             return False
 
@@ -164,7 +164,7 @@ class Session:
     def _analyse(self, windows: bool, encoded: bool, progress: Optional[Progress],
                  cancelled: Optional[Callable[[], bool]]) -> Dict[str, Any]:
         if not self.analysed:
-            install_views(self.con, self.rules, ranks_apart(self.health))
+            install_views(self.con, self.rules, self._apart())
         self.report = build_report(self.profile, self.rules, windows=windows, encoded=encoded, items=self.health)
         # A no-op while work is pending, or when opened from the cache.
         if not passing_failure(self.profile) and not self.profile.save_cache():
@@ -196,7 +196,7 @@ class Session:
             # The cache file's disk filled under the trace: the whole profile loads again, into memory.
             return self._reanalysed(windows, False, progress, cancelled)
         self.health = health(self.profile)
-        install_views(self.con, self.rules, ranks_apart(self.health))
+        install_views(self.con, self.rules, self._apart())
         return self.analyse(windows=windows, progress=progress, cancelled=cancelled)
 
     def forget_cache(self) -> bool:
@@ -220,10 +220,14 @@ class Session:
         if self.profile.from_cache or self.profile.cache_key:
             raise ValueError("stage windows set by hand need a session loaded with cache=False")
         if not self.analysed:
-            install_views(self.con, self.rules, ranks_apart(self.health))
+            install_views(self.con, self.rules, self._apart())
         add_relative_window(self.con, rank, stage, start_us, end_us)
 
     # -- what it holds ------------------------------------------------------------------------
+
+    def _apart(self) -> Dict[int, str]:
+        """The ranks the analysis leaves out of its comparisons, and why (health.ranks_apart)."""
+        return ranks_apart(self.health, self.profile.ranks)
 
     @property
     def not_whole(self) -> List[str]:

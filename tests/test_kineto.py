@@ -558,7 +558,8 @@ def test_a_trace_copied_under_another_name_loads_once(real, tmp_path):
 
 def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_path):
     """A script run twice into one tensorboard_trace_handler folder: two processes, no
-    distributedInfo. Loaded as two ranks, whose cross-rank findings compared two runs unsaid."""
+    distributedInfo. Loaded as two ranks, whose cross-rank findings compared two runs unsaid; said,
+    and not compared (its steps 3 and 4 us long: a 29% spread)."""
     for i, pid in enumerate((101, 202)):
         events = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": pid, "tid": pid, "ts": 10 + i, "dur": 5},
                   {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 12 + i, "dur": 3 + i,
@@ -570,6 +571,14 @@ def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_pat
     assert said == [("warning", f"host_{pid}.{1700000000000 + i}.pt.trace.json: not a distributed run (no "
                                 "distributedInfo): the 2 processes whose traces are here carry none: separate runs, "
                                 "loaded side by side as ranks in file order") for i, pid in enumerate((101, 202))]
+    # Neither is compared with the other: no spread, no slow rank across two runs.
+    from npu_tui.session import Session
+
+    session = Session.load(tmp_path, cache=False)
+    session.analyse()
+    assert [(r["rank"], r["apart"]) for r in session.report["cluster"]["ranks"]] == [(0, "separate run"), (1, "separate run")]
+    assert session.report["cluster"]["spread"] == []
+    session.close()
     # One worker's cycles are one rank, and nothing is said.
     (tmp_path / "host_202.1700000000001.pt.trace.json").unlink()
     (tmp_path / "host_101.1700000000009.pt.trace.json").write_text(

@@ -243,7 +243,7 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
     con = profile.con
     if items is None:
         items = health(profile)
-    ensure_views(con, rules, ranks_apart(items))
+    ensure_views(con, rules, ranks_apart(items, profile.ranks))
     got = _side_by_side(con, {
         "ranks": _query(RANKS_SQL), "steps": _query(STEPS_SQL), "stages": _query(STAGES_SQL),
         "step_account": _query(ACCOUNT_SQL), "step_account_check": _query(CHECK_SQL),

@@ -337,8 +337,8 @@ ORDER BY k.first_ns, k.rank
 """
 OTHER_RUN = "another run's:"
 OTHER_RUN_FIX = "open each run's files on their own: move this rank's out of the folder"
-# Traces of separate processes, said as such by discovery (discover.NO_DIST): separate runs
-# compared as ranks for want of a better reading, and said so already.
+# Traces or folders of separate processes, said as such by discovery (discover.NO_DIST): separate
+# runs, none compared with the others (ranks_apart), said so already.
 NOT_DISTRIBUTED = "not a distributed run"
 
 
@@ -372,10 +372,13 @@ def _duration(seconds: float) -> str:
         f"{seconds / 3600:.1f} h"
 
 
-def ranks_apart(items: List[HealthItem]) -> Dict[int, str]:
-    """The ranks what compares the ranks leaves out, and why: a file of theirs could not be loaded
-    whole, or they are another run's."""
-    apart = {i.rank: "another run" for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)}
+def ranks_apart(items: List[HealthItem], ranks: List[int]) -> Dict[int, str]:
+    """The ranks of ``ranks`` what compares the ranks leaves out, and why: a file of theirs could
+    not be loaded whole, or they are another run's; every one where the processes loaded are
+    separate runs (discovery said so), which no comparison across ranks is about."""
+    separate = any(NOT_DISTRIBUTED in i.what for i in items)
+    apart = {rank: "separate run" for rank in ranks} if separate else {}
+    apart.update({i.rank: "another run" for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)})
     apart.update({i.rank: "not loaded whole" for i in failed(items) if i.rank is not None})
     return apart
 
