@@ -643,7 +643,8 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     # is the worker run again. The run written later stays, as of a rank claimed twice (loader).
     kept: Dict[str, RankSource] = {}
     for key, s in in_order:
-        if key[0] == "worker" and s.rank is None and (key[1] not in kept or traces_ended(s) > traces_ended(kept[key[1]])):
+        if key[0] == "worker" and s.rank is None and (
+                key[1] not in kept or traces_ended(s) > traces_ended(kept[key[1]])):
             kept[key[1]] = s
     # Traces of processes none of which was a rank of a distributed job: separate runs (a script
     # run twice into one handler's folder), compared as ranks only for want of a better reading.

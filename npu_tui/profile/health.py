@@ -102,8 +102,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
 STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damaged"
 # Zero bytes that end a file, where its writer stopped (sources.base.zeros_note).
 ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
-# Kernels another file counts that the kernel file lacks (sources.op_statistic): rows lost from
-# it, weighed as such, though no row of the file that says so was skipped.
+# Kernels another file counts or runs that the kernel file lacks (sources.op_statistic,
+# sources.trace_view): rows lost from it, weighed as such, though no row of the file that says so
+# was skipped.
 KERNELS_FEWER = re.compile(r"holds ([\d,]+) kernels? " + re.escape(FEWER))
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
@@ -298,8 +299,9 @@ def health(profile) -> List[HealthItem]:
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
     missing, loaded = profile.con.execute(PEERS, other_run).fetchone()
-    world, held = profile.con.execute("SELECT max(world_size), count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)",
-                                      other_run).fetchone()
+    world, held = profile.con.execute(
+        "SELECT max(world_size), count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)",
+        other_run).fetchone()
     if missing:
         items.append(HealthItem(
             "warning", None, where,
