@@ -570,7 +570,8 @@ def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_pat
     said = [(h.severity, h.what) for h in health(p) if "not a distributed run" in h.what]
     assert said == [("warning", f"host_{pid}.{1700000000000 + i}.pt.trace.json: not a distributed run (no "
                                 "distributedInfo): the 2 processes whose traces are here carry none: separate runs, "
-                                "loaded side by side as ranks in file order") for i, pid in enumerate((101, 202))]
+                                "loaded side by side as ranks in file order, none compared with the others")
+                    for i, pid in enumerate((101, 202))]
     # Neither is compared with the other: no spread, no slow rank across two runs.
     from npu_tui.session import Session
 

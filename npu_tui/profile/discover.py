@@ -518,7 +518,7 @@ def _info_problems(sources: List[RankSource]) -> List[Tuple[Path, str]]:
     alone = [s for s in sources if s.rank is None and _rank_id(s.info) == -1]
     if len(alone) > 1:
         out += [(s.root, f"{ALONE}: {len(alone)} folders here say so, separate runs loaded side by side as "
-                         "ranks in folder order") for s in alone]
+                         "ranks in folder order, none compared with the others") for s in alone]
     return out
 
 
@@ -660,7 +660,8 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     if alone and len(out) > 1:
         for s in out:
             _say(s.files["kineto"][0], f"{NO_DIST}: the {len(out)} processes whose traces are here carry "
-                                       "none: separate runs, loaded side by side as ranks in file order")
+                                       "none: separate runs, loaded side by side as ranks in file order, none compared "
+                                       "with the others")
     if files:
         out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out
