@@ -25,14 +25,13 @@ def open(path, rules=None, cache: bool = True, run=None):
     import warnings
 
     from .session import open_session
-    from .text import lost_phrase
+    from .text import first_named, lost_phrase
 
     session = open_session(path, rules, cache=cache, run=run)
     lost = session.not_whole
     if lost:
-        warnings.warn(f"{lost_phrase(lost)} could not be loaded whole ({', '.join(lost[:3])}"
-                      f"{', …' if len(lost) > 3 else ''}): the figures lack what is missing from it; "
-                      "session.health says why", IncompleteProfile, stacklevel=2)
+        warnings.warn(f"{lost_phrase(lost)} could not be loaded whole ({first_named(lost)}): the figures lack what "
+                      "is missing from it; session.health says why", IncompleteProfile, stacklevel=2)
     return session
 
 

@@ -132,13 +132,13 @@ def cmd_sql(args) -> int:
 def _incomplete(sessions, partial: bool) -> int:
     """EXIT_INPUT, said on stderr, when a file of these sessions' profiles could not be loaded
     (what was printed leaves it out), unless ``partial`` accepts that."""
-    from .text import lost_phrase
+    from .text import first_named, lost_phrase
 
     lost = [file for s in sessions for file in s.not_whole]
     if not lost or partial:
         return 0
-    return _fail(f"incomplete: {lost_phrase(lost)} failed to load whole ({', '.join(lost[:3])}"
-                 f"{', …' if len(lost) > 3 else ''}); --partial accepts the result as it is")
+    return _fail(f"incomplete: {lost_phrase(lost)} failed to load whole ({first_named(lost)}); --partial accepts "
+                 "the result as it is")
 
 
 def cmd_open(args) -> int:

@@ -184,6 +184,17 @@ def inline_params(sql: str, params: Sequence[Any]) -> str:
     return _PLACEHOLDER.sub(lambda m: sql_literal(next(values)), sql)
 
 
+def first_named(paths: List[str]) -> str:
+    """The first three of what lost_phrase counts, named: "a.csv, b.json, c.csv, …"."""
+    paths = list(dict.fromkeys(paths))
+    return ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+
+
+def gap_words(seconds: float) -> str:
+    """How far apart two runs' times are: "42.1 s", "28.2 min"."""
+    return f"{seconds / 60:,.1f} min" if seconds >= 60 else f"{seconds:.3g} s"
+
+
 def lost_phrase(paths: List[str]) -> str:
     """What could not be loaded, counted and named for what it is: "1 file", "2 folders", "3 files
     and 1 folder" (a rank folder left out is no file); a file said twice counts once."""

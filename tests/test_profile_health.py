@@ -207,7 +207,7 @@ def test_ranks_of_two_runs_are_said_and_not_compared(real, tmp_path):
     s = open_session(tmp_path, cache=False)
     said = [i for i in s.health if i.rank == 0]
     assert [(i.severity, i.what) for i in said] == [
-        ("warning", "another run's: its kernels ran 57 min before those of rank 1; not compared with them")]
+        ("warning", "another run's: its kernels ran 57.3 min before those of rank 1; not compared with them")]
     assert s.report["complete"] and s.report["cluster"]["spread"] == []
     assert [(r["rank"], r["apart"]) for r in s.report["cluster"]["ranks"]] == [(0, "another run"), (1, None)]
     assert [f["rule"] for f in s.report["findings"] if f["metric"] == "spread"] == []
@@ -246,7 +246,7 @@ def test_of_three_ranks_the_other_run_s_is_said_alone(real, tmp_path):
     s = open_session(tmp_path, cache=False)
     assert s.ranks == [0, 1, 2]
     assert [(i.rank, i.what) for i in s.health] == [
-        (2, "another run's: its kernels ran 57 min after those of ranks 0, 1; not compared with them")]
+        (2, "another run's: its kernels ran 57.3 min after those of ranks 0, 1; not compared with them")]
     # Nothing that compares or ranks the ranks counts it: not the worst rank of a finding it shares
     # with this run's ranks, not the waits at the collectives, not the slowest rank of a step.
     shared = [f for f in s.findings if set(f["ranks"]) - {2}]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Tuple
 
-from ..text import path_text, rank_list
+from ..text import gap_words, path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER
@@ -362,16 +362,11 @@ def _other_runs(profile) -> List[HealthItem]:
     for ranks, first, last in runs:
         if ranks is main[0]:
             continue
-        gap = f"{_duration((main[1] - last) / 1e9)} before" if last < main[1] else \
-            f"{_duration((first - main[2]) / 1e9)} after"
+        gap = f"{gap_words((main[1] - last) / 1e9)} before" if last < main[1] else \
+            f"{gap_words((first - main[2]) / 1e9)} after"
         items += [HealthItem("warning", rank, profile.named(path), f"{OTHER_RUN} its kernels ran {gap} those of "
                              f"{main_ranks}; not compared with them", OTHER_RUN_FIX, 0) for rank, path in ranks]
     return items
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
-        f"{seconds / 3600:.1f} h"
 
 
 def ranks_apart(items: List[HealthItem], ranks: List[int]) -> Dict[int, str]:

@@ -23,6 +23,7 @@ from typing import Dict, List
 
 import duckdb
 
+from ...text import gap_words
 from ..errors import SourceError
 from .base import LoadResult, RankContext
 from .csvfile import col
@@ -396,10 +397,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             # none of it loads (its host events or flows beside their kernels would mix two runs).
             apart = con.execute(APART, [ctx.rank]).fetchone()[0]
             if apart is not None:
-                gap = f"{apart / 60e9:,.1f} min" if apart >= 60e9 else f"{apart / 1e9:.3g} s"
                 return LoadResult(rows=0, note=f"db export of another run than the files beside it (its device "
-                                               f"tasks start {gap} from theirs, and do not overlap them): not "
-                                               "loaded, theirs are")
+                                               f"tasks start {gap_words(apart / 1e9)} from theirs, and do not "
+                                               "overlap them): not loaded, theirs are")
         if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and fresh("flows"):
             rows += _insert(con, FLOWS, rank)
 

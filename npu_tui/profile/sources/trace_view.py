@@ -168,7 +168,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         elif ctx.kernel_file_last_ns is not None and not any(
                 f.name in op_statistic.FILE_NAMES for f in ctx.files.get(op_statistic.KIND, ())):
             # A copy of kernel_details.csv cut at a line end reads as whole: only the tasks beside
-            # it tell. (op_statistic.csv's counts say so where it is there, type by type.)
+            # it tell. (op_statistic.csv's counts say so where it is there, with the types short.)
             after = con.execute(AFTER_KERNEL_FILE, {"last": ctx.kernel_file_last_ns}).fetchone()[0]
         unnamed = con.execute(UNNAMED).fetchone()[0]
         note = "; ".join(filter(None, [staged.note, unnamed and (
