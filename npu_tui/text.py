@@ -185,9 +185,10 @@ def inline_params(sql: str, params: Sequence[Any]) -> str:
 
 
 def first_named(paths: List[str]) -> str:
-    """The first three of what lost_phrase counts, named: "a.csv, b.json, c.csv, …"."""
+    """The first three of what lost_phrase counts, named: "a.csv, b.json, c.csv, …", each as
+    literal writes it (a folder's name may hold ESC or a line break)."""
     paths = list(dict.fromkeys(paths))
-    return ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+    return ", ".join(literal(path_text(p)) for p in paths[:3]) + (", …" if len(paths) > 3 else "")
 
 
 def gap_words(seconds: float) -> str:

@@ -348,6 +348,21 @@ def test_a_folder_name_with_a_newline_gives_a_one_line_error(tmp_path):
     assert "\n" not in str(e.value) and "\x1b" not in str(e.value) and "\\n" in str(e.value)
 
 
+def test_the_incomplete_line_writes_a_folder_names_control_characters_as_escapes(real, tmp_path, capsys):
+    """A rank folder named with a line break and ESC, its kernel file empty: the one line on stderr
+    that names the file writes them as \\x0a and \\x1b, not to the terminal."""
+    root = tmp_path / "job"
+    root.mkdir()
+    odd = root / "ra\nnk0\x1b[31mRED_ascend_pt"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", odd)
+    shutil.copytree(real / LEVEL1 / "rank1_ascend_pt", root / "rank1_ascend_pt")
+    (odd / KD).write_bytes(b"")
+    assert main(["report", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err
+    assert "incomplete: 1 file failed to load whole" in err and "ra\\x0ank0\\x1b[31mRED_ascend_pt" in err
+
+
 def test_a_csv_header_is_a_line_of_the_head():
     """A one-line JSON trace's 64 KiB head is not a header of a thousand columns; a short file
     that is a header alone, without a line break, is still one."""
