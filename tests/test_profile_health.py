@@ -312,10 +312,14 @@ def test_rows_in_another_encoding_are_said_to_be_not_utf8(real, tmp_path):
     lines = kd.read_bytes().split(b"\n")
     lines[1] = lines[1].replace(b",", "\u77e9\u9635,".encode("gbk"), 1)  # a name saved as GBK
     kd.write_bytes(b"\n".join(lines))
-    (item,) = health(load_profile(rank))
-    assert (item.severity, item.lost) == ("warning", 1)
+    p = load_profile(rank)
+    (item,) = health(p)
+    assert (item.severity, item.lost) == ("warning", 0)
     assert item.what == ("kernel_details.csv has rows that are not UTF-8 (1 row with bytes of another "
-                         "encoding); 1 row skipped") and "UTF-8" in item.fix
+                         "encoding, kept with those bytes written as \\xNN)") and "UTF-8" in item.fix
+    # The row is loaded, its time with it.
+    rows = sum(1 for _ in csv.DictReader(io.StringIO(kd.read_bytes().decode("utf-8", "replace"), newline="")))
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == rows
 
 
 def test_a_rank_without_kernels_is_said(real, tmp_path):

@@ -142,9 +142,21 @@ def test_a_csv_in_utf16_is_said_to_be(real, tmp_path):
     kd = rank / KD
     kd.write_bytes(kd.read_text(encoding="utf-8").encode("utf-16"))
     (item,) = failed(health(load_profile(rank)))
-    assert item.what == ("kernel_details.csv is written in UTF-16 (as Excel's Unicode Text and PowerShell's "
-                         "redirection write), not UTF-8; its kernels come from trace_view.json instead, "
-                         "without their input shapes")
+    assert item.what == ("kernel_details.csv is written in UTF-16 (as Excel's Unicode Text, PowerShell's "
+                         "redirection and Notepad's Unicode write), not UTF-8; its kernels come from "
+                         "trace_view.json instead, without their input shapes")
+    assert item.fix.startswith("save it as UTF-8")
+
+
+@pytest.mark.parametrize("name", ["trace_view.json", "communication.json"])
+def test_a_json_file_in_utf16_is_said_to_be(real, tmp_path, name):
+    """Saved again by an editor as UTF-16: said so, as a CSV is, not called empty or malformed."""
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", rank)
+    f = rank / "ASCEND_PROFILER_OUTPUT" / name
+    f.write_bytes(f.read_text(encoding="utf-8").encode("utf-16"))
+    (item,) = failed(health(load_profile(rank)))
+    assert item.what.startswith(f"{name} is written in UTF-16 (")
     assert item.fix.startswith("save it as UTF-8")
 
 
@@ -153,16 +165,16 @@ def test_bad_rows_are_skipped_and_counted(tmp_path):
         "1,ragged_row,Add,AI_CORE\r\n",                                     # too few cells
         "1,too,many,cells,\"1.0\t\",1,0,1,extra,extra\r\n",                 # too many cells
         "1,excel_mangled,Add,AI_CORE,1.69512E+15,3,0,1\r\n",                # rounded timestamp
-        "1,\xff\xfebinary,Add,AI_CORE,\"1010.0\t\",1,0,1\r\n",              # not UTF-8
         "1,N/A,Add,AI_CORE,\"1011.0\t\",1,0,1\r\n",                         # no name
         "1,negative,Add,AI_CORE,\"1012.0\t\",-4,0,1\r\n",                   # negative duration
     ]
-    body = HEADER.encode() + "".join(GOOD).encode() + "".join(bad).encode("latin-1")
+    other_locale = "1,\xff\xfebinary,Add,AI_CORE,\"1010.0\t\",1,0,1\r\n"  # kept: its bytes are text
+    body = HEADER.encode() + "".join(GOOD).encode() + "".join([*bad, other_locale]).encode("latin-1")
     p = load_profile(write_rank(tmp_path, body))
-    assert log_row(p)[:2] == (2, len(bad))
+    assert log_row(p)[:2] == (3, len(bad))
     names = [n for (n,) in p.con.execute("SELECT name FROM kernels ORDER BY start_ns").fetchall()]
-    assert names == ["aclnnAdd_AddAiCore_Add", "aclnnMm_MatMulCommon_MatMulV2"]
-    assert p.con.execute("SELECT sum(dur_ns), sum(wait_ns) FROM kernels").fetchone() == (12750, 500)
+    assert names == ["aclnnAdd_AddAiCore_Add", "aclnnMm_MatMulCommon_MatMulV2", "\\xff\\xfebinary"]
+    assert p.con.execute("SELECT sum(dur_ns), sum(wait_ns) FROM kernels").fetchone() == (13750, 500)
 
 
 def test_folder_with_no_profile(tmp_path):

@@ -206,10 +206,12 @@ def test_bad_csv_is_noted_not_raised(real, tmp_path, name, kind, table):
     assert log["empty"] == (kind, 0, 0, "empty file")
     assert log["header_only"][:3] == (kind, 0, 0) and "header only" in log["header_only"][3]
     assert log["ragged"] == (kind, good_rows - 1, 1, "")
-    assert log["non_utf8"] == (kind, good_rows - 1, 1, "not UTF-8: 1 row with bytes of another encoding")
+    # Kept, its first cell with those bytes written \xNN.
+    assert log["non_utf8"] == (kind, good_rows, 0, "not UTF-8: 1 row with bytes of another encoding, kept "
+                                                   "with those bytes written as \\xNN")
     for _, _, _, note in log.values():
         assert "\n" not in note
-    assert prof.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 2 * (good_rows - 1)
+    assert prof.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 2 * good_rows - 1
 
 
 def test_bad_operator_details(real, tmp_path):

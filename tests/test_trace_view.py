@@ -264,18 +264,30 @@ def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     assert skipped == before + 1 and "before the cut" in note and note.startswith("file cut short")
 
 
-def test_bytes_of_another_encoding_cost_their_event_only(real, tmp_path):
-    """A GBK path in one event (a call stack): that event is dropped and counted, the rest load."""
+@pytest.mark.parametrize("gbk, shown", [
+    (b"\xca\xfd", "\\xca\\xfd"),
+    # A GBK character whose second byte is a backslash: JSON would take it for an escape of the
+    # "l" after it.
+    (b"\x95\x5c", "\\x95\\x5c"),
+])
+def test_bytes_of_another_encoding_are_kept_as_escapes(real, tmp_path, gbk, shown):
+    """A GBK character in one event's name (a path in a call stack, a module named on a Chinese
+    system): the event loads, those bytes written \\xNN, and the file says so."""
     data = (real / ADVISOR).read_bytes()
     at = data.index(b"aclnn")
+    end = data.index(b'"', at)
     d = tmp_path / "bad"
     d.mkdir()
-    (d / "trace_view.json").write_bytes(data[:at] + b"\xca\xfd" + data[at + 2:])
+    (d / "trace_view.json").write_bytes(data[:at] + gbk + data[at + 2:])
     staged = stage_trace(connect(), d / "trace_view.json", "stg_gbk", salvage=True)
-    assert staged.events == len(events(real / ADVISOR)) - 1 and staged.lost == 1
+    assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0
     p = load_profile(d)
     ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
-    assert rows > 0 and skipped == 1 and note == "not UTF-8: 1 event(s) with bytes of another encoding dropped, the rest kept"
+    assert rows > 0 and skipped == 0
+    assert note == "not UTF-8: 1 event(s) with bytes of another encoding, kept with those bytes written as \\xNN"
+    name = shown + data[at + 2:end].decode()
+    assert p.con.execute("SELECT count(*) FROM host_events WHERE name = ?", [name]).fetchone()[0] + \
+        p.con.execute("SELECT count(*) FROM kernels WHERE name = ?", [name]).fetchone()[0] == 1
 
 
 def _events(data: bytes) -> list:

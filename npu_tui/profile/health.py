@@ -12,6 +12,7 @@ from ..text import gap_words, path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER
+from .sources.csvfile import JOINED
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -42,6 +43,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"cut short", "{name} was cut short{zeros}: what followed the cut is missing, how much the file cannot "
                    "tell; {lost} skipped", NOT_STOPPED),
     (r"zero bytes inside it", "{name}: {note}", CORRUPT),
+    (re.escape(JOINED), "{name}: {note}", "split the file where its header comes again, and open each "
+     "part with the other files of its own run"),
     (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",
      "the run may have ended in the same crash: check its other files"),
     (r"^only zero bytes", "{name} holds {note}", "the profiler or its machine stopped before writing "
@@ -115,6 +118,8 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
 # is compared with the others; a CSV with a block of zeros inside), or its kernels lost: as good
 # as one that gave nothing. (So is a kernel file another file shows rows short of: KERNELS_FEWER.)
 UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it")
+# A CSV holding a second table after its own (sources.csvfile): that one is not loaded.
+NOT_READ_ON = re.compile(re.escape(JOINED))
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)
@@ -434,7 +439,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     elif LEFT_BESIDE.search(note):
         severity = "warning"
     elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
-          or UNKNOWN_LOSS.search(note) or KERNELS_FEWER.search(note)):
+          or UNKNOWN_LOSS.search(note) or KERNELS_FEWER.search(note) or NOT_READ_ON.search(note)):
         severity = "error"
     else:
         severity = "warning"

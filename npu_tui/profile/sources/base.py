@@ -83,6 +83,15 @@ def inflate(d, data: bytes, limit: int = 0) -> Tuple[bytes, Optional[int]]:
 
 
 BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def refuse_utf16(head: bytes, what: str) -> None:
+    """SourceError for a file written in UTF-16 (by Excel's Unicode Text, PowerShell's redirection,
+    Notepad's "Unicode"), which every reader here would take for bytes of another encoding."""
+    if head[:2] in UTF16_BOMS:
+        raise SourceError(f"unreadable {what}: written in UTF-16 (as Excel's Unicode Text, PowerShell's "
+                          "redirection and Notepad's Unicode write)")
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:

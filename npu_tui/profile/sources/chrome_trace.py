@@ -28,6 +28,7 @@ events that still do not parse are dropped and counted.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -42,7 +43,7 @@ from typing import Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import BOM, inflate, read_head, trailing_zeros, zeros_note
+from .base import BOM, inflate, read_head, refuse_utf16, trailing_zeros, zeros_note
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -224,9 +225,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
                                               "parse dropped, the rest kept"]))
     if not_utf8:
-        staged.lost += not_utf8
         staged.note = "; ".join(filter(None, [staged.note, f"not UTF-8: {not_utf8:,} event(s) with bytes of "
-                                              "another encoding dropped, the rest kept"]))
+                                              "another encoding, kept with those bytes written as \\xNN"]))
     if staged.events == 0 and not where:  # filtered: told apart above
         raise EmptyTrace()
     if salvage and phases:
@@ -257,7 +257,9 @@ def drop_staged_trace(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def _shape(path: Path) -> str:
-    head = read_head(path, 4096).lstrip(b" \t\r\n")
+    head = read_head(path, 4096)
+    refuse_utf16(head, "JSON")
+    head = head.lstrip(b" \t\r\n")
     if head[:1] == b"[":
         return "array"
     if head[:1] == b"{":
@@ -470,16 +472,33 @@ def _lines(path: Path, span: _Span, tmp: Path):
             events = [e + b"}" for e in events[:-1]] + events[-1:]
             lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
             lines = [line for line in lines if line]
-            if not _utf8(text):  # text of another locale (a GBK path in a call stack): those events go
-                kept = [line for line in lines if _utf8(line)]
-                not_utf8 += len(lines) - len(kept)
-                lines = kept
+            if not _utf8(text):  # text of another locale (a GBK path in a call stack): escaped
+                escaped = [line if _utf8(line) else _escaped(line) for line in lines]
+                not_utf8 += sum(a is not b for a, b in zip(lines, escaped))
+                lines = escaped
             name = tmp / f"events.{piece}.ndjson"
             name.write_bytes(b"\n".join(lines) + b"\n")
             written += len(lines)
             out.append(name)
             piece += 1
     return out, written, not_utf8
+
+
+def _escape_bytes(e: UnicodeDecodeError):
+    """Bytes that are not UTF-8 as the JSON text \\\\xNN (an escaped backslash, x, the byte). A GBK
+    character's second byte may be a backslash (0x5C), which JSON would take for an escape of
+    what follows: after a first byte from 0x81 it is written so too."""
+    end = e.end + (0x81 <= e.object[e.end - 1] <= 0xFE and e.object[e.end:e.end + 1] == b"\\")
+    return "".join(f"\\\\x{b:02x}" for b in e.object[e.start:end]), end
+
+
+JSON_ESCAPE = "npu_tui_json_escape"
+codecs.register_error(JSON_ESCAPE, _escape_bytes)
+
+
+def _escaped(line: bytes) -> bytes:
+    """An event with its bytes that are not UTF-8 written \\xNN, as a CSV row's are kept."""
+    return line.decode("utf-8", JSON_ESCAPE).encode("utf-8")
 
 
 def _utf8(data: bytes) -> bool:

@@ -22,7 +22,7 @@ from typing import List, Tuple
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext, read_head, trailing_zeros, zeros_note
+from .base import LoadResult, RankContext, read_head, refuse_utf16, trailing_zeros, zeros_note
 
 KIND = "communication"
 FILE_NAMES = ("communication.json",)
@@ -183,8 +183,10 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     """Parse ``path`` into ``{table}_ops`` (``level_sql``, ``ops_sql``): one row per op of every step
     and kind (or of ``levels``), ``op`` typed ``op_type``. Raises SourceError for empty, truncated
     or non-object files."""
-    if not read_head(path).strip():
+    head = read_head(path)
+    if not head.strip():
         raise SourceError("empty file")
+    refuse_utf16(head, "JSON")
     zeros = zeros_note(trailing_zeros(path), path.stat().st_size)
     con.execute(STAGE_JSON.format(table=table, text=AS_UTF8), {"path": str(path)})
     replaced, valid = con.execute(f"SELECT not_utf8, valid FROM {table}").fetchone()

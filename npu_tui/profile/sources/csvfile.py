@@ -1,18 +1,21 @@
 """Reading a profiler CSV into a staging table with DuckDB's reader, every column as text.
 
 Columns are typed by our own SQL afterwards (the auto-detecting reader turns TAB-suffixed and N/A
-columns into text unpredictably). Rows DuckDB cannot split (ragged, over-long, bad bytes) are
+columns into text unpredictably). Rows DuckDB cannot split (ragged, over 256 MiB) are
 rejected and counted, never fatal. The profiler ends every line with a line break; a file that does
 not end with one was cut while being written or copied, or trimmed by hand. Its last line loads when
 it is a whole row (as many fields as the header, no quote left open); otherwise it is a partial row,
 counted as rejected, and the rest is read from a copy without it; so is one that ends on a delimiter
 (a cut just after it), or whose last cell is the start of the row before's (``NPU:`` under ``NPU:0``).
 (Other cuts inside the last cell's value cannot be told from a whole row, and load.) Zero bytes
-that end the file (a crashed writer's space, never filled) are not read, and said.
+that end the file (a crashed writer's space, never filled) are not read, and said. Rows with bytes
+that are not UTF-8 are read again from a copy with those bytes written ``\\xNN``; the header line
+coming again starts a table joined after the file's own, which is not read.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -26,21 +29,34 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext, csv_header, read_head, trailing_zeros, zeros_note
+from .base import LoadResult, RankContext, csv_header, read_head, refuse_utf16, trailing_zeros, zeros_note
 
 STAGE_CSV = """
 CREATE OR REPLACE TEMP TABLE {table} AS
 SELECT {select} FROM read_csv($path, header = true, auto_detect = false, columns = $columns,
                        delim = ',', quote = '"', escape = '"', strict_mode = $strict,
-                       ignore_errors = true, store_rejects = true,
+                       max_line_size = $max_row, ignore_errors = true, store_rejects = true,
                        rejects_table = '{table}_rejects', rejects_scan = '{table}_scan')
 """
+REJECTS = """
+SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING'),
+       count(DISTINCT line) FILTER (error_type = 'LINE SIZE OVER MAXIMUM')
+FROM {table}_rejects
+"""
+# DuckDB's own limit, 2 MiB, is short of a real row: the input shapes of an op over a few thousand
+# tensors (a fused optimizer step) run past it. A row is read whole up to this; the reader's
+# buffers grow only for the rows that need it.
+MAX_ROW = 256 << 20
+# A table joined after the file's own (two exports in one file: `cat a b > c`), told by its header
+# line coming again: only the first is read, and the file is not loaded whole.
+JOINED = "its header again at line"
 
 
 def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
               select: Optional[Callable[[List[str]], str]] = None) -> Tuple[List[str], int, str]:
-    """Load ``path`` into temp table ``table``; return its column names, the rejected row count and
-    a note on why rows were rejected where the reader knows ("" otherwise).
+    """Load ``path`` into temp table ``table``; return its column names, the count of rows not
+    loaded (rejected by the reader, a cut last row, the lines of a table joined after the file's
+    own) and a note on why where that is known ("" otherwise).
 
     ``select(columns)`` gives the staged projection (default: every column, as text); naming only
     the columns a loader needs lets DuckDB skip converting the rest (kernel_details has ~46).
@@ -50,9 +66,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError("empty file")
     zeros, total = trailing_zeros(path), path.stat().st_size
     zeros_said = zeros_note(zeros, total)
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # its header would read as no column the loader knows
-        raise SourceError("unreadable CSV: written in UTF-16 (as Excel's Unicode Text and PowerShell's "
-                          "redirection write)")
+    refuse_utf16(head, "CSV")  # its header would read as no column the loader knows
     columns = csv_header(head)
     if not all(columns):
         raise SourceError(f"unreadable CSV header: column {columns.index('') + 1} has no name")
@@ -61,41 +75,82 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
     spec = {c: "VARCHAR" for c in columns}
     size = total - zeros
-    scan = _scan(path, size)
+    scan = _scan(path, size, _header_line(head))
     # Zero bytes inside a text file: a block the disk or the copy never filled. The rows there run
     # together or hold the zeros as text, and how many there were is unknown.
     damage = (f"damaged: {scan.zeros:,} zero bytes inside it, from byte {scan.first_zero:,}; the rows there "
               "are lost or hold the zeros") if scan.zeros else ""
-    complete, guessed = _complete_size(path, len(columns), size)
-    keep = complete if complete is not None else size if zeros else None  # what is read of it
+    joined, after = "", 0
+    if scan.again >= 0:  # the first table is read whole, up to the second's header
+        complete, guessed, keep = None, False, scan.again
+        after = _breaks(path, scan.again, size) - 1 + (not _ends_line(path, size))
+        joined = (f"{JOINED} {_breaks(path, 0, scan.again) + 1:,}: another table joined to it (two exports "
+                  "in one file?), not loaded")
+    else:
+        complete, guessed = _complete_size(path, len(columns), size)
+        keep = complete if complete is not None else size if zeros else None  # what is read of it
     # CR CR LF: Python's csv writer on Windows, given a file not opened with newline="", writes it
     # at the end of every row, the header's included. DuckDB's lax mode reads it with a line break
     # leading each row's first cell, so such a file is read from a copy with CR LF instead.
     cr_cr_lf = b"\r\r\n" in head
-    mixed = scan.mixed
-    # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
-    copied = keep is not None or cr_cr_lf
-    with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
-        src = path
-        if copied:
-            src = Path(tmp) / path.name
-            _copy(path, src, keep, cr_cr_lf)
-        try:
-            projection = select(columns) if select else "*"
-            con.execute(STAGE_CSV.format(table=table, select=projection),
-                        {"path": str(src), "columns": spec, "strict": not mixed})
-        except (duckdb.OutOfMemoryException, duckdb.InterruptException):
-            raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
-        except duckdb.Error as e:
-            raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
-    rejected, not_utf8 = con.execute(
-        f"SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID ENCODING') "
-        f"FROM {table}_rejects").fetchone()
+    projection = select(columns) if select else "*"
+
+    def read(escape: bool) -> Tuple[int, int, int]:
+        # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
+        copied = keep is not None or cr_cr_lf or escape
+        with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
+            src = path
+            if copied:
+                src = Path(tmp) / path.name
+                _copy(path, src, keep, cr_cr_lf, escape)
+            try:
+                con.execute(STAGE_CSV.format(table=table, select=projection),
+                            {"path": str(src), "columns": spec, "strict": not scan.mixed, "max_row": MAX_ROW})
+            except (duckdb.OutOfMemoryException, duckdb.InterruptException):
+                raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
+            except duckdb.Error as e:
+                raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
+        return con.execute(REJECTS.format(table=table)).fetchone()
+
+    rejected, not_utf8, too_long = read(escape=False)
+    if not_utf8:
+        # Rows with bytes of another locale (a GBK name, a file saved by Excel on a Chinese
+        # system): their time is real, so they are read again with those bytes written as \xNN,
+        # as a folder's name is shown, rather than dropped.
+        drop_staged(con, table)
+        rejected, _, too_long = read(escape=True)
     note = "; ".join(filter(None, [
-        "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", damage,
+        "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", joined, damage,
         zeros_said,
-        f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding" if not_utf8 else ""]))
-    return columns, rejected + (complete is not None), note
+        f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding, kept with "
+        "those bytes written as \\xNN" if not_utf8 else "",
+        f"{too_long} row{'s' if too_long > 1 else ''} over {MAX_ROW >> 20} MiB long" if too_long else ""]))
+    return columns, rejected + (complete is not None) + after, note
+
+
+def _header_line(head: bytes) -> bytes:
+    """The header line as the file spells it, without its byte order mark and line break; b"" for
+    a file that is its header alone."""
+    line, found, _ = head.removeprefix(b"\xef\xbb\xbf").partition(b"\n")
+    return line.rstrip(b"\r") if found else b""
+
+
+def _breaks(path: Path, start: int, end: int) -> int:
+    """How many line feeds the file holds in [start, end)."""
+    n = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0 and (block := f.read(min(COUNT_CHUNK, left))):
+            n += block.count(b"\n")
+            left -= len(block)
+    return n
+
+
+def _ends_line(path: Path, size: int) -> bool:
+    with open(path, "rb") as f:
+        f.seek(max(0, size - 1))
+        return f.read(1) in (b"\n", b"\r")
 
 
 # A last row that is whole in form but whose last cell starts the one above's: cut right after
@@ -201,11 +256,16 @@ def _last_rows(path: Path, size: int, fields: int) -> Optional[Tuple[bytes, byte
 
 def _rows(data: bytes) -> Optional[List[List[str]]]:
     """The rows Python's reader makes of ``data`` (a stray quote is a character to it, as to
-    DuckDB's); None when it cannot (a quote left open, bytes that are not UTF-8)."""
+    DuckDB's); None when it cannot (a quote left open)."""
     try:
-        return list(csv.reader(io.StringIO(data.decode("utf-8"), newline=""), strict=True))
-    except (UnicodeDecodeError, csv.Error):
+        return list(csv.reader(io.StringIO(_text(data), newline=""), strict=True))
+    except csv.Error:
         return None
+
+
+def _text(data: bytes) -> str:
+    # Bytes of another encoding are a cell's text, kept as \xNN by the read: they split nothing.
+    return data.decode("utf-8", "backslashreplace")
 
 
 def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
@@ -215,8 +275,8 @@ def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
     if row.count(b'"') % 2 or row.endswith(b","):
         return False
     try:
-        cells = next(csv.reader(io.StringIO(row.decode("utf-8"), newline="")))
-    except (UnicodeDecodeError, csv.Error, StopIteration):
+        cells = next(csv.reader(io.StringIO(_text(row), newline="")))
+    except (csv.Error, StopIteration):
         return False
     return len(cells) == fields and not (before and _prefix_of_above(row, before, fields))
 
@@ -224,9 +284,9 @@ def _whole_row(row: bytes, fields: int, before: bytes = b"") -> bool:
 def _prefix_of_above(row: bytes, before: bytes, fields: int) -> bool:
     """Whether ``row``'s last cell is the start of ``before``'s (both rows of ``fields`` cells)."""
     try:
-        cells = next(csv.reader(io.StringIO(row.decode("utf-8"), newline="")))
-        prev = next(csv.reader(io.StringIO(before.decode("utf-8"), newline="")))
-    except (UnicodeDecodeError, csv.Error, StopIteration):
+        cells = next(csv.reader(io.StringIO(_text(row), newline="")))
+        prev = next(csv.reader(io.StringIO(_text(before), newline="")))
+    except (csv.Error, StopIteration):
         return False
     return len(cells) == len(prev) == fields and prev[-1] != cells[-1] and prev[-1].startswith(cells[-1])
 
@@ -235,19 +295,22 @@ class _Scan(NamedTuple):
     mixed: bool  # CRLF and bare LF in one file (hand-edited): DuckDB's strict mode fails on them
     zeros: int  # zero bytes
     first_zero: int  # where the first is (-1: none)
+    again: int  # where the header line starts again, a table joined on (-1: nowhere)
 
 
-def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
+def _scan(path: Path, size: int, header: bytes, chunk: int = COUNT_CHUNK) -> _Scan:
     """One pass over the file's first ``size`` bytes (those before its trailing zeros) for what the
     read needs to know up front (a failed read aborts the loader's transaction), in one reused
     buffer: a GB file must not be copied chunk by chunk just to be looked at. A search for one byte
     takes a fraction of a count's time, and most files hold no CR and no zero byte: only a chunk
-    that holds one is counted."""
+    that holds one is counted. ``header``: the header line, looked for at the start of a later line."""
     crlf = bare_lf = False
     zeros = 0
-    first_zero = -1
+    first_zero = again = -1
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
+    line = b"\n" + header
+    seam = b""  # the end of the previous chunk: a header line may start in it
     at = 0
     with open(path, "rb", buffering=0) as f:
         while at < size and (n := f.readinto(buf)):
@@ -262,31 +325,62 @@ def _scan(path: Path, size: int, chunk: int = COUNT_CHUNK) -> _Scan:
             if zero >= 0:
                 zeros += buf.count(b"\0", 0, n)
                 first_zero = at + zero if first_zero < 0 else first_zero
+            if header and again < 0:
+                window = seam + bytes(buf[:min(n, len(line) + 1)])
+                hit = _header_at(window, line, len(seam), len(window))
+                if hit >= 0:
+                    again = at - len(seam) + hit
+                else:
+                    hit = _header_at(buf, line, n, n)
+                    again = at + hit if hit >= 0 else -1
+                seam = (seam + bytes(buf[max(0, n - len(line) + 1):n]))[-(len(line) - 1):]
             cr_before = buf[n - 1] == 0x0D
             at += n
-    return _Scan(crlf and bare_lf, zeros, first_zero)
+    return _Scan(crlf and bare_lf, zeros, first_zero, again)
 
 
-def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool) -> None:
-    """``path`` into ``dst``: its first ``size`` bytes (all when None), CR CR LF as CR LF."""
-    if not cr_cr_lf:
+def _header_at(data, line: bytes, before: int, limit: int) -> int:
+    """Where in ``data[:limit]`` a line that starts as ``line`` (a line feed, then the header)
+    begins, when it starts before ``before`` and the byte after it ends the header (a line break,
+    more columns, or none read yet); -1 if none does."""
+    at = data.find(line, 0, limit)
+    while 0 <= at < before:
+        rest = data[at + len(line):min(at + len(line) + 1, limit)]
+        if rest in (b"", b"\r", b"\n", b","):
+            return at + 1
+        at = data.find(line, at + 1, limit)
+    return -1
+
+
+def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool, escape: bool = False) -> None:
+    """``path`` into ``dst``: its first ``size`` bytes (all when None), CR CR LF as CR LF, and with
+    ``escape`` bytes that are not UTF-8 as \\xNN."""
+    if not (cr_cr_lf or escape):
         shutil.copyfile(path, dst)
         if size is not None:
             os.truncate(dst, size)
         return
     left = os.path.getsize(path) if size is None else size
     carry = b""  # a CR CR LF may be split across two chunks: its start waits for the next
+    # a character split across two chunks waits for the next in the decoder
+    text = codecs.getincrementaldecoder("utf-8")("backslashreplace") if escape else None
+
+    def write(data: bytes, final: bool = False) -> None:
+        out.write(text.decode(data, final).encode("utf-8") if text else data)
+
     with open(path, "rb") as f, open(dst, "wb") as out:
         while left > 0:
             block = f.read(min(COUNT_CHUNK, left))
             if not block:
                 break
             left -= len(block)
-            data = (carry + block).replace(b"\r\r\n", b"\r\n")
+            data = carry + block
+            if cr_cr_lf:
+                data = data.replace(b"\r\r\n", b"\r\n")
             keep = 2 if data.endswith(b"\r\r") else 1 if data.endswith(b"\r") else 0
             carry = data[len(data) - keep:] if keep else b""
-            out.write(data[:len(data) - keep])
-        out.write(carry)
+            write(data[:len(data) - keep])
+        write(carry, final=True)
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection, table: str) -> None:
