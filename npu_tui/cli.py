@@ -286,5 +286,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _fail(str(e))
     except KeyboardInterrupt:
         return 130
+    except RuntimeError as e:
+        # DuckDB's answer to Ctrl-C during a query, in place of the KeyboardInterrupt
+        if str(e) == "Query interrupted":
+            return 130
+        raise
     except BrokenPipeError:
         return 0

@@ -206,6 +206,22 @@ def test_rank_from_info_json_else_the_folder_number(real, tmp_path):
     assert p.con.execute("SELECT rank, device_id FROM ranks ORDER BY rank").fetchall() == [(3, 3), (6, 1)]
 
 
+def test_a_changed_info_json_is_a_changed_profile(real, tmp_path, monkeypatch):
+    """info.json.N says the device's rank: corrected after a first open, the next open reads the
+    new number, not the cached one."""
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    job = tmp_path / "job"
+    shutil.copytree(real / SAMPLE, job)
+    first = load_profile(job, cache=True)
+    first.save_cache()
+    assert first.ranks == [0, 1]
+    first.con.close()
+    (info,) = job.glob("PROF_*/device_1/info.json.1")
+    info.write_text(json.dumps(dict(json.loads(info.read_text()), rank_id=3)))
+    again = load_profile(job, cache=True)
+    assert again.ranks == [0, 3] and not again.from_cache
+
+
 OP_SUMMARY = [
     ["Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type",
      "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Dim", "Input Shapes",

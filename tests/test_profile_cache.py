@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from npu_tui.profile import LoadCancelled, ProfileError, load_profile
@@ -162,6 +163,58 @@ def test_the_files_of_a_load_whose_process_is_gone_are_removed_by_the_next(profi
     assert not any(f.exists() for f in orphans) and running.exists()
 
 
+def test_an_orphan_this_user_cannot_remove_leaves_the_cache_working(profile_copy, monkeypatch):
+    """A shared cache folder (sticky, another user's temporary file of a load long gone): it is
+    left, and this load is still cached."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    theirs = folder / ".0123abcd.999999999.0.tmp"  # no such process
+    theirs.write_bytes(b"partial")
+    real_unlink = Path.unlink
+
+    def unlink(self, missing_ok=False):
+        if self == theirs:
+            raise PermissionError(13, "Operation not permitted", str(self))
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    labels(profile_copy)
+    assert theirs.exists() and len(list(folder.glob("*.duckdb"))) == 1
+    assert load_profile(profile_copy, cache=True).from_cache
+
+
+def test_an_analysis_stopped_part_way_is_none_not_the_one_before(profile_copy, tmp_path, monkeypatch):
+    """Ctrl-C while a cached profile is analysed again under other rules: the next open under
+    the shipped rules analyses afresh, never taking the half-made tables for its own."""
+    from npu_tui.analysis import views
+    from npu_tui.session import Session
+
+    labels(profile_copy)
+    shipped = Session.load(profile_copy)
+    expected = shipped.analyse()
+    shipped.con.close()
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[finding]]\nrule = "comm_exposed_high"\nthreshold = 0.99\n')
+    real_create = views._create
+
+    def create(con, name):
+        if name == "findings":
+            raise KeyboardInterrupt
+        real_create(con, name)
+
+    monkeypatch.setattr(views, "_create", create)
+    other = Session.load(profile_copy, rules)
+    with pytest.raises(KeyboardInterrupt):
+        other.analyse()
+    other.con.close()
+    monkeypatch.setattr(views, "_create", real_create)
+
+    again = Session.load(profile_copy)
+    assert again.profile.from_cache and not again.analysed
+    assert again.analyse() == expected
+
+
 def test_a_profile_loaded_again_while_its_first_load_is_held_loads_once(profile_copy):
     """The app holds its session until a reload is shown. With the cache file gone meanwhile (a
     damaged one removed, or evicted), the reload's load went into the held database, by the
@@ -239,6 +292,28 @@ def test_a_cache_file_whose_disk_fills_gives_way_to_a_load_in_memory(profile_cop
         else:
             assert json.loads(out.stdout)["ranks"]
         assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
+
+
+def test_a_disk_that_fills_under_the_load_logs_own_row_gives_way_to_a_load_in_memory(profile_copy, monkeypatch):
+    """The file's rows were written, then the row saying so could not be (its log's write failed
+    for want of room): the load goes on in memory, as when the rows themselves fail."""
+    from npu_tui.profile import loader
+
+    real_log, failed_once = loader._log, []
+
+    def log(con, *args):
+        temps = [f.name for f in cache_dir().glob(".*.tmp")]
+        if temps and not failed_once:
+            failed_once.append(temps[0])
+            raise duckdb.TransactionException(f'Failed to commit: Could not write file "{cache_dir() / temps[0]}.wal": '
+                                              "No space left on device")
+        real_log(con, *args)
+
+    monkeypatch.setattr(loader, "_log", log)
+    p, _ = labels(profile_copy)
+    assert failed_once and p.store is None and counts(p)["kernels"] == 382
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+    assert not list(cache_dir().glob(".*"))
 
 
 def test_with_no_room_for_any_file_what_needs_a_temporary_copy_is_said_and_the_rest_loads(profile_copy):

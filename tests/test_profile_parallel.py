@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from npu_tui.profile import LoadCancelled, load_profile, loader
+from npu_tui.profile.errors import SourceError
 from npu_tui.profile.health import failed, health
 from npu_tui.profile.sources import kernel_details, trace_view
 
@@ -99,6 +100,62 @@ def test_out_of_memory_on_either_side_loads_the_rank_again_alone(level1, monkeyp
     assert sorted(calls) == [0, 0, 1, 1]
     assert contents(p) == alone  # nothing lost, nothing twice
     assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("cores", [1, 2], ids=["alone", "beside other ranks"])
+def test_out_of_memory_beneath_a_loaders_cleanup_is_still_retried(level1, monkeypatch, cores):
+    """DuckDB's out-of-memory error aborts the transaction; the loader's cleanup (its DROP of a
+    staging table) then fails in turn, and that error, not the first, leaves the loader. It is
+    still the memory cap's: loaded again, not said unreadable."""
+    alone = contents(load_with_cores(level1, monkeypatch, 1))
+    real_load, calls = kernel_details.load, []
+
+    def squeezed(con, path, ctx):
+        calls.append(ctx.rank)
+        if calls.count(ctx.rank) == 1:
+            try:
+                raise duckdb.OutOfMemoryException("Out of Memory Error: (simulated)")
+            finally:
+                con.execute("SELECT * FROM no_such_staging_table")  # fails, as a cleanup would
+        return real_load(con, path, ctx)
+
+    monkeypatch.setattr(kernel_details, "load", squeezed)
+    p = load_with_cores(level1, monkeypatch, cores)
+    assert sorted(calls) == [0, 0, 1, 1]
+    assert contents(p) == alone
+    assert p.con.execute("SELECT count(*) FROM load_log WHERE note <> ''").fetchone()[0] == 0
+
+
+def test_a_trace_that_failed_beside_is_not_loaded_again_with_its_rank(level1, monkeypatch):
+    """The kernel table hits the cap beside the other rank after the trace beside it has failed
+    on its own (and said so): the rank's files load again alone, but not that trace, once more."""
+    logged = threading.Event()
+    real_log, real_kd, calls = loader._log, kernel_details.load, []
+
+    def log(con, rank, path, kind, *rest):
+        real_log(con, rank, path, kind, *rest)
+        if kind == "trace_view":
+            logged.set()
+
+    def kd(con, path, ctx):
+        calls.append(ctx.rank)
+        if calls.count(ctx.rank) == 1:
+            assert logged.wait(30)
+            raise duckdb.OutOfMemoryException("Out of Memory Error: (simulated)")
+        return real_kd(con, path, ctx)
+
+    def tv(con, path, ctx):
+        raise SourceError("not a trace (simulated damage)")
+
+    monkeypatch.setattr(loader, "_log", log)
+    monkeypatch.setattr(kernel_details, "load", kd)
+    monkeypatch.setattr(trace_view, "load", tv)
+    p = load_with_cores(level1, monkeypatch, 4)  # two ranks, each trace beside its kernel table
+    traces = p.con.execute("SELECT rank, count(*) FROM load_log WHERE kind = 'trace_view' GROUP BY rank "
+                           "ORDER BY rank").fetchall()
+    assert traces == [(0, 1), (1, 1)]
+    assert len(failed(health(p))) == 2
+    assert p.con.execute("SELECT count(DISTINCT rank) FROM kernels").fetchone()[0] == 2
 
 
 def test_a_file_over_the_cap_even_alone_loads_under_the_machines_limit(level1, monkeypatch):

@@ -54,3 +54,29 @@ def test_sql_and_diff_over_a_profile_that_lost_a_file_exit_2_unless_partial(real
     diff = npu_tui("diff", str(real / LEVEL1), str(damaged), "--partial").stdout
     assert "INCOMPLETE: the new run: 1 file could not be loaded" in diff
     assert npu_tui("sql", str(real / LEVEL1), query).returncode == 0
+
+
+CTRL_C = """
+import os, signal, sys, threading
+import duckdb
+from npu_tui import cli
+
+def slow(args):  # a long query, as an analysis or a console statement can be; Ctrl-C once it runs
+    con = duckdb.connect()
+    # DuckDB looks for Ctrl-C only where the main thread runs the query: on one thread, always
+    con.execute("SET threads = 1")
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    con.execute("SELECT count(*) FROM range(10000000000000) t(x) WHERE x % 7 = 3").fetchall()
+    return 0
+
+cli.COMMANDS["report"] = slow
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, whatever started this test
+sys.exit(cli.main(["report", "anything"]))
+"""
+
+
+def test_ctrl_c_during_a_query_exits_130_without_a_traceback():
+    """DuckDB answers Ctrl-C during a query with RuntimeError("Query interrupted"), not a
+    KeyboardInterrupt: the CLI still stops quietly, as for Ctrl-C anywhere else."""
+    done = subprocess.run([sys.executable, "-c", CTRL_C], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr

@@ -143,6 +143,8 @@ def install_views(con: duckdb.DuckDBPyConnection, rules: Rules, apart: Optional[
     ``apart``: the ranks the comparisons across ranks leave out, and why (health.ranks_apart: a
     file not loaded whole, another run's), whose figures would pass for a fast or a slow rank."""
     apart = dict(apart or {})
+    # First: an install stopped part-way (Ctrl-C, other rules) must read as none, not as the last.
+    con.execute("DROP TABLE IF EXISTS rules_installed")
     install_rule_tables(con, rules)
     con.execute("CREATE OR REPLACE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
     if apart:

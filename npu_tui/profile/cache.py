@@ -23,11 +23,11 @@ import re
 import shutil
 import weakref
 from pathlib import Path
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import duckdb
 
-from .discover import INFO_RE, Discovery
+from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, Discovery
 from .schema import connect
 from .sources.sqlite_export import SIDE_FILES
 
@@ -99,12 +99,24 @@ def cache_key(disc: Discovery) -> Optional[str]:
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:
-            files += [f for f in s.root.iterdir() if INFO_RE.match(f.name)] if s.root.is_dir() else []
+            files += _rank_infos(s.root) if s.root.is_dir() else []
         for line in _stat_lines(files, disc.path):
             h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them
     except OSError:
         return None
     return h.hexdigest()[:32]
+
+
+def _rank_infos(root: Path) -> List[Path]:
+    """The files a rank's number is read from: torch_npu's profiler_info_N.json in its folder,
+    msprof's info.json.N in its device_N folder (the rank folder itself, or a PROF_* folder's)."""
+    found = []
+    for f in root.iterdir():
+        if INFO_RE.match(f.name) or MSPROF_INFO_RE.match(f.name):
+            found.append(f)
+        elif MSPROF_DEVICE_RE.match(f.name) and f.is_dir():
+            found += [i for i in f.iterdir() if MSPROF_INFO_RE.match(i.name)]
+    return found
 
 
 def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnection]:
@@ -202,9 +214,12 @@ class Store:
         _evict(self.final.parent)
         return True
 
-    def failed_under(self, con) -> bool:
+    def failed_under(self, con, error: Optional[BaseException] = None) -> bool:
         """Whether loading into this file failed for the file's sake: the database gone, or a
-        source's rows that could not be written into it (its disk filled)."""
+        source's rows that could not be written into it (its disk filled), or ``error`` is a write
+        into it (its log's, when the disk filled under the load log's own row)."""
+        if error is not None and self.path.name in str(error):
+            return True
         try:
             return con.execute(WRITE_FAILED, [f"%{self.path.name}%"]).fetchone()[0] > 0
         except duckdb.Error:
@@ -253,7 +268,10 @@ def _remove_orphans(folder: Path) -> None:
     for f in folder.iterdir():
         m = TEMP_NAME.match(f.name)
         if m and not _alive(int(m.group(1))):
-            f.unlink(missing_ok=True)
+            try:
+                f.unlink(missing_ok=True)
+            except OSError:  # another user's, in a shared folder: theirs to remove
+                pass
 
 
 def _alive(pid: int) -> bool:

@@ -252,17 +252,19 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
     except SourceError as e:
         _rollback(con)
         return LoadResult(rows=0, note=_reason(e))
-    except (duckdb.FatalException, duckdb.InterruptException):
-        _rollback(con)  # the database is gone (its disk filled), or the load was stopped: no file's note
-        raise
-    except duckdb.OutOfMemoryException as e:
+    except duckdb.Error as e:
         _rollback(con)
+        e = _underneath(e)
+        if isinstance(e, (duckdb.FatalException, duckdb.InterruptException)):
+            raise e  # the database is gone (its disk filled), or the load was stopped: no file's note
+        if not isinstance(e, duckdb.OutOfMemoryException):
+            return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
         if not alone:
             raise _OutOfMemory() from e
         if capped:
             return _uncapped(con, module, path, ctx)
         return LoadResult(rows=0, note=f"out of memory, even with {_machine_limit() >> 20:,} MiB: {_reason(e)}")
-    except (duckdb.Error, OSError, ValueError, UnicodeError) as e:
+    except (OSError, ValueError, UnicodeError) as e:
         _rollback(con)
         return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
     except BaseException:
@@ -281,6 +283,20 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
             return _uncapped(con, module, path, ctx)
         return LoadResult(rows=0, note=f"could not be stored: {_reason(e)}")
     return result
+
+
+# What stopped a statement, beneath what a loader's cleanup raised after it: its DROP of a staging
+# table, run in the transaction the failure aborted, fails in turn, and Python chains the two.
+_STOPPERS = (duckdb.FatalException, duckdb.InterruptException, duckdb.OutOfMemoryException)
+
+
+def _underneath(e: duckdb.Error) -> duckdb.Error:
+    seen = e
+    while seen is not None:
+        if isinstance(seen, _STOPPERS):
+            return seen
+        seen = seen.__context__
+    return e
 
 
 def _uncapped(con, module, path: Path, ctx: RankContext) -> LoadResult:
@@ -380,9 +396,11 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
             try:
                 _load_logged(cur, module, path, ctx, progress, alone)
             except _OutOfMemory:
-                if beside:
-                    beside.join(ok=False)
-                return deferred, job.files[i:]
+                again = job.files[i:]
+                if beside and not beside.join(ok=False) and beside.index > i:
+                    # it ended without them (a failure of its own, logged): not loaded twice
+                    again = [f for f in again if f is not job.files[beside.index]]
+                return deferred, again
     finally:
         if beside:
             beside.join(ok=False)
@@ -598,7 +616,7 @@ def load_discovered(
                 if isinstance(e, duckdb.FatalException):
                     raise ProfileError(f"{disc.path}: the database failed while loading: {_reason(e)}") from None
                 raise
-            if isinstance(e, duckdb.InterruptException) or not store.failed_under(con):
+            if isinstance(e, duckdb.InterruptException) or not store.failed_under(con, e):
                 store.abandon()
                 raise
         except BaseException:
