@@ -683,6 +683,18 @@ def test_the_key_is_the_profiles_whatever_path_opens_it(tmp_path, monkeypatch):
     assert cache_key(discover(tmp_path / "copy")) != key
 
 
+def test_the_key_changes_with_duckdbs_version(tmp_path, monkeypatch):
+    """Another DuckDB reads the files with other readers: its rows are not an older one's."""
+    from npu_tui.profile.cache import cache_key
+    from npu_tui.profile.discover import discover
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "diffusion_2rank", run)
+    key = cache_key(discover(run))
+    monkeypatch.setattr(duckdb, "__version__", duckdb.__version__ + ".1")
+    assert cache_key(discover(run)) not in (None, key)
+
+
 def test_a_file_that_is_a_link_is_keyed_by_its_target(tmp_path):
     """Pointed at another file of the same size and time (a copy made with cp -a), it is
     another profile."""

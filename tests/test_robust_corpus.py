@@ -856,14 +856,18 @@ def _not_a_file(path: Path, make: str, tmp_path: Path) -> None:
         os.mkfifo(path)  # opening it would block until a writer comes: it must never be opened
     elif make == "folder":
         path.mkdir()
+    elif make == "link_loop":
+        path.symlink_to(path.name)  # a link to itself
     else:
         path.symlink_to(tmp_path / "gone.json")
 
 
-NOT_A_FILE = {"fifo": "a named pipe", "folder": "a folder", "dangling_link": "a link to nothing"}
+NOT_A_FILE = {"fifo": "a named pipe", "folder": "a folder", "dangling_link": "a link to nothing",
+              "link_loop": "a link in a loop"}
+WHY = {"dangling_link": " (its target is gone)", "link_loop": " (it leads back to itself)"}
 
 
-@pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link"])
+@pytest.mark.parametrize("make", ["fifo", "folder", "dangling_link", "link_loop"])
 def test_entries_named_like_files_but_not_files_do_not_hang_and_are_said(real, tmp_path, make):
     """Never opened, and never passed over in silence: the file the user meant to load is not
     there to read, so the run is incomplete (the report exits 2), as for a file that gave nothing."""
@@ -878,8 +882,8 @@ def test_entries_named_like_files_but_not_files_do_not_hang_and_are_said(real, t
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
     (item,) = failed(health(p))
     assert item.rank == 0
-    assert item.what == (f"ASCEND_PROFILER_OUTPUT/trace_view.json is {NOT_A_FILE[make]}"
-                         + " (its target is gone)" * (make == "dangling_link") + ", not a file: left out")
+    assert item.what == (f"ASCEND_PROFILER_OUTPUT/trace_view.json is {NOT_A_FILE[make]}{WHY.get(make, '')}"
+                         ", not a file: left out")
 
 
 def test_an_entry_that_is_not_a_file_where_nothing_is_loaded_from_is_not_said(real, tmp_path):
@@ -1005,6 +1009,7 @@ def test_rank_folders_below_the_others_are_said(real, tmp_path):
     small_rank(real, run / "a_ascend_pt", info=0)
     small_rank(real, run / "node2" / "b_ascend_pt", info=1)
     small_rank(real, run / "a_ascend_pt" / "c_ascend_pt", info=2)
+    (run / "a_ascend_pt" / "loop_ascend_pt").symlink_to("..")  # a loop: the same folders, not more
     below = "a rank folder below the others, not loaded"
     for opened, said in ((run, ["node2/b_ascend_pt", "a_ascend_pt/c_ascend_pt"]),
                          (run / "a_ascend_pt", ["a_ascend_pt/c_ascend_pt"])):
@@ -1081,3 +1086,18 @@ def test_folder_that_changes_between_discovery_and_load(real, tmp_path):
     with pytest.raises(ProfileError) as e:
         load_discovered(disc)
     assert "\n" not in str(e.value) and "nothing could be loaded" in str(e.value)
+
+
+def test_a_file_that_says_it_is_empty_is_not_opened_to_be_classified(tmp_path, monkeypatch):
+    """Files of /proc and /sys say they are empty, and reading some of them waits for ever
+    (`npu-tui report /proc` hung): discovery looks only at what a file says it holds."""
+    from npu_tui.profile import discover as discovery
+
+    (tmp_path / "kmsg").write_bytes(b"")
+    (tmp_path / "notes.csv").write_bytes(b"a,b\n1,2\n")
+    read = []
+    real_read_head = discovery.read_head
+    monkeypatch.setattr(discovery, "read_head", lambda path, *a: read.append(path.name) or real_read_head(path, *a))
+    with pytest.raises(ProfileError):
+        discover(tmp_path)
+    assert "notes.csv" in read and "kmsg" not in read

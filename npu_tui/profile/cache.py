@@ -62,12 +62,13 @@ def cache_dir() -> Path:
 
 
 def _code_digest() -> bytes:
-    """Loader code and schema: a changed loader must not reuse rows an older one wrote."""
-    h = hashlib.sha256()
+    """Loader code and schema, the wording of its notes (text.py) and DuckDB's version (its CSV and
+    JSON readers): a changed loader must not reuse rows an older one wrote."""
+    h = hashlib.sha256(duckdb.__version__.encode())
     root = Path(__file__).parent
-    for f in sorted(root.rglob("*")):
+    for f in [*sorted(root.rglob("*")), root.parent / "text.py"]:
         if f.suffix in (".py", ".sql") and "__pycache__" not in f.parts:
-            h.update(f.relative_to(root).as_posix().encode())
+            h.update(f.relative_to(root.parent).as_posix().encode())
             h.update(f.read_bytes())
     return h.digest()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import json
@@ -71,9 +72,10 @@ class Discovery:
 
 
 def _head(path: Path) -> bytes:
-    """read_head, or b'' for a file that cannot be read now (its loader will say why)."""
+    """read_head, or b'' for a file that cannot be read now (its loader will say why), or that says
+    it is empty: a file of /proc or /sys says so, and reading some of them waits for ever."""
     try:
-        return read_head(path)
+        return read_head(path) if path.stat().st_size else b""
     except OSError:
         return b""
 
@@ -130,6 +132,7 @@ ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
 NOT_A_FILE = "not a file"
 LINK_GONE = "a link to nothing (its target is gone)"
+LINK_LOOP = "a link in a loop (it leads back to itself)"
 # A rank or PROF_ folder gathered by a link whose target is gone (a mount away, a folder moved).
 FOLDER_GONE = "folder gone"
 # A folder beside the profile that was not looked into (not one of its parts): a warning.
@@ -205,7 +208,7 @@ def _note_not_file(p: Path) -> None:
     what = _what_instead(p)
     if what and (what != "a folder" or p.suffix in FILE_SUFFIXES) and (
             kind_by_name(p.name, source_modules()) or kind_by_name(p.name, cluster_modules())
-            or (what == LINK_GONE and _folder_named(p))):
+            or (what in (LINK_GONE, LINK_LOOP) and _folder_named(p))):
         seen[p] = what
 
 
@@ -221,8 +224,8 @@ def _what_instead(p: Path) -> Optional[str]:
         if stat.S_ISLNK(mode):
             try:
                 mode = p.stat().st_mode
-            except OSError:
-                return LINK_GONE
+            except OSError as e:
+                return LINK_LOOP if e.errno == errno.ELOOP else LINK_GONE
     except OSError:
         return None
     if stat.S_ISDIR(mode):
@@ -714,8 +717,21 @@ def _ranks_below(folders: List[Path]) -> List[Tuple[Path, str]]:
                 names = sorted(e.name for e in entries if e.name.endswith(RANK_DIR_SUFFIXES))
         except OSError:
             continue
-        found += [(folder / n, f"{BELOW}, not loaded") for n in names if _is_dir(folder / n)]
+        found += [(folder / n, f"{BELOW}, not loaded") for n in names
+                  if _is_dir(folder / n) and not _loops_back(folder / n)]
     return found
+
+
+def _loops_back(p: Path) -> bool:
+    """A link to the folder it is in, or to one above it: the same ranks again, not more (_dirs)."""
+    if not p.is_symlink():
+        return False
+    try:
+        target = p.resolve()
+    except (OSError, RuntimeError):
+        return False
+    here = p.parent.resolve()
+    return target == here or target in here.parents
 
 
 def _candidates(folder: Path, modules: List[ModuleType], depth: int = 0) -> List[Path]:
