@@ -211,7 +211,7 @@ def test_bytes_of_another_encoding_cost_the_ops_they_are_in(tmp_path, name):
     assert con.execute("SELECT count(*), sum(transit_size_mb) FROM comm_bandwidth").fetchone() == (1, 8.0)
     assert con.execute("SELECT op_key, src_rank, dst_rank FROM comm_matrix").fetchall() == [("allreduce-total@9", 0, 1)]
     said = [(i.severity, i.what) for i in health(load_profile(tmp_path)) if "not UTF-8" in i.what]
-    assert said == [("warning", f"{name} has rows that are not UTF-8 (1 op with bytes of another encoding "
+    assert said == [("warning", f"{name} holds text that is not UTF-8 (1 op with bytes of another encoding "
                                 "dropped, the rest kept); 2 rows skipped") for name in ("communication.json", "communication_matrix.json")]
 
 

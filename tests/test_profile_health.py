@@ -315,8 +315,8 @@ def test_rows_in_another_encoding_are_said_to_be_not_utf8(real, tmp_path):
     p = load_profile(rank)
     (item,) = health(p)
     assert (item.severity, item.lost) == ("warning", 0)
-    assert item.what == ("kernel_details.csv has rows that are not UTF-8 (1 row with bytes of another "
-                         "encoding, kept with those bytes written as \\xNN)") and "UTF-8" in item.fix
+    assert item.what == ("kernel_details.csv holds text that is not UTF-8 (1 row with bytes of another encoding, "
+                         "read as GBK)") and "UTF-8" in item.fix
     # The row is loaded, its time with it.
     rows = sum(1 for _ in csv.DictReader(io.StringIO(kd.read_bytes().decode("utf-8", "replace"), newline="")))
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == rows

@@ -544,21 +544,66 @@ def test_a_table_joined_after_the_files_own_is_not_loaded(real, tmp_path):
     assert p.con.execute("SELECT count(*), count(DISTINCT start_ns) FROM kernels").fetchone() == (n, n)
 
 
-@pytest.mark.parametrize("chunk", [7, 64, 1 << 24])
-def test_the_header_is_found_again_across_the_scans_chunks(tmp_path, chunk):
-    """The scan reads a file in chunks: a header line that starts at the end of one and ends in the
-    next is found, where it starts; a row that begins as the header but goes on is not one."""
+def test_the_header_is_found_again_at_any_chunk_size(tmp_path):
+    """The scan reads a file in chunks: a header line that starts in one and ends in another is
+    found, where it starts (its byte order mark included); a row that begins as the header but goes
+    on is not one, wherever a chunk ends."""
     from npu_tui.profile.sources.csvfile import _scan
 
     header = b"Name,Type,Start Time(us)"
-    body = (header + b"\r\nadd,Add,1\r\n" + header + b"_x,Add,2\r\n" + header + b",3\r\n" + header
-            + b"\r\nmul,Mul,4\r\n")
-    f = tmp_path / "t.csv"
-    f.write_bytes(body)
-    assert _scan(f, len(body), header, chunk).again == body.index(header + b",3")
-    f.write_bytes(body[:body.index(header + b",3")])
-    assert _scan(f, f.stat().st_size, header, chunk).again == -1
-    assert _scan(f, f.stat().st_size, b"", chunk).again == -1
+    top = header + b"\r\nadd,Add,1\r\n" + header + b"_x,Add,2\r\n" + header + b"x\r\n"
+    for again, rest in ((header + b",3\r\n", b"mul,Mul,4\r\n"), (b"\xef\xbb\xbf" + header + b"\r\n", b"mul,Mul,4\r\n"),
+                        (b"", b""), (b"\n" + header, b"")):
+        body = top + again + rest
+        f = tmp_path / "t.csv"
+        f.write_bytes(body)
+        want = len(top) + (again[:1] == b"\n") if again else -1
+        for chunk in range(1, len(body) + 1):
+            assert _scan(f, len(body), header, chunk).again == want, (again, chunk)
+    assert _scan(f, len(body), b"", 5).again == -1
+
+
+@pytest.mark.parametrize("parts, bom", [(2, False), (3, False), (2, True)], ids=["twice", "three times", "Excel's BOM"])
+def test_a_joined_kernel_file_counts_the_rows_left_out(real, tmp_path, parts, bom):
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    one = (real / L1 / "kernel_details.csv").read_bytes()
+    kd.write_bytes(one + (b"\xef\xbb\xbf" * bom + one) * (parts - 1))
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    p = load_profile(rank)
+    assert log_row(p, kd)[1:3] == (n, n * (parts - 1))
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == n
+
+
+def test_a_joined_file_with_rows_over_several_lines_counts_rows_not_lines(real, tmp_path):
+    """operator_details.csv's call stacks hold line breaks inside quoted cells."""
+    src = real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_details.csv"
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    od = rank / "ASCEND_PROFILER_OUTPUT" / "operator_details.csv"
+    od.write_bytes(src.read_bytes() * 2)
+    with open(src, newline="", encoding="utf-8") as f:
+        rows = sum(1 for _ in csv.DictReader(f))
+    assert src.read_bytes().count(b"\n") > rows + 1  # rows over several lines, as tested
+    p = load_profile(rank)
+    assert log_row(p, od)[2] == rows
+
+
+def test_rows_in_another_encoding_straddling_a_copys_blocks_read_whole(real, tmp_path, monkeypatch):
+    """The copy that reads rows of another encoding goes a block at a time: a GBK name or a
+    CR CR LF split across two blocks is read as one."""
+    from npu_tui.profile.sources import csvfile
+
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    text = (real / L1 / "kernel_details.csv").read_text(encoding="utf-8")
+    name = text.splitlines()[1].split(",")[4]
+    assert text.count(name) == 1
+    kd.write_bytes(text.replace(name, "矩阵" + name).replace("\r\n", "\r\r\n").encode("gbk"))
+    monkeypatch.setattr(csvfile, "COUNT_CHUNK", 7)
+    p = load_profile(rank)
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert log_row(p, kd)[1:] == (n, 0, "not UTF-8: 1 row with bytes of another encoding, read as GBK")
+    assert p.con.execute("SELECT count(*) FROM kernels WHERE name = ?", ["矩阵" + name]).fetchone()[0] == 1
 
 
 @pytest.mark.parametrize("guess", [True, False], ids=["starts-the-cell-above", "ends-on-a-delimiter"])

@@ -264,30 +264,44 @@ def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     assert skipped == before + 1 and "before the cut" in note and note.startswith("file cut short")
 
 
-@pytest.mark.parametrize("gbk, shown", [
-    (b"\xca\xfd", "\\xca\\xfd"),
-    # A GBK character whose second byte is a backslash: JSON would take it for an escape of the
-    # "l" after it.
-    (b"\x95\x5c", "\\x95\\x5c"),
+@pytest.mark.parametrize("other, shown, how", [
+    ("数".encode("gbk"), "数", "read as GBK"),
+    # A GBK character whose second byte is a backslash: read byte by byte, JSON would take it for
+    # an escape of the "l" after it.
+    ("昞".encode("gbk"), "昞", "read as GBK"),
+    (b"\xff\xfe", "\\xff\\xfe", "kept with those bytes written as \\xNN"),  # no GBK either
 ])
-def test_bytes_of_another_encoding_are_kept_as_escapes(real, tmp_path, gbk, shown):
-    """A GBK character in one event's name (a path in a call stack, a module named on a Chinese
-    system): the event loads, those bytes written \\xNN, and the file says so."""
+def test_an_event_in_another_encoding_is_read_as_gbk_else_kept_as_escapes(real, tmp_path, other, shown, how):
+    """A name saved on a Chinese system (a path in a call stack, a module): the event loads, as
+    GBK where it reads so, else with those bytes written \\xNN, and the file says so."""
     data = (real / ADVISOR).read_bytes()
     at = data.index(b"aclnn")
     end = data.index(b'"', at)
     d = tmp_path / "bad"
     d.mkdir()
-    (d / "trace_view.json").write_bytes(data[:at] + gbk + data[at + 2:])
+    (d / "trace_view.json").write_bytes(data[:at] + other + data[at + 2:])
     staged = stage_trace(connect(), d / "trace_view.json", "stg_gbk", salvage=True)
     assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0
     p = load_profile(d)
     ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
     assert rows > 0 and skipped == 0
-    assert note == "not UTF-8: 1 event(s) with bytes of another encoding, kept with those bytes written as \\xNN"
+    assert note == f"not UTF-8: 1 event with bytes of another encoding, {how}"
     name = shown + data[at + 2:end].decode()
     assert p.con.execute("SELECT count(*) FROM host_events WHERE name = ?", [name]).fetchone()[0] + \
         p.con.execute("SELECT count(*) FROM kernels WHERE name = ?", [name]).fetchone()[0] == 1
+
+
+def test_a_gbk_path_in_a_call_stack_reads_back_whole(tmp_path):
+    """A backslash of a Windows path after a GBK character, and an escaped quote: read as GBK,
+    the text is the one written; an event that neither way parses is dropped and counted, never
+    kept half-read."""
+    from npu_tui.profile.sources.chrome_trace import _other_locale
+
+    for text in ("D:\\代码\\train.py", '说明"代码"', "中乗x"):
+        event = json.dumps({"ph": "X", "name": text}, ensure_ascii=False).encode("gbk")
+        read, as_gbk = _other_locale(event)
+        assert as_gbk and json.loads(read)["name"] == text
+    assert _other_locale(b'{"name": "\xff\\q"}') == (None, False)
 
 
 def _events(data: bytes) -> list:

@@ -78,7 +78,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^header only", "{name} has a header and no rows", "the profiled steps ran no device work: "
      "check that the profiler schedule (wait / warmup / active) covers real steps"),
     (r"^no events", "{name} holds no events", NOT_STOPPED),
-    (r"not UTF-8", "{name} has rows that are not UTF-8 ({note_head})", "re-export it, or save it as UTF-8"),
+    (r"not UTF-8", "{name} holds text that is not UTF-8 ({note_head})", "re-export it, or save it as UTF-8"),
     (r"written in UTF-16", "{name} is {note_head}, not UTF-8", "save it as UTF-8, or copy the profiler's own "
      "file again"),
     (r"Permission denied", "{name} cannot be read (permission denied)", "make it readable: "

@@ -86,6 +86,24 @@ BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
+def other_locale(data: bytes, errors: str = "backslashreplace") -> Tuple[str, bool]:
+    """Text that is not UTF-8: read as GB18030 (GBK's superset: a name saved on a Chinese system)
+    where all of it reads so, else with its bytes that are not UTF-8 as ``errors`` writes them
+    (\\xNN); and whether it read as GBK."""
+    try:
+        return data.decode("gb18030"), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors), False
+
+
+def locale_note(n: int, noun: str, gbk: int, escaped: int) -> str:
+    """What became of ``n`` rows or events with bytes of another encoding: ``gbk`` of the lines
+    they were on read as GBK, ``escaped`` kept with those bytes written \\xNN."""
+    how = ("read as GBK" if not escaped else "kept with those bytes written as \\xNN" if not gbk else
+           "read as GBK where they read so, else kept with those bytes written as \\xNN")
+    return f"not UTF-8: {n:,} {noun}{'' if n == 1 else 's'} with bytes of another encoding, {how}"
+
+
 def refuse_utf16(head: bytes, what: str) -> None:
     """SourceError for a file written in UTF-16 (by Excel's Unicode Text, PowerShell's redirection,
     Notepad's "Unicode"), which every reader here would take for bytes of another encoding."""

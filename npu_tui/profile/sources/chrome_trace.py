@@ -43,7 +43,7 @@ from typing import Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import BOM, inflate, read_head, refuse_utf16, trailing_zeros, zeros_note
+from .base import BOM, inflate, locale_note, other_locale, read_head, refuse_utf16, trailing_zeros, zeros_note
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -142,7 +142,7 @@ class StagedTrace:
     """What ``stage_trace`` put in its table, and what the file said about itself."""
 
     events: int  # events read (of the phases asked for; in salvage, before those are picked)
-    lost: int = 0  # events dropped: unfinished at a cut end, or (salvage) not parsable or not UTF-8
+    lost: int = 0  # events dropped: unfinished at a cut end, or (salvage) not parsable
     cut: bool = False  # the file stops before the end of its events
     untimed: int = 0  # events without a usable ts / dur, dropped (DROP_UNTIMED)
     note: str = ""
@@ -194,9 +194,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         if span.start == span.end:
             raise EmptyTrace()
         if salvage:
-            pieces, written, not_utf8 = _lines(plain, span, Path(tmp))
+            pieces, written, gbk, escaped = _lines(plain, span, Path(tmp))
         else:
-            pieces, written, not_utf8 = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0
+            pieces, written, gbk, escaped = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
@@ -224,9 +224,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.lost += dropped
         staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
                                               "parse dropped, the rest kept"]))
-    if not_utf8:
-        staged.note = "; ".join(filter(None, [staged.note, f"not UTF-8: {not_utf8:,} event(s) with bytes of "
-                                              "another encoding, kept with those bytes written as \\xNN"]))
+    if gbk or escaped:
+        staged.note = "; ".join(filter(None, [staged.note, locale_note(gbk + escaped, "event", gbk, escaped)]))
     if staged.events == 0 and not where:  # filtered: told apart above
         raise EmptyTrace()
     if salvage and phases:
@@ -449,9 +448,9 @@ def _one_line(event: bytes) -> bytes:
 
 def _lines(path: Path, span: _Span, tmp: Path):
     """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
-    events left out for bytes that are not UTF-8). Split at event boundaries ("}, {"); a boundary
-    inside a string only makes a bad line."""
-    out, written, not_utf8 = [], 0, 0
+    events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN).
+    Split at event boundaries ("}, {"); a boundary inside a string only makes a bad line."""
+    out, written, gbk, escaped = [], 0, 0, 0
     with open(path, "rb") as f:
         f.seek(span.start)
         left, carry, piece = span.end - span.start, b"", 0
@@ -472,33 +471,41 @@ def _lines(path: Path, span: _Span, tmp: Path):
             events = [e + b"}" for e in events[:-1]] + events[-1:]
             lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
             lines = [line for line in lines if line]
-            if not _utf8(text):  # text of another locale (a GBK path in a call stack): escaped
-                escaped = [line if _utf8(line) else _escaped(line) for line in lines]
-                not_utf8 += sum(a is not b for a, b in zip(lines, escaped))
-                lines = escaped
+            if not _utf8(text):  # text of another locale (a GBK path in a call stack)
+                for i, line in enumerate(lines):
+                    read, as_gbk = (None, False) if _utf8(line) else _other_locale(line)
+                    if read is not None:  # None: it does not parse either way, and is dropped
+                        lines[i] = read
+                        gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
             name = tmp / f"events.{piece}.ndjson"
             name.write_bytes(b"\n".join(lines) + b"\n")
             written += len(lines)
             out.append(name)
             piece += 1
-    return out, written, not_utf8
+    return out, written, gbk, escaped
 
 
 def _escape_bytes(e: UnicodeDecodeError):
-    """Bytes that are not UTF-8 as the JSON text \\\\xNN (an escaped backslash, x, the byte). A GBK
-    character's second byte may be a backslash (0x5C), which JSON would take for an escape of
-    what follows: after a first byte from 0x81 it is written so too."""
-    end = e.end + (0x81 <= e.object[e.end - 1] <= 0xFE and e.object[e.end:e.end + 1] == b"\\")
-    return "".join(f"\\\\x{b:02x}" for b in e.object[e.start:end]), end
+    """Bytes that are not UTF-8 as the JSON text \\\\xNN (an escaped backslash, x, the byte)."""
+    return "".join(f"\\\\x{b:02x}" for b in e.object[e.start:e.end]), e.end
 
 
 JSON_ESCAPE = "npu_tui_json_escape"
 codecs.register_error(JSON_ESCAPE, _escape_bytes)
 
 
-def _escaped(line: bytes) -> bytes:
-    """An event with its bytes that are not UTF-8 written \\xNN, as a CSV row's are kept."""
-    return line.decode("utf-8", JSON_ESCAPE).encode("utf-8")
+def _other_locale(event: bytes) -> Tuple[Optional[bytes], bool]:
+    """An event with bytes that are not UTF-8 as base.other_locale reads it (as GBK, else with those
+    bytes written \\xNN), where it then parses; None where neither does. And whether as GBK."""
+    text, as_gbk = other_locale(event, JSON_ESCAPE)
+    tries = [(text, as_gbk)] + ([(event.decode("utf-8", JSON_ESCAPE), False)] if as_gbk else [])
+    for text, as_gbk in tries:
+        try:
+            json.loads(text)
+        except ValueError:
+            continue
+        return text.encode("utf-8"), as_gbk
+    return None, False
 
 
 def _utf8(data: bytes) -> bool:

@@ -15,7 +15,6 @@ coming again starts a table joined after the file's own, which is not read.
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import os
@@ -29,7 +28,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext, csv_header, read_head, refuse_utf16, trailing_zeros, zeros_note
+from .base import (BOM, LoadResult, RankContext, csv_header, locale_note, other_locale, read_head, refuse_utf16,
+                   trailing_zeros, zeros_note)
 
 STAGE_CSV = """
 CREATE OR REPLACE TEMP TABLE {table} AS
@@ -83,7 +83,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     joined, after = "", 0
     if scan.again >= 0:  # the first table is read whole, up to the second's header
         complete, guessed, keep = None, False, scan.again
-        after = _breaks(path, scan.again, size) - 1 + (not _ends_line(path, size))
+        after = _rows_from(path, scan.again, size, columns)
         joined = (f"{JOINED} {_breaks(path, 0, scan.again) + 1:,}: another table joined to it (two exports "
                   "in one file?), not loaded")
     else:
@@ -95,14 +95,16 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     cr_cr_lf = b"\r\r\n" in head
     projection = select(columns) if select else "*"
 
-    def read(escape: bool) -> Tuple[int, int, int]:
+    read_as: List[Tuple[int, int]] = []  # lines read as GBK, and lines with bytes written \xNN
+
+    def read(locale: bool) -> Tuple[int, int, int]:
         # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
-        copied = keep is not None or cr_cr_lf or escape
+        copied = keep is not None or cr_cr_lf or locale
         with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
             src = path
             if copied:
                 src = Path(tmp) / path.name
-                _copy(path, src, keep, cr_cr_lf, escape)
+                read_as.append(_copy(path, src, keep, cr_cr_lf, locale))
             try:
                 con.execute(STAGE_CSV.format(table=table, select=projection),
                             {"path": str(src), "columns": spec, "strict": not scan.mixed, "max_row": MAX_ROW})
@@ -112,27 +114,40 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
                 raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
         return con.execute(REJECTS.format(table=table)).fetchone()
 
-    rejected, not_utf8, too_long = read(escape=False)
+    rejected, not_utf8, too_long = read(locale=False)
     if not_utf8:
         # Rows with bytes of another locale (a GBK name, a file saved by Excel on a Chinese
-        # system): their time is real, so they are read again with those bytes written as \xNN,
-        # as a folder's name is shown, rather than dropped.
+        # system): their time is real, so they are read again, as GBK where they read so, else
+        # with those bytes written as \xNN, as a folder's name is shown, rather than dropped.
         drop_staged(con, table)
-        rejected, _, too_long = read(escape=True)
+        rejected, _, too_long = read(locale=True)
     note = "; ".join(filter(None, [
         "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", joined, damage,
-        zeros_said,
-        f"not UTF-8: {not_utf8} row{'s' if not_utf8 > 1 else ''} with bytes of another encoding, kept with "
-        "those bytes written as \\xNN" if not_utf8 else "",
+        zeros_said, locale_note(not_utf8, "row", *read_as[-1]) if not_utf8 else "",
         f"{too_long} row{'s' if too_long > 1 else ''} over {MAX_ROW >> 20} MiB long" if too_long else ""]))
     return columns, rejected + (complete is not None) + after, note
 
 
 def _header_line(head: bytes) -> bytes:
-    """The header line as the file spells it, without its byte order mark and line break; b"" for
-    a file that is its header alone."""
-    line, found, _ = head.removeprefix(b"\xef\xbb\xbf").partition(b"\n")
+    """The header line as the file spells it (read_head leaves its byte order mark out), without
+    its line break; b"" for a file that is its header alone."""
+    line, found, _ = head.partition(b"\n")
     return line.rstrip(b"\r") if found else b""
+
+
+def _rows_from(path: Path, start: int, end: int, header: List[str]) -> int:
+    """The rows of the file's bytes [start, end) but its header's, as a reader counts them (a
+    quoted cell may hold line breaks: operator_details.csv's call stacks)."""
+    def lines():
+        with open(path, "rb") as f:
+            f.seek(start)
+            left = end - start
+            for line in f:
+                if left <= 0:
+                    break
+                yield _text(line[:left]).lstrip("\ufeff")
+                left -= len(line)
+    return sum(1 for row in csv.reader(lines()) if row and [c.strip() for c in row] != header)
 
 
 def _breaks(path: Path, start: int, end: int) -> int:
@@ -145,12 +160,6 @@ def _breaks(path: Path, start: int, end: int) -> int:
             n += block.count(b"\n")
             left -= len(block)
     return n
-
-
-def _ends_line(path: Path, size: int) -> bool:
-    with open(path, "rb") as f:
-        f.seek(max(0, size - 1))
-        return f.read(1) in (b"\n", b"\r")
 
 
 # A last row that is whole in form but whose last cell starts the one above's: cut right after
@@ -309,8 +318,8 @@ def _scan(path: Path, size: int, header: bytes, chunk: int = COUNT_CHUNK) -> _Sc
     first_zero = again = -1
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
-    line = b"\n" + header
-    seam = b""  # the end of the previous chunk: a header line may start in it
+    tail = b""  # the end of what was read before: a header line may start in it
+    keep = len(header) + len(BOM) + 1
     at = 0
     with open(path, "rb", buffering=0) as f:
         while at < size and (n := f.readinto(buf)):
@@ -326,61 +335,78 @@ def _scan(path: Path, size: int, header: bytes, chunk: int = COUNT_CHUNK) -> _Sc
                 zeros += buf.count(b"\0", 0, n)
                 first_zero = at + zero if first_zero < 0 else first_zero
             if header and again < 0:
-                window = seam + bytes(buf[:min(n, len(line) + 1)])
-                hit = _header_at(window, line, len(seam), len(window))
-                if hit >= 0:
-                    again = at - len(seam) + hit
-                else:
-                    hit = _header_at(buf, line, n, n)
-                    again = at + hit if hit >= 0 else -1
-                seam = (seam + bytes(buf[max(0, n - len(line) + 1):n]))[-(len(line) - 1):]
+                window = tail + memoryview(buf)[:n]
+                hit = _header_at(window, header, at + n >= size)
+                again = at - len(tail) + hit if hit >= 0 else -1
+                tail = window[-keep:]
             cr_before = buf[n - 1] == 0x0D
             at += n
     return _Scan(crlf and bare_lf, zeros, first_zero, again)
 
 
-def _header_at(data, line: bytes, before: int, limit: int) -> int:
-    """Where in ``data[:limit]`` a line that starts as ``line`` (a line feed, then the header)
-    begins, when it starts before ``before`` and the byte after it ends the header (a line break,
-    more columns, or none read yet); -1 if none does."""
-    at = data.find(line, 0, limit)
-    while 0 <= at < before:
-        rest = data[at + len(line):min(at + len(line) + 1, limit)]
-        if rest in (b"", b"\r", b"\n", b","):
-            return at + 1
-        at = data.find(line, at + 1, limit)
+def _header_at(window: bytes, header: bytes, last: bool) -> int:
+    """Where in ``window`` a line that is the header again begins (after a line feed, a byte order
+    mark allowed: a file saved by Excel joined on), when what follows ends it (a line break, more
+    columns, the file's end); -1 if none does. A match that ends the window is told with the next
+    window (the caller keeps its end), unless it is the ``last``."""
+    at = window.find(header)
+    while at >= 0:
+        end = at + len(header)
+        if end == len(window) and not last:
+            break
+        start = at - len(BOM) if window[max(0, at - len(BOM)):at] == BOM else at
+        if start > 0 and window[start - 1:start] == b"\n" and window[end:end + 1] in (b"", b"\r", b"\n", b","):
+            return start
+        at = window.find(header, at + 1)
     return -1
 
 
-def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool, escape: bool = False) -> None:
+def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool, locale: bool = False) -> Tuple[int, int]:
     """``path`` into ``dst``: its first ``size`` bytes (all when None), CR CR LF as CR LF, and with
-    ``escape`` bytes that are not UTF-8 as \\xNN."""
-    if not (cr_cr_lf or escape):
+    ``locale`` each line that is not UTF-8 read as GBK, or its bytes that are not written \\xNN
+    (base.other_locale). Returns how many lines were read as GBK, and how many written so."""
+    if size is None and not (cr_cr_lf or locale):
         shutil.copyfile(path, dst)
-        if size is not None:
-            os.truncate(dst, size)
-        return
+        return 0, 0
     left = os.path.getsize(path) if size is None else size
-    carry = b""  # a CR CR LF may be split across two chunks: its start waits for the next
-    # a character split across two chunks waits for the next in the decoder
-    text = codecs.getincrementaldecoder("utf-8")("backslashreplace") if escape else None
-
-    def write(data: bytes, final: bool = False) -> None:
-        out.write(text.decode(data, final).encode("utf-8") if text else data)
-
+    carry = b""  # the last line read, which may go on in the next block (a CR CR LF too)
+    gbk = escaped = 0
     with open(path, "rb") as f, open(dst, "wb") as out:
-        while left > 0:
-            block = f.read(min(COUNT_CHUNK, left))
-            if not block:
-                break
+        while left > 0 or carry:
+            block = f.read(min(COUNT_CHUNK, left)) if left > 0 else b""
             left -= len(block)
             data = carry + block
+            if left > 0 and block:
+                cut = data.rfind(b"\n") + 1
+                data, carry = data[:cut], data[cut:]
+            else:
+                carry = b""
             if cr_cr_lf:
                 data = data.replace(b"\r\r\n", b"\r\n")
-            keep = 2 if data.endswith(b"\r\r") else 1 if data.endswith(b"\r") else 0
-            carry = data[len(data) - keep:] if keep else b""
-            write(data[:len(data) - keep])
-        write(carry, final=True)
+            if locale:
+                data, g, e = _utf8_lines(data)
+                gbk, escaped = gbk + g, escaped + e
+            out.write(data)
+    return gbk, escaped
+
+
+def _utf8_lines(data: bytes) -> Tuple[bytes, int, int]:
+    """``data`` with each line that is not UTF-8 read as GBK or escaped; how many lines each."""
+    try:
+        data.decode("utf-8")
+        return data, 0, 0
+    except UnicodeDecodeError:
+        pass
+    out, gbk, escaped = [], 0, 0
+    for line in data.splitlines(keepends=True):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            text, as_gbk = other_locale(line)
+            line = text.encode("utf-8")
+            gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
+        out.append(line)
+    return b"".join(out), gbk, escaped
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection, table: str) -> None:
