@@ -168,12 +168,12 @@ def test_bad_rows_are_skipped_and_counted(tmp_path):
         "1,N/A,Add,AI_CORE,\"1011.0\t\",1,0,1\r\n",                         # no name
         "1,negative,Add,AI_CORE,\"1012.0\t\",-4,0,1\r\n",                   # negative duration
     ]
-    other_locale = "1,\xff\xfebinary,Add,AI_CORE,\"1010.0\t\",1,0,1\r\n"  # kept: its bytes are text
+    other_locale = "1,\xff\xffbinary,Add,AI_CORE,\"1010.0\t\",1,0,1\r\n"  # kept: its bytes are text
     body = HEADER.encode() + "".join(GOOD).encode() + "".join([*bad, other_locale]).encode("latin-1")
     p = load_profile(write_rank(tmp_path, body))
     assert log_row(p)[:2] == (3, len(bad))
     names = [n for (n,) in p.con.execute("SELECT name FROM kernels ORDER BY start_ns").fetchall()]
-    assert names == ["aclnnAdd_AddAiCore_Add", "aclnnMm_MatMulCommon_MatMulV2", "\\xff\\xfebinary"]
+    assert names == ["aclnnAdd_AddAiCore_Add", "aclnnMm_MatMulCommon_MatMulV2", "\\xff\\xffbinary"]
     assert p.con.execute("SELECT sum(dur_ns), sum(wait_ns) FROM kernels").fetchone() == (13750, 500)
 
 

@@ -588,6 +588,40 @@ def test_a_joined_file_with_rows_over_several_lines_counts_rows_not_lines(real, 
     assert log_row(p, od)[2] == rows
 
 
+def test_a_joined_file_whose_second_table_holds_a_wide_cell_is_counted(real, tmp_path):
+    """A 200 KB cell (input shapes) after the second header: counted, not a reader's error."""
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    one = (real / L1 / "kernel_details.csv").read_bytes()
+    lines = one.split(b"\r\n")
+    cells = lines[1].split(b",")
+    lines[1] = b",".join(cells[:-1] + [b'"' + b"4096;" * 40_000 + b'"'])
+    kd.write_bytes(one + b"\r\n".join(lines))
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert log_row(load_profile(rank), kd)[1:3] == (n, n)
+
+
+def test_a_copy_of_a_file_shorter_than_said_ends(tmp_path):
+    """A file cut between its size being read and its copy: the copy ends at its end."""
+    from npu_tui.profile.sources.csvfile import _copy
+
+    f = tmp_path / "short.csv"
+    f.write_bytes("a,b\r\r\n数,2\r\r\n".encode("gbk"))
+    assert run_with_deadline(lambda: _copy(f, tmp_path / "out.csv", 100, True, True), 30) == (1, 0)
+    assert (tmp_path / "out.csv").read_bytes().decode() == "a,b\r\n数,2\r\n"
+
+
+def test_a_line_of_utf8_and_gbk_reads_each_as_written():
+    """Chinese in UTF-8 beside a GBK path on one line: read whole as GBK, the UTF-8 would turn
+    into other characters; read as UTF-8, the path into escapes. Each part is read as it is."""
+    from npu_tui.profile.sources.base import other_locale
+
+    line = "MatMul_算子,".encode() + "D:\\代码\\a.py".encode("gbk")
+    assert other_locale(line) == ("MatMul_算子,D:\\代码\\a.py", False)
+    assert other_locale("转换_0".encode("gbk")) == ("转换_0", False)  # GBK whole, though "转" reads as UTF-8
+    assert other_locale(b"ab\xff,\x81") == ("ab\\xff,\\x81", True)
+
+
 def test_rows_in_another_encoding_straddling_a_copys_blocks_read_whole(real, tmp_path, monkeypatch):
     """The copy that reads rows of another encoding goes a block at a time: a GBK name or a
     CR CR LF split across two blocks is read as one."""

@@ -269,7 +269,7 @@ def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     # A GBK character whose second byte is a backslash: read byte by byte, JSON would take it for
     # an escape of the "l" after it.
     ("昞".encode("gbk"), "昞", "read as GBK"),
-    (b"\xff\xfe", "\\xff\\xfe", "kept with those bytes written as \\xNN"),  # no GBK either
+    (b"\xff\xff", "\\xff\\xff", "kept with those bytes written as \\xNN"),  # no GBK either
 ])
 def test_an_event_in_another_encoding_is_read_as_gbk_else_kept_as_escapes(real, tmp_path, other, shown, how):
     """A name saved on a Chinese system (a path in a call stack, a module): the event loads, as
@@ -301,6 +301,13 @@ def test_a_gbk_path_in_a_call_stack_reads_back_whole(tmp_path):
         event = json.dumps({"ph": "X", "name": text}, ensure_ascii=False).encode("gbk")
         read, as_gbk = _other_locale(event)
         assert as_gbk and json.loads(read)["name"] == text
+    # A byte no encoding here reads beside them: escaped, the GBK pair after it still one character
+    # (its backslash byte no escape of the "t" after it).
+    read, as_gbk = _other_locale(b'{"name": "' + "乗t".encode("gbk") + b'\x80"}')
+    assert not as_gbk and json.loads(read)["name"] == "乗t\\x80"
+    # UTF-8 Chinese and GBK on one line: each read as it is written.
+    read, _ = _other_locale(b'{"name": "' + "算子".encode() + b'", "file": "' + "D:\\\\代码".encode("gbk") + b'"}')
+    assert json.loads(read) == {"name": "算子", "file": "D:\\代码"}
     assert _other_locale(b'{"name": "\xff\\q"}') == (None, False)
 
 

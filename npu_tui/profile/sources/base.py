@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -86,19 +87,46 @@ BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-def other_locale(data: bytes, errors: str = "backslashreplace") -> Tuple[str, bool]:
-    """Text that is not UTF-8: read as GB18030 (GBK's superset: a name saved on a Chinese system)
-    where all of it reads so, else with its bytes that are not UTF-8 as ``errors`` writes them
-    (\\xNN); and whether it read as GBK."""
-    try:
-        return data.decode("gb18030"), True
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors), False
+# A character of three or four bytes in UTF-8 (Chinese written in UTF-8 is one): a line holding one
+# is not read as GBK whole, as GB18030 would read those bytes as other characters.
+_UTF8_WIDE = re.compile(rb"[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def other_locale(data: bytes, escape: Callable[[int], str] = lambda b: f"\\x{b:02x}") -> Tuple[str, bool]:
+    """A line that is not UTF-8, as text, and whether any of its bytes had to be written by
+    ``escape`` (\\xNN). Read as GB18030 (GBK's superset: a name saved on a Chinese system) when all
+    of it reads so and none of it is UTF-8 Chinese; else its UTF-8 as UTF-8, the rest as GBK pairs
+    where two bytes make one (a lead byte then its trail, which may be a backslash or a quote), and
+    any other byte by ``escape``."""
+    if not _UTF8_WIDE.search(data):
+        try:
+            return data.decode("gb18030"), False
+        except UnicodeDecodeError:
+            pass
+    out, escaped, at = [], False, 0
+    while at < len(data):
+        try:
+            out.append(data[at:].decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            out.append(data[at:at + e.start].decode("utf-8"))
+            at += e.start
+        pair = data[at:at + 2]
+        try:
+            if len(pair) == 2 and 0x81 <= pair[0] <= 0xFE:
+                out.append(pair.decode("gb18030"))
+                at += 2
+                continue
+        except UnicodeDecodeError:
+            pass
+        out.append(escape(data[at]))
+        escaped, at = True, at + 1
+    return "".join(out), escaped
 
 
 def locale_note(n: int, noun: str, gbk: int, escaped: int) -> str:
     """What became of ``n`` rows or events with bytes of another encoding: ``gbk`` of the lines
-    they were on read as GBK, ``escaped`` kept with those bytes written \\xNN."""
+    they were on read as GBK, ``escaped`` kept with some bytes written \\xNN (other_locale)."""
     how = ("read as GBK" if not escaped else "kept with those bytes written as \\xNN" if not gbk else
            "read as GBK where they read so, else kept with those bytes written as \\xNN")
     return f"not UTF-8: {n:,} {noun}{'' if n == 1 else 's'} with bytes of another encoding, {how}"

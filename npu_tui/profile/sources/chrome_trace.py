@@ -28,7 +28,6 @@ events that still do not parse are dropped and counted.
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import re
@@ -485,27 +484,16 @@ def _lines(path: Path, span: _Span, tmp: Path):
     return out, written, gbk, escaped
 
 
-def _escape_bytes(e: UnicodeDecodeError):
-    """Bytes that are not UTF-8 as the JSON text \\\\xNN (an escaped backslash, x, the byte)."""
-    return "".join(f"\\\\x{b:02x}" for b in e.object[e.start:e.end]), e.end
-
-
-JSON_ESCAPE = "npu_tui_json_escape"
-codecs.register_error(JSON_ESCAPE, _escape_bytes)
-
-
 def _other_locale(event: bytes) -> Tuple[Optional[bytes], bool]:
-    """An event with bytes that are not UTF-8 as base.other_locale reads it (as GBK, else with those
-    bytes written \\xNN), where it then parses; None where neither does. And whether as GBK."""
-    text, as_gbk = other_locale(event, JSON_ESCAPE)
-    tries = [(text, as_gbk)] + ([(event.decode("utf-8", JSON_ESCAPE), False)] if as_gbk else [])
-    for text, as_gbk in tries:
-        try:
-            json.loads(text)
-        except ValueError:
-            continue
-        return text.encode("utf-8"), as_gbk
-    return None, False
+    """An event with bytes that are not UTF-8 as base.other_locale reads it (bytes it cannot read
+    written as the JSON text \\\\xNN: an escaped backslash, x, the byte), where it then parses; None
+    where it does not. And whether it read as GBK, none of it escaped."""
+    text, escaped = other_locale(event, lambda b: f"\\\\x{b:02x}")
+    try:
+        json.loads(text)
+    except ValueError:
+        return None, False
+    return text.encode("utf-8"), not escaped
 
 
 def _utf8(data: bytes) -> bool:

@@ -47,6 +47,9 @@ FROM {table}_rejects
 # tensors (a fused optimizer step) run past it. A row is read whole up to this; the reader's
 # buffers grow only for the rows that need it.
 MAX_ROW = 256 << 20
+# Python's reader, which looks at a file's last rows and counts a joined table's, stops at 128 KiB
+# a cell: as far as DuckDB's.
+csv.field_size_limit(MAX_ROW)
 # A table joined after the file's own (two exports in one file: `cat a b > c`), told by its header
 # line coming again: only the first is read, and the file is not loaded whole.
 JOINED = "its header again at line"
@@ -374,7 +377,7 @@ def _copy(path: Path, dst: Path, size: Optional[int], cr_cr_lf: bool, locale: bo
     with open(path, "rb") as f, open(dst, "wb") as out:
         while left > 0 or carry:
             block = f.read(min(COUNT_CHUNK, left)) if left > 0 else b""
-            left -= len(block)
+            left = left - len(block) if block else 0  # shorter than said (cut since): its end
             data = carry + block
             if left > 0 and block:
                 cut = data.rfind(b"\n") + 1
@@ -402,9 +405,9 @@ def _utf8_lines(data: bytes) -> Tuple[bytes, int, int]:
         try:
             line.decode("utf-8")
         except UnicodeDecodeError:
-            text, as_gbk = other_locale(line)
+            text, some_escaped = other_locale(line)
             line = text.encode("utf-8")
-            gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
+            gbk, escaped = gbk + (not some_escaped), escaped + some_escaped
         out.append(line)
     return b"".join(out), gbk, escaped
 
