@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -104,12 +105,18 @@ def other_locale(data: bytes, escape: Callable[[int], str] = lambda b: f"\\x{b:0
         except UnicodeDecodeError:
             pass
     out, escaped, at = [], False, 0
+    view = memoryview(data)
     while at < len(data):
+        # A few KiB at a time: an error carries a copy of what it was decoding, and a line may hold
+        # thousands of them.
+        window = view[at:at + 4096]
         try:
-            out.append(data[at:].decode("utf-8"))
-            break
+            text, used = codecs.utf_8_decode(window, "strict", at + len(window) >= len(data))
+            out.append(text)
+            at += used
+            continue
         except UnicodeDecodeError as e:
-            out.append(data[at:at + e.start].decode("utf-8"))
+            out.append(codecs.utf_8_decode(window[:e.start], "strict", True)[0])
             at += e.start
         pair = data[at:at + 2]
         try:

@@ -473,7 +473,7 @@ def _lines(path: Path, span: _Span, tmp: Path):
             if not _utf8(text):  # text of another locale (a GBK path in a call stack)
                 for i, line in enumerate(lines):
                     read, as_gbk = (None, False) if _utf8(line) else _other_locale(line)
-                    if read is not None:  # None: it does not parse either way, and is dropped
+                    if read is not None:  # None: it does not parse so, and is dropped (counted)
                         lines[i] = read
                         gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
             name = tmp / f"events.{piece}.ndjson"

@@ -9,8 +9,9 @@ counted as rejected, and the rest is read from a copy without it; so is one that
 (a cut just after it), or whose last cell is the start of the row before's (``NPU:`` under ``NPU:0``).
 (Other cuts inside the last cell's value cannot be told from a whole row, and load.) Zero bytes
 that end the file (a crashed writer's space, never filled) are not read, and said. Rows with bytes
-that are not UTF-8 are read again from a copy with those bytes written ``\\xNN``; the header line
-coming again starts a table joined after the file's own, which is not read.
+that are not UTF-8 are read again from a copy with their lines decoded (base.other_locale: as GBK
+where they read so, else those bytes written ``\\xNN``); the header line coming again starts a
+table joined after the file's own, which is not read.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ JOINED = "its header again at line"
 def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
               select: Optional[Callable[[List[str]], str]] = None) -> Tuple[List[str], int, str]:
     """Load ``path`` into temp table ``table``; return its column names, the count of rows not
-    loaded (rejected by the reader, a cut last row, the lines of a table joined after the file's
+    loaded (rejected by the reader, a cut last row, the rows of a table joined after the file's
     own) and a note on why where that is known ("" otherwise).
 
     ``select(columns)`` gives the staged projection (default: every column, as text); naming only
