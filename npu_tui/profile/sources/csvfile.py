@@ -45,8 +45,9 @@ SELECT count(DISTINCT line), count(DISTINCT line) FILTER (error_type = 'INVALID 
 FROM {table}_rejects
 """
 # DuckDB's own limit, 2 MiB, is short of a real row: the input shapes of an op over a few thousand
-# tensors (a fused optimizer step) run past it. A row is read whole up to this; the reader's
-# buffers grow only for the rows that need it.
+# tensors (a fused optimizer step) run past it. A file with a row over it is read again with rows
+# up to MAX_ROW: its buffers are then that wide, which costs a big file memory the others keep.
+FIRST_ROW = 2 << 20
 MAX_ROW = 256 << 20
 # Python's reader, which looks at a file's last rows and counts a joined table's, stops at 128 KiB
 # a cell: as far as DuckDB's.
@@ -101,7 +102,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
 
     read_as: List[Tuple[int, int]] = []  # lines read as GBK, and lines with bytes written \xNN
 
-    def read(locale: bool) -> Tuple[int, int, int]:
+    def read(locale: bool, wide: bool) -> Tuple[int, int, int]:
         # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
         copied = keep is not None or cr_cr_lf or locale
         with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
@@ -111,20 +112,22 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
                 read_as.append(_copy(path, src, keep, cr_cr_lf, locale))
             try:
                 con.execute(STAGE_CSV.format(table=table, select=projection),
-                            {"path": str(src), "columns": spec, "strict": not scan.mixed, "max_row": MAX_ROW})
+                            {"path": str(src), "columns": spec, "strict": not scan.mixed,
+                             "max_row": MAX_ROW if wide else FIRST_ROW})
             except (duckdb.OutOfMemoryException, duckdb.InterruptException):
                 raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
             except duckdb.Error as e:
                 raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
         return con.execute(REJECTS.format(table=table)).fetchone()
 
-    rejected, not_utf8, too_long = read(locale=False)
-    if not_utf8:
+    rejected, not_utf8, too_long = read(locale=False, wide=False)
+    if not_utf8 or too_long:
         # Rows with bytes of another locale (a GBK name, a file saved by Excel on a Chinese
         # system): their time is real, so they are read again, as GBK where they read so, else
         # with those bytes written as \xNN, as a folder's name is shown, rather than dropped.
+        # And rows too long for the first read.
         drop_staged(con, table)
-        rejected, _, too_long = read(locale=True)
+        rejected, _, too_long = read(locale=bool(not_utf8), wide=bool(too_long))
     note = "; ".join(filter(None, [
         "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", joined, damage,
         zeros_said, locale_note(not_utf8, "row", *read_as[-1]) if not_utf8 else "",
