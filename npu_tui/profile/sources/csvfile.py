@@ -100,16 +100,17 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     cr_cr_lf = b"\r\r\n" in head
     projection = select(columns) if select else "*"
 
-    read_as: List[Tuple[int, int]] = []  # lines read as GBK, and lines with bytes written \xNN
-
-    def read(locale: bool, wide: bool) -> Tuple[int, int, int]:
+    def read(locale: bool, wide: bool) -> Tuple[int, int, int, Tuple[int, int]]:
+        """The rows rejected, those of them not UTF-8 and too long; and the copy's lines read as
+        GBK and written \\xNN."""
         # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
         copied = keep is not None or cr_cr_lf or locale
+        read_as = (0, 0)
         with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
             src = path
             if copied:
                 src = Path(tmp) / path.name
-                read_as.append(_copy(path, src, keep, cr_cr_lf, locale))
+                read_as = _copy(path, src, keep, cr_cr_lf, locale)
             try:
                 con.execute(STAGE_CSV.format(table=table, select=projection),
                             {"path": str(src), "columns": spec, "strict": not scan.mixed,
@@ -118,19 +119,19 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
                 raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
             except duckdb.Error as e:
                 raise SourceError(f"unreadable CSV: {str(e).splitlines()[0]}") from None
-        return con.execute(REJECTS.format(table=table)).fetchone()
+        return (*con.execute(REJECTS.format(table=table)).fetchone(), read_as)
 
-    rejected, not_utf8, too_long = read(locale=False, wide=False)
+    rejected, not_utf8, too_long, read_as = read(locale=False, wide=False)
     if not_utf8 or too_long:
         # Rows with bytes of another locale (a GBK name, a file saved by Excel on a Chinese
         # system): their time is real, so they are read again, as GBK where they read so, else
         # with those bytes written as \xNN, as a folder's name is shown, rather than dropped.
         # And rows too long for the first read.
         drop_staged(con, table)
-        rejected, _, too_long = read(locale=bool(not_utf8), wide=bool(too_long))
+        rejected, _, too_long, read_as = read(locale=bool(not_utf8), wide=bool(too_long))
     note = "; ".join(filter(None, [
         "" if complete is None else MAYBE_CUT if guessed else "cut short: its last row is partial", joined, damage,
-        zeros_said, locale_note(not_utf8, "row", *read_as[-1]) if not_utf8 else "",
+        zeros_said, locale_note(not_utf8, "row", *read_as) if not_utf8 else "",
         f"{too_long} row{'s' if too_long > 1 else ''} over {MAX_ROW >> 20} MiB long" if too_long else ""]))
     return columns, rejected + (complete is not None) + after, note
 
