@@ -545,22 +545,44 @@ def test_a_table_joined_after_the_files_own_is_not_loaded(real, tmp_path):
 
 
 def test_the_header_is_found_again_at_any_chunk_size(tmp_path):
-    """The scan reads a file in chunks: a header line that starts in one and ends in another is
-    found, where it starts (its byte order mark included); a row that begins as the header but goes
-    on is not one, wherever a chunk ends."""
+    """The scan reads a file in chunks: a header that starts in one and ends in another is found,
+    where it starts (its byte order mark included), at a line's start or glued to a last row; a row
+    that begins as the header but goes on is not one, nor is the file's own behind its byte order
+    mark, wherever a chunk ends."""
     from npu_tui.profile.sources.csvfile import _scan
 
     header = b"Name,Type,Start Time(us)"
     top = header + b"\r\nadd,Add,1\r\n" + header + b"_x,Add,2\r\n" + header + b"x\r\n"
-    for again, rest in ((header + b",3\r\n", b"mul,Mul,4\r\n"), (b"\xef\xbb\xbf" + header + b"\r\n", b"mul,Mul,4\r\n"),
-                        (b"", b""), (b"\n" + header, b"")):
-        body = top + again + rest
-        f = tmp_path / "t.csv"
-        f.write_bytes(body)
-        want = len(top) + (again[:1] == b"\n") if again else -1
-        for chunk in range(1, len(body) + 1):
-            assert _scan(f, len(body), header, chunk).again == want, (again, chunk)
+    bom = b"\xef\xbb\xbf"
+    cases = ((header + b",3\r\n", b"mul,Mul,4\r\n", 0), (bom + header + b"\r\n", b"mul,Mul,4\r\n", 0),
+             (b"", b"", None), (b"\n" + header, b"", 1), (b"add,Add,5" + header, b"\r\n", 9),
+             (b"add,Add,5" + bom + header, b",x\r\n", 9))
+    for again, rest, where in cases:
+        for first in (b"", bom):
+            body = first + top + again + rest
+            f = tmp_path / "t.csv"
+            f.write_bytes(body)
+            want = -1 if where is None else len(first + top) + where
+            for chunk in range(1, len(body) + 1):
+                assert _scan(f, len(body), header, chunk).again == want, (again, first, chunk)
     assert _scan(f, len(body), b"", 5).again == -1
+
+
+def test_a_table_joined_to_a_file_without_its_last_line_break_is_told(real, tmp_path):
+    """The real advisor fixture ends without a line break: joined to itself, the second header is
+    glued to the first table's last row. Every row of the first loads, the second is left out and
+    said; before, the glued line was one ragged row skipped and the second table loaded too."""
+    src = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
+    one = src.read_bytes()
+    assert not one.endswith((b"\n", b"\r"))
+    kd = tmp_path / "kernel_details.csv"
+    kd.write_bytes(one + one)
+    p = load_profile(kd)
+    assert log_row(p, kd)[1:] == (29, 29, "its header again at line 30: another table joined to it "
+                                  "(two exports in one file?), not loaded")
+    with open(src, newline="", encoding="utf-8") as f:
+        want = round(sum(float(r["Duration(us)"]) for r in csv.DictReader(f)) * 1000)
+    assert p.con.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone() == (29, want)
 
 
 @pytest.mark.parametrize("parts, bom", [(2, False), (3, False), (2, True)], ids=["twice", "three times", "Excel's BOM"])

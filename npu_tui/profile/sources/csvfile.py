@@ -320,14 +320,14 @@ def _scan(path: Path, size: int, header: bytes, chunk: int = COUNT_CHUNK) -> _Sc
     read needs to know up front (a failed read aborts the loader's transaction), in one reused
     buffer: a GB file must not be copied chunk by chunk just to be looked at. A search for one byte
     takes a fraction of a count's time, and most files hold no CR and no zero byte: only a chunk
-    that holds one is counted. ``header``: the header line, looked for at the start of a later line."""
+    that holds one is counted. ``header``: the header line, looked for again after it (_header_at)."""
     crlf = bare_lf = False
     zeros = 0
     first_zero = again = -1
     buf = bytearray(chunk)
     cr_before = False  # the previous chunk ended with CR: a CRLF split across the two
     tail = b""  # the end of what was read before: a header line may start in it
-    keep = len(header) + len(BOM) + 1
+    keep = len(header) + len(BOM)
     at = 0
     with open(path, "rb", buffering=0) as f:
         while at < size and (n := f.readinto(buf)):
@@ -343,13 +343,14 @@ def _scan(path: Path, size: int, header: bytes, chunk: int = COUNT_CHUNK) -> _Sc
                 zeros += buf.count(b"\0", 0, n)
                 first_zero = at + zero if first_zero < 0 else first_zero
             if header and again < 0:
-                # A header line that starts in the tail, then one in the chunk (not copied: a copy
+                # A header that starts in the tail, then one in the chunk (not copied: a copy
                 # of each chunk took half the scan's time).
                 seam = tail + bytes(buf[:min(n, keep)])
-                hit = _header_at(seam, header, len(seam), at + min(n, keep) >= size)
+                hit = _header_at(seam, header, len(seam), at + min(n, keep) >= size, at - len(tail),
+                                 max(0, len(tail) - len(header)))
                 if hit >= 0:
                     again = at - len(tail) + hit
-                elif (hit := _header_at(buf, header, n, at + n >= size)) >= 0:
+                elif (hit := _header_at(buf, header, n, at + n >= size, at, len(BOM))) >= 0:
                     again = at + hit
                 tail = (tail + bytes(buf[max(0, n - keep):n]))[-keep:]
             cr_before = buf[n - 1] == 0x0D
@@ -357,18 +358,21 @@ def _scan(path: Path, size: int, header: bytes, chunk: int = COUNT_CHUNK) -> _Sc
     return _Scan(crlf and bare_lf, zeros, first_zero, again)
 
 
-def _header_at(data, header: bytes, limit: int, last: bool) -> int:
-    """Where in ``data[:limit]`` a line that is the header again begins (after a line feed, a byte
-    order mark allowed: a file saved by Excel joined on), when what follows ends it (a line break,
-    more columns, the file's end); -1 if none does. A match that ends at ``limit`` is told with the
-    next chunk (the caller keeps its end), unless this is the ``last``."""
-    at = data.find(header, 0, limit)
+def _header_at(data, header: bytes, limit: int, last: bool, base: int, first: int) -> int:
+    """Where in ``data[:limit]`` the header begins again, a byte order mark allowed before it (a
+    file saved by Excel joined on), when what follows ends it (a line break, more columns, the
+    file's end); -1 if none does. It need not start a line: a table joined to one without its last
+    line break is glued to that last row (the real 29-row kernel_details.csv ends so). A match that
+    ends at ``limit`` is told with the next chunk (the caller keeps its end), unless this is the
+    ``last``. ``data`` begins at byte ``base`` of the file (the header there is the file's own);
+    matches before ``first`` were looked at with the bytes before them, or will be."""
+    at = data.find(header, first, limit)
     while at >= 0:
         end = at + len(header)
         if end == limit and not last:
             break
         start = at - len(BOM) if data[max(0, at - len(BOM)):at] == BOM else at
-        if start > 0 and data[start - 1:start] == b"\n" and data[end:min(end + 1, limit)] in (b"", b"\r", b"\n", b","):
+        if base + start > 0 and data[end:min(end + 1, limit)] in (b"", b"\r", b"\n", b","):
             return start
         at = data.find(header, at + 1, limit)
     return -1
