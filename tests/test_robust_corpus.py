@@ -708,6 +708,7 @@ def test_zero_bytes_a_crash_left_at_the_end_are_not_read_and_are_said(real, tmp_
     """A machine that stops before a file's last blocks reach the disk leaves zero bytes where they
     were to be. What precedes them loads as it would alone: every row of a whole file, all but the
     row or event the zeros cut; and the zeros are said. A file of nothing else failed to load.
+    A CSV that ends in them is not whole: rows show no end, and what was written there is lost.
     (Not read: a small whole trace was read as it was, zeros and all, and failed into the slow
     event-by-event salvage.)"""
     from npu_tui.profile.health import health
@@ -735,8 +736,10 @@ def test_zero_bytes_a_crash_left_at_the_end_are_not_read_and_are_said(real, tmp_
     assert log_row(got, g)[2] == int(cut)
     assert target_rows(got, kind, 0) == target_rows(expected, kind, 0)
     (item,) = [i for i in health(got) if i.file.endswith(name)]
-    # Cut short, how much it lost unknown: the run is incomplete; whole before the zeros, a warning.
-    assert item.severity == ("error" if cut else "warning") and "5,000 zero bytes" in item.what
+    # Cut short, or rows that end at the zeros (what was written after them is lost, how much the
+    # file cannot show): the run is incomplete. A trace that closes before them is whole: a warning.
+    assert item.severity == ("error" if cut or name.endswith(".csv") else "warning") and "5,000 zero bytes" in item.what
+    assert ("the rows written there are lost" in item.what) == (name.endswith(".csv") and not cut)
     assert ("cut short" in item.what) == cut
     assert not any(salvaged)
     nothing, h = rank_with(b"\0" * 5000, tmp_path / "nothing" / "r_ascend_pt")

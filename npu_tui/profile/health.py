@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Pattern, Tuple
 from ..text import gap_words, path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
-from .sources.base import FEWER
+from .sources.base import FEWER, ROWS_LOST
 from .sources.csvfile import JOINED
 
 ROWS = """
@@ -45,6 +45,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"zero bytes inside it", "{name}: {note}", CORRUPT),
     (re.escape(JOINED), "{name}: {note}", "split the file where its header comes again, and open each "
      "part with the other files of its own run"),
+    (re.escape(ROWS_LOST), "{name} {note}", "the machine stopped before the file reached its disk: "
+     "profile the run again (its other files may have lost their ends too)"),
     (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",
      "the run may have ended in the same crash: check its other files"),
     (r"^only zero bytes", "{name} holds {note}", "the profiler or its machine stopped before writing "
@@ -115,9 +117,9 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
                       r"^not split by device")
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
-# is compared with the others; a CSV with a block of zeros inside), or its kernels lost: as good
+# is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
 # as one that gave nothing. (So is a kernel file another file shows rows short of: KERNELS_FEWER.)
-UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it")
+UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it|" + re.escape(ROWS_LOST))
 # A CSV holding a second table after its own (sources.csvfile): that one is not loaded.
 NOT_READ_ON = re.compile(re.escape(JOINED))
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load

@@ -203,11 +203,19 @@ def trailing_zeros(path: Path) -> int:
 ZEROS_SAID = 512
 
 
-def zeros_note(zeros: int, size: int) -> str:
-    """What the loader says of ``trailing_zeros``; SourceError when the file is nothing else."""
+# What zeros after a CSV's last whole row cost: a JSON document shows its own end, rows do not, and
+# the blocks that never reached the disk held what was written after them.
+ROWS_LOST = "the rows written there are lost, how many it cannot tell"
+
+
+def zeros_note(zeros: int, size: int, rows: bool = False) -> str:
+    """What the loader says of ``trailing_zeros`` (of a file of ``rows``, one that cannot show it
+    ended: ROWS_LOST); SourceError when the file is nothing else."""
     if zeros and zeros == size:
         raise SourceError(f"only zero bytes ({size:,})")
-    return f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read" if zeros >= ZEROS_SAID else ""
+    if zeros < ZEROS_SAID:
+        return ""
+    return f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read" + (f"; {ROWS_LOST}" if rows else "")
 
 
 def damaged_gzip_head(path: Path) -> bool:

@@ -70,7 +70,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     if not head.strip():
         raise SourceError("empty file")
     zeros, total = trailing_zeros(path), path.stat().st_size
-    zeros_said = zeros_note(zeros, total)
+    zeros_said = zeros_note(zeros, total, rows=True)
     refuse_utf16(head, "CSV")  # its header would read as no column the loader knows
     columns = csv_header(head)
     if not all(columns):
