@@ -117,6 +117,28 @@ def test_a_kernel_file_cut_at_a_line_end_is_said_by_op_statistic(real, tmp_path,
     assert [i.lost for i in items if i.what.startswith("kernel_details.csv")] == ([ragged] if ragged else [])
 
 
+def test_a_kernel_file_with_rows_appended_is_said_by_op_statistic(real, tmp_path):
+    """Another rank's rows appended without their header (`tail -n +2 b >> a`) read as this rank's
+    kernels: op_statistic.csv counts fewer, so the kernel file is said to hold them twice over (an
+    error: every figure of the rank counts them). Before, nothing was said."""
+    rank = rank_folder(real, tmp_path / "r_ascend_pt")
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    shutil.copyfile(real / L1 / "op_statistic.csv", out / "op_statistic.csv")
+    kd = out / "kernel_details.csv"
+    other = (real / L1.replace("rank0", "rank1") / "kernel_details.csv").read_bytes()
+    kd.write_bytes(kd.read_bytes() + other.split(b"\n", 1)[1])
+    added = list(csv.reader(io.StringIO(other.decode("utf-8"), newline="")))[1:]
+    # op_statistic counts compute kernels only, not the hcom_ ones.
+    counted = collections.Counter(r[5] for r in added if r[7] != "HCCL")
+    types = sorted(counted, key=lambda t: (-counted[t], t))
+    (said,) = [i for i in health(load_profile(rank)) if "op_statistic" in i.what]
+    assert (said.rank, said.severity, said.lost, said.file) == (0, "error", 0, str(kd))
+    assert said.what == (f"op_statistic.csv: kernel_details.csv holds {sum(counted.values())} kernels more than this "
+                         f"file counts (of {', '.join(types[:3])} and {len(types) - 3} more types): rows added to it "
+                         "(another export's, appended?)")
+    assert "twice" in said.fix
+
+
 def test_a_kernel_file_cut_mid_row_is_said_once(real, tmp_path):
     """Cut inside a row, the file says it was cut short (an error): op_statistic does not say again,
     as rows 'no reader can see', what that error says."""

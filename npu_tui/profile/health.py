@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Pattern, Tuple
 from ..text import gap_words, path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
-from .sources.base import FEWER, ROWS_LOST
+from .sources.base import FEWER, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 
 ROWS = """
@@ -94,6 +94,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^a split of ", "{name}: {note}", ""),
     (r"kernels? " + re.escape(FEWER), "{name}: {note}", "copy the kernel file again from where the "
      "profiler wrote it; a copy cut at a line end reads as whole"),
+    (r"kernels? " + re.escape(MORE), "{name}: {note}", "copy the kernel file again from where the "
+     "profiler wrote it; its kernels count twice as it is"),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
      "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
@@ -109,8 +111,8 @@ STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damag
 ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
 # Kernels another file counts or runs that the kernel file lacks (sources.op_statistic,
 # sources.trace_view): rows lost from it, weighed as such, though no row of the file that says so
-# was skipped.
-KERNELS_FEWER = re.compile(r"holds ([\d,]+) kernels? " + re.escape(FEWER))
+# was skipped; or holds more of (rows twice, nothing lost, its figures wrong all the same).
+KERNELS_OFF = re.compile(r"holds ([\d,]+) kernels? (" + re.escape(FEWER) + "|" + re.escape(MORE) + ")")
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
@@ -118,7 +120,7 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
-# as one that gave nothing. (So is a kernel file another file shows rows short of: KERNELS_FEWER.)
+# as one that gave nothing. (So is a kernel file another file shows rows short of, or over: KERNELS_OFF.)
 UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it|" + re.escape(ROWS_LOST))
 # A CSV holding a second table after its own (sources.csvfile): that one is not loaded.
 NOT_READ_ON = re.compile(re.escape(JOINED))
@@ -441,17 +443,17 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     elif LEFT_BESIDE.search(note):
         severity = "warning"
     elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
-          or UNKNOWN_LOSS.search(note) or KERNELS_FEWER.search(note) or NOT_READ_ON.search(note)):
+          or UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note)):
         severity = "error"
     else:
         severity = "warning"
     text = what.format(**fields)
     if skipped and "{lost}" not in what:
         text += f"; {lost} skipped"
-    fewer = KERNELS_FEWER.search(note)
-    if fewer:  # said on the file that counts them; the kernel file beside it is the one not whole
+    off = KERNELS_OFF.search(note)
+    if off:  # said on the file that counts them; the kernel file beside it is the one not whole
         return HealthItem(severity, rank, str(PurePath(file).with_name("kernel_details.csv")), text, fix,
-                          skipped + int(fewer[1].replace(",", "")))
+                          skipped + (int(off[1].replace(",", "")) if off[2] == FEWER else 0))
     return HealthItem(severity, rank, file, text, fix, skipped)
 
 

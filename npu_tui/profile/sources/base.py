@@ -168,6 +168,14 @@ def kernels_fewer(n: int) -> str:
     return f"kernel_details.csv holds {n:,} kernel{'' if n == 1 else 's'} {FEWER}"
 
 
+# And the rows it holds more of than op_statistic.csv counts: rows twice, each counted twice.
+MORE = "more than this file"
+
+
+def kernels_more(n: int) -> str:
+    return f"kernel_details.csv holds {n:,} kernel{'' if n == 1 else 's'} {MORE}"
+
+
 def read_tail(path: Path, size: int = HEAD_BYTES) -> bytes:
     """The last bytes of a plain file; b"" for a gzip file, whose end cannot be read without the
     whole stream before it. OSError propagates, as read_head's."""

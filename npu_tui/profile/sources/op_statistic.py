@@ -5,7 +5,8 @@ table as ``op_statistic_{timestamp}.csv`` with a ``Device_id`` column in front.
 
 torch_npu's op_statistic.csv counts its kernel_details.csv's kernels type by type: a kernel_details.csv
 that holds fewer than it counts, beyond the rows it skipped, lost rows that no reader can see (a copy
-cut exactly at a line end reads as a whole file). Said on this file's row, which loads after. (msprof
+cut exactly at a line end reads as a whole file); one that holds more holds rows twice (another
+export's appended). Said on this file's row, which loads after. (msprof
 writes these files per iteration or per export, and which op_summary each counts is not told.)
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from .base import LoadResult, RankContext, csv_header, kernels_fewer
+from .base import LoadResult, RankContext, csv_header, kernels_fewer, kernels_more
 from .csvfile import load_rows
 
 KIND = "op_statistic"
@@ -33,8 +34,9 @@ WHERE op_type IS NOT NULL AND total_us IS NOT NULL
 """
 
 # How many kernels of the cores counted here the rank's kernel_details.csv holds fewer of (in all:
-# a type renamed by hand moves kernels between types, not out of the file), the types short of
-# them, what it skipped, and whether it said it was cut (its rows after the cut are said already).
+# a type renamed by hand moves kernels between types, not out of the file; negative: more), the
+# types short of them, those it holds more of, what it skipped, and whether it said it was cut (its
+# rows after the cut are said already).
 SHORT = """
 WITH stat AS (SELECT op_type, core_type, sum(count) AS n FROM op_statistic WHERE rank = $rank GROUP BY ALL),
 got AS (SELECT type, core, count(*) AS n FROM kernels WHERE rank = $rank AND source = 'kernel_details' GROUP BY ALL),
@@ -43,6 +45,9 @@ SELECT (SELECT sum(n) FROM stat) - (SELECT coalesce(sum(n), 0) FROM got WHERE co
        (SELECT list(s.op_type ORDER BY s.n - coalesce(g.n, 0) DESC, s.op_type)
         FROM stat s LEFT JOIN got g ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
         WHERE s.n > coalesce(g.n, 0)),
+       (SELECT list(g.type ORDER BY g.n - coalesce(s.n, 0) DESC, g.type)
+        FROM got g LEFT JOIN stat s ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
+        WHERE g.core IN (SELECT core_type FROM stat) AND g.n > coalesce(s.n, 0)),
        (SELECT sum(skipped_rows) FROM kd), (SELECT bool_or(note LIKE '%cut short%') FROM kd)
 """
 
@@ -55,15 +60,21 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     result = _load(con, path, ctx)
     if path.name not in FILE_NAMES or "kernel_details" not in ctx.loaded or ctx.rank is None:
         return result
-    short, types, skipped, cut = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
+    short, types, over, skipped, cut = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
+    said = ""
     if short and short > (skipped or 0) and not cut:
-        missing = short - (skipped or 0)
-        types = types or []
-        more = f" and {len(types) - 3} more types" if len(types) > 3 else ""
-        of = f" (of {', '.join(types[:3])}{more})" if types else ""
-        said = f"{kernels_fewer(missing)} counts{of}: rows missing from it that no reader can see"
-        result.note = "; ".join(filter(None, [result.note, said]))
+        said = (f"{kernels_fewer(short - (skipped or 0))} counts{_of(types)}: rows missing from it that no "
+                "reader can see")
+    elif short and short < 0:
+        said = f"{kernels_more(-short)} counts{_of(over)}: rows added to it (another export's, appended?)"
+    result.note = "; ".join(filter(None, [result.note, said]))
     return result
+
+
+def _of(types) -> str:
+    types = types or []
+    more = f" and {len(types) - 3} more types" if len(types) > 3 else ""
+    return f" (of {', '.join(types[:3])}{more})" if types else ""
 
 
 def _load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
