@@ -869,9 +869,11 @@ def test_unreadable_file_is_reported_with_the_os_reason(real, tmp_path, monkeypa
     assert log_row(p, rank / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv")[1] == 1
 
 
-def _refuse_folder(monkeypatch, folder: Path) -> None:
+def _refuse_folder(monkeypatch, folder: Path, listed: bool = False) -> None:
     """As chmod 000 on ``folder`` does for a user other than root (tests run as root): it cannot
-    be listed, and nothing inside it can be looked at or opened."""
+    be listed, and nothing inside it can be looked at or opened. ``listed``: as chmod 644 does (read
+    permission without search permission, `chmod -R 644` on folders): its names are listed, and
+    nothing inside it can be looked at or opened all the same."""
     import builtins
 
     def guarded(real, inside_only=False):
@@ -882,8 +884,8 @@ def _refuse_folder(monkeypatch, folder: Path) -> None:
             return real(p, *args, **kwargs)
         return call
 
-    monkeypatch.setattr(os, "listdir", guarded(os.listdir))
-    monkeypatch.setattr(os, "scandir", guarded(os.scandir))
+    monkeypatch.setattr(os, "listdir", guarded(os.listdir, inside_only=listed))
+    monkeypatch.setattr(os, "scandir", guarded(os.scandir, inside_only=listed))
     monkeypatch.setattr(os, "stat", guarded(os.stat, inside_only=True))
     monkeypatch.setattr(os, "lstat", guarded(os.lstat, inside_only=True))
     monkeypatch.setattr(builtins, "open", guarded(builtins.open, inside_only=True))
@@ -897,7 +899,11 @@ DEMO_RANK = "diffusion-node_3096504_20250109074803704_ascend_pt"
     (DEMO_RANK, "cannot be read (Permission denied): left out", False),
     ("private", "private/ was not searched: it cannot be read (Permission denied)", True),
 ], ids=["output-folder", "rank-folder", "folder-beside"])
-def test_a_folder_that_cannot_be_read_is_said_not_passed_over(tmp_path, monkeypatch, capsys, hidden, says, complete):
+@pytest.mark.parametrize("listed", [False, True], ids=["chmod 000", "chmod 644"])
+def test_a_folder_that_cannot_be_read_is_said_not_passed_over(tmp_path, monkeypatch, capsys, hidden, says, complete,
+                                                              listed):
+    """Listed but not searchable (644), a rank folder's files had read as missing, each said as a
+    file to copy, and the run as complete."""
     from npu_tui.cli import main
     from npu_tui.demo import PATH as DEMO
 
@@ -905,7 +911,8 @@ def test_a_folder_that_cannot_be_read_is_said_not_passed_over(tmp_path, monkeypa
     profile = tmp_path / "job"
     shutil.copytree(DEMO, profile)
     (profile / hidden).mkdir(exist_ok=True)
-    _refuse_folder(monkeypatch, profile / hidden)
+    (profile / hidden / "notes.txt").write_text("kept")
+    _refuse_folder(monkeypatch, profile / hidden, listed)
     code = main(["report", str(profile), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is complete and code == (0 if complete else 2)
@@ -945,8 +952,10 @@ def test_a_folder_nothing_is_read_from_is_a_warning_however_deep(real, tmp_path,
     assert item.severity == "warning" and item.file == str(tmp_path / "private")
 
 
-def test_a_profile_folder_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
-    _refuse_folder(monkeypatch, tmp_path)
+@pytest.mark.parametrize("listed", [False, True], ids=["chmod 000", "chmod 644"])
+def test_a_profile_folder_that_cannot_be_read_is_one_line(tmp_path, monkeypatch, listed):
+    (tmp_path / "r_ascend_pt").mkdir()
+    _refuse_folder(monkeypatch, tmp_path, listed)
     with pytest.raises(ProfileError, match="cannot be read \\(Permission denied\\)"):
         load_profile(tmp_path)
     from npu_tui.session import Session

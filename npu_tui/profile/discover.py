@@ -139,9 +139,22 @@ FOLDER_GONE = "folder gone"
 NOT_SEARCHED = "folder not searched"
 
 
+def _listing(folder: Path) -> List[Path]:
+    """The folder's entries; OSError where they cannot be listed, or listed but not looked at: a
+    folder with read permission and no search permission (``chmod -R 644`` takes it from folders
+    too) lists its names, and every stat or open of one fails."""
+    entries = sorted(folder.iterdir())
+    if entries:
+        try:
+            entries[0].lstat()
+        except FileNotFoundError:
+            pass  # gone since the listing
+    return entries
+
+
 def _entries(folder: Path) -> List[Path]:
     try:
-        return sorted(folder.iterdir())
+        return _listing(folder)
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as e:
@@ -157,7 +170,7 @@ def _entries(folder: Path) -> List[Path]:
 
 def _unlistable(folder: Path) -> bool:
     try:
-        os.listdir(folder)
+        _listing(folder)
     except OSError:
         return True
     return False
@@ -802,7 +815,7 @@ def discover(path: Path) -> Discovery:
         path = path.resolve()  # as the system resolves it: `link/..` is the link target's parent
     try:
         if path.is_dir():
-            os.listdir(path)
+            _listing(path)
     except OSError as e:
         raise ProfileError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
     unlisted: Dict[Path, str] = {}
