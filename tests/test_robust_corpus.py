@@ -762,6 +762,42 @@ def test_a_header_that_cannot_name_its_columns_says_which(real, tmp_path, header
     assert notes(p, "kernel_details") == ["unreadable CSV header: " + says.format(*cols)]
 
 
+@pytest.mark.parametrize("edit", [
+    lambda rows: [r + ["", ""] for r in rows],
+    lambda rows: [[""] + rows[0]] + [[str(i)] + r for i, r in enumerate(rows[1:])],
+], ids=["a spreadsheet's empty columns after", "pandas' index before"])
+def test_columns_without_a_name_at_either_end_load_aside(real, tmp_path, edit):
+    """A table saved again with unnamed columns added around it loads every row, as before the
+    edit; they had failed the file as damaged ("column 47 has no name")."""
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    rows, end = _csv_rows(kd.read_bytes())
+    kd.write_bytes(_csv_bytes(edit(rows), end))
+    p = load_profile(rank)
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert log_row(p, kd)[1:] == (n, 0, "")
+    want = load_profile(small_rank(real, tmp_path / "intact_ascend_pt"))
+    sql = "SELECT count(*), sum(dur_ns), count(DISTINCT type), sum(hash(input_shapes)) FROM kernels"
+    assert p.con.execute(sql).fetchone() == want.con.execute(sql).fetchone()
+
+
+@pytest.mark.parametrize("delimiter, says", [(";", "semicolons"), ("\t", "TABs")])
+def test_a_table_delimited_by_another_character_says_so(real, tmp_path, delimiter, says):
+    """Excel saves CSV with semicolons where the locale's list separator is one: the header had
+    read as one column, said as "no Name / Start Time(us) ..." and a damaged file."""
+    from npu_tui.profile.health import health
+
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    rows, end = _csv_rows(kd.read_bytes())
+    out = io.StringIO()
+    csv.writer(out, delimiter=delimiter, lineterminator=end).writerows(rows)
+    kd.write_text(out.getvalue(), encoding="utf-8")
+    p = load_profile(rank)
+    (item,) = [i for i in health(p) if i.file == str(kd)]
+    assert item.severity == "error" and f"delimited by {says}" in item.what and "commas" in item.fix
+
+
 def test_the_advisor_fixture_without_a_final_line_break_loads_every_row(real):
     path = real / "mstt-advisor-fixtures/ut/advisor/compute_advice/data/kernel_details.csv"
     assert not path.read_bytes().endswith((b"\n", b"\r"))

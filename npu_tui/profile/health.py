@@ -103,6 +103,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
      "open the job's rank folders a few at a time"),
     (r"^tables missing", "{name}: {note}", CORRUPT),
+    (r"delimited by", "{name} could not be read: {note_head}", "save it with commas between the cells, or "
+     "copy the profiler's own file again"),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # Notes of a file that stops before its end (chrome_trace.stage_trace's): cut, or its gzip damaged.
@@ -136,9 +138,12 @@ BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db expo
                        r"^a copy of|^in place of .*, which gave nothing$")
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
 LEFT_BESIDE = re.compile(r"^db export of another run")
-SKIPPED_ONLY = ("{name}: {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)",
-                "compare with the file the profiler wrote; its rows are never ragged")
-EVERY_ROW = "{name}: every one of its {lost} skipped (ragged, cut or hand-edited rows, or cells that are not numbers)"
+# An exponent counts as no number: it is a spreadsheet's rounding (1.73641E+15 for a start time).
+WHY_SKIPPED = "ragged, cut or hand-edited rows, or cells that are not plain numbers: text, NaN, 1.7E+15"
+SKIPPED_ONLY = ("{name}: {lost} skipped (" + WHY_SKIPPED + ")",
+                "compare with the file the profiler wrote: its rows are never ragged, nor its numbers "
+                "written with an exponent")
+EVERY_ROW = "{name}: every one of its {lost} skipped (" + WHY_SKIPPED + ")"
 
 
 SEVERITY_ORDER = {"error": 0, "warning": 1}

@@ -72,9 +72,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     zeros, total = trailing_zeros(path), path.stat().st_size
     zeros_said = zeros_note(zeros, total, rows=True)
     refuse_utf16(head, "CSV")  # its header would read as no column the loader knows
-    columns = csv_header(head)
-    if not all(columns):
-        raise SourceError(f"unreadable CSV header: column {columns.index('') + 1} has no name")
+    columns = _named(csv_header(head), _header_line(head) or head)
     twice = sorted({c for c in columns if columns.count(c) > 1})
     if twice:
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
@@ -134,6 +132,26 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         zeros_said, locale_note(not_utf8, "row", *read_as) if not_utf8 else "",
         f"{too_long} row{'s' if too_long > 1 else ''} over {MAX_ROW >> 20} MiB long" if too_long else ""]))
     return columns, rejected + (complete is not None) + after, note
+
+
+# A column a spreadsheet or pandas added: its cells load under this name, which no loader reads.
+UNNAMED = "column {} (no name)"
+DELIMITERS = {";": "semicolons (a spreadsheet's list separator in many locales)", "\t": "TABs"}
+
+
+def _named(columns: List[str], line: bytes) -> List[str]:
+    """The header's columns, those without a name at either end (a spreadsheet's empty columns
+    after the table, pandas' index before it) named UNNAMED; SourceError for one without a name
+    among the others (a damaged header), and for a header delimited by another character."""
+    if len(columns) == 1:
+        for delimiter, what in DELIMITERS.items():
+            if delimiter.encode() in line:
+                raise SourceError(f"unreadable CSV: delimited by {what}, not commas (saved by a spreadsheet?)")
+    named = [i for i, c in enumerate(columns) if c]
+    inside = [i for i in range(named[0], named[-1]) if not columns[i]] if named else [0]
+    if inside:
+        raise SourceError(f"unreadable CSV header: column {inside[0] + 1} has no name")
+    return [c or UNNAMED.format(i + 1) for i, c in enumerate(columns)]
 
 
 def _header_line(head: bytes) -> bytes:
