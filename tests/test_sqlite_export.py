@@ -313,8 +313,36 @@ def test_a_rank_without_its_analysis_db_is_said(real, tmp_path):
     shutil.copytree(real / PT / "db" / "level1", job)
     (job / "rank0_ascend_pt" / OUT / "analysis.db").unlink()
     said = [(i.severity, i.rank, i.what) for i in health(load_profile(job)) if "partial rank set" not in i.what]
-    assert said == [("warning", 0, "no analysis.db, which 1 other rank has: its figures that need it are missing")]
-    assert not [i for i in health(load_profile(real / PT / "db" / "level1")) if "no " in i.what]
+    assert said == [("warning", 0, "no analysis.db, which 1 other rank has: its figures that need it are missing"),
+                    ("warning", 1, OVERLAP_MISSING)]
+    assert [i.what for i in health(load_profile(real / PT / "db" / "level1")) if "no " in i.what] == [OVERLAP_MISSING]
+
+
+# The real level1 export of rank 1 lacks the table rank 0's holds (test_overlap_lanes_host_events_and_flows).
+OVERLAP_MISSING = ("ascend_pytorch_profiler_1.db holds no OVERLAP_ANALYSIS table; the export of 1 other rank does: "
+                   "its figures that need it are missing")
+
+
+@pytest.mark.parametrize("db, table, empty", [
+    ("analysis.db", "CommAnalyzerTime", "comm_ops"),
+    ("ascend_pytorch_profiler_0.db", "CONNECTION_IDS", "flows"),
+])
+def test_a_table_the_other_ranks_exports_hold_is_said_where_missing(real, tmp_path, db, table, empty):
+    """A table dropped from one rank's export (a copy or an export stopped part-way) had cost its
+    figures with nothing said, where a missing file of the text export is said."""
+    from npu_tui.profile.health import health
+
+    job = tmp_path / "job"
+    shutil.copytree(real / PT / "db" / "level1", job)
+    c = sqlite3.connect(job / "rank0_ascend_pt" / OUT / db)
+    c.execute(f"DROP TABLE {table}")
+    c.commit()
+    c.close()
+    p = load_profile(job)
+    assert p.con.execute(f"SELECT count(*) FROM {empty} WHERE rank = 0").fetchone() == (0,)
+    (item,) = [i for i in health(p) if table in i.what]
+    assert (item.severity, item.rank, item.file) == ("warning", 0, str(job / "rank0_ascend_pt" / OUT / db))
+    assert item.what == f"{db} holds no {table} table; the export of 1 other rank does: its figures that need it are missing"
 
 
 HALF_WRITTEN = """

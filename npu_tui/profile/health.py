@@ -197,6 +197,21 @@ WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = r.rank AND h.part = k.part
 ORDER BY r.rank, k.part
 """
 MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it"
+
+# The same of a db export's tables (db_tables): one the other ranks' exports hold, this rank's lacks.
+MISSING_TABLES = """
+WITH have AS (SELECT DISTINCT t.rank, t.db, t.name, CASE WHEN t.db = 'analysis.db' THEN t.db END AS part
+              FROM db_tables t JOIN ranks r USING (rank)
+              WHERE r.source_format = 'db' AND NOT list_contains($other_run::INTEGER[], t.rank)),
+dbs AS (SELECT DISTINCT rank, db, part FROM have),
+names AS (SELECT part, name, count(DISTINCT rank) AS ranks FROM have GROUP BY ALL)
+SELECT d.rank, (SELECT min(file) FROM load_log l WHERE l.rank = d.rank AND parse_filename(l.file) = d.db),
+       d.db, n.name, n.ranks
+FROM dbs d JOIN names n ON n.part IS NOT DISTINCT FROM d.part
+WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = d.rank AND h.db = d.db AND h.name = n.name)
+ORDER BY d.rank, d.db, n.name
+"""
+MISSING_TABLE_FIX = "copy the rank's {db} again from where the profiler wrote it; if it is the same there, export it again"
 MISSING_FILE_PARSING = ("if its parse is still running (its raw PROF_* data is there, no analyse.done), open it "
                         "again once the parse has finished; else ")
 
@@ -309,6 +324,10 @@ def health(profile) -> List[HealthItem]:
         items.append(HealthItem("warning", rank, folder, f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
                                 MISSING_FILE_PARSING + fix if may_be_parsing(Path(folder)) else fix, 0))
+    for rank, file, db, name, having in profile.con.execute(MISSING_TABLES, other_run).fetchall():
+        exports = "the export of 1 other rank does" if having == 1 else f"the exports of {having} other ranks do"
+        items.append(HealthItem("warning", rank, profile.named(file), f"{db} holds no {name} table; {exports}: "
+                                "its figures that need it are missing", MISSING_TABLE_FIX.format(db=db), 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]

@@ -26,7 +26,7 @@ from .sources.base import LoadResult, RankContext
 # progress(done, total, label): called before each file and once at the end, from loader threads.
 Progress = Callable[[int, int, str], None]
 
-DATA_TABLES = tuple(t for t in CANONICAL_TABLES if t not in ("ranks", "load_log"))
+DATA_TABLES = tuple(t for t in CANONICAL_TABLES if t not in ("ranks", "load_log", "db_tables"))
 
 INSERT_LOG = "INSERT INTO load_log VALUES (?, ?, ?, ?, ?, ?, ?)"
 INSERT_RANK = "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

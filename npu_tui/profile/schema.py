@@ -30,6 +30,7 @@ CANONICAL_TABLES = (
     "cluster_comm_ops",
     "cluster_comm_matrix",
     "load_log",
+    "db_tables",
 )
 
 
@@ -55,6 +56,7 @@ TABLE_DESCRIPTIONS = {
     "cluster_comm_ops": "msprof-analyze's cluster_communication.json: every rank's time in each comm op (ms)",
     "cluster_comm_matrix": "msprof-analyze's cluster_communication_matrix.json: per op, each src->dst link",
     "load_log": "what each source file gave: rows, skipped rows, seconds, and why",
+    "db_tables": "the tables each SQLite export held, of those npu-tui reads",
 }
 
 

@@ -216,6 +216,14 @@ CREATE TABLE IF NOT EXISTS load_log (
     note          VARCHAR
 );
 
+-- The tables each SQLite export held, of those read (sources.sqlite_export.TABLES): one the other
+-- ranks' exports hold and a rank's lacks is said, as a missing file is.
+CREATE TABLE IF NOT EXISTS db_tables (
+    rank  INTEGER,
+    db    VARCHAR,  -- the file's name
+    name  VARCHAR
+);
+
 -- msprof-analyze's cluster outputs (cluster_analysis_output/): job-wide, rank NULL in load_log.
 -- cluster_step_trace_time.csv: a row per rank (type 'rank', rank set) and per stage group (type
 -- 'stage', ranks: the group as written, e.g. "(0, 1, 2, 3)"), in us as written.
