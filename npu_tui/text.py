@@ -142,8 +142,8 @@ def finding_where(f: Dict[str, Any]) -> str:
     return f"{f['stage']}, {where}" if f.get("stage") else where
 
 
-def rank_list(ranks: Sequence[int]) -> str:
-    """``rank 3`` or ``ranks 2–7, 9``: runs of consecutive ranks as ranges."""
+def rank_list(ranks: Sequence[int], noun: str = "rank") -> str:
+    """``rank 3`` or ``ranks 2–7, 9``: runs of consecutive ranks (or other ``noun``) as ranges."""
     runs: List[List[int]] = []
     for r in ranks:
         if runs and r == runs[-1][-1] + 1:
@@ -151,7 +151,7 @@ def rank_list(ranks: Sequence[int]) -> str:
         else:
             runs.append([r])
     text = ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
-    return ("rank " if len(ranks) == 1 else "ranks ") + text
+    return f"{noun}{'' if len(ranks) == 1 else 's'} {text}"
 
 
 def saving_place(f: Dict[str, Any]) -> str:

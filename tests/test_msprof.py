@@ -145,6 +145,27 @@ def test_an_iteration_without_its_merged_timeline_loads_from_its_splits(real, tm
     assert notes["task_time_0_2_4.json"] == "a split of msprof_0_2_4.json beside it, which is loaded: not loaded too"
 
 
+@pytest.mark.parametrize("gone", [[5], [4, 5, 6]], ids=["one", "three"])
+def test_an_iteration_whose_files_are_gone_is_said(real, tmp_path, gone):
+    """Every file of an iteration between two others missing (a copy that skipped them): the rank
+    has fewer steps than its peers and was compared with them, with nothing said."""
+    from npu_tui.profile.health import health
+
+    job = tmp_path / "job"
+    shutil.copytree(real / SAMPLE, job)
+    timeline = sorted(job.glob("PROF_*/device_0/timeline"))[0]
+    for n in gone:
+        for f in timeline.glob(f"*_0_*_{n}.json"):
+            f.unlink()
+    p = load_profile(job)
+    said = [(i.severity, i.rank, i.file, i.what) for i in health(p) if "iteration" in i.what]
+    which = "iteration 5" if gone == [5] else "iterations 4–6"
+    assert said == [("warning", 0, str(timeline), f"no timeline files of {which}, between iterations 1 and 10: "
+                     f"{'its' if len(gone) == 1 else 'their'} steps are missing")]
+    assert p.con.execute("SELECT count(DISTINCT step) FROM kernels WHERE rank = 0").fetchone() == (10 - len(gone),)
+    assert not [i for i in health(load_profile(real / SAMPLE)) if "iteration" in i.what]
+
+
 def test_kernels_and_hccl_ops_match_the_timeline(real, sample):
     for rank, dev in enumerate(device_dirs(real)):
         want = expected_kernels(dev)

@@ -13,6 +13,7 @@ from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
+from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -211,6 +212,22 @@ FROM dbs d JOIN names n ON n.part IS NOT DISTINCT FROM d.part
 WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = d.rank AND h.db = d.db AND h.name = n.name)
 ORDER BY d.rank, d.db, n.name
 """
+# msprof's older layout writes each iteration's timeline files apart ({kind}_{device}_{model}_{iteration}
+# .json): an iteration none of whose files is there, between two that are, lost its steps.
+MISSING_ITERATIONS = """
+WITH it AS (SELECT DISTINCT rank, file, CAST(m.model AS INTEGER) AS model, CAST(m.iteration AS INTEGER) AS iteration
+            FROM (SELECT rank, file, regexp_extract(parse_filename(file), $pattern, ['model', 'iteration']) AS m
+                  FROM load_log WHERE rank IS NOT NULL AND regexp_matches(parse_filename(file), $pattern))),
+span AS (SELECT rank, model, min(file) AS file, min(iteration) AS lo, max(iteration) AS hi,
+                list(DISTINCT iteration) AS have
+         FROM it GROUP BY ALL)
+SELECT rank, file, lo, hi, list_filter(range(lo, hi + 1), lambda i: NOT list_contains(have, i))
+FROM span WHERE hi - lo + 1 > len(have)
+ORDER BY rank, model
+"""
+ITERATION_FILES = ("^(?:" + "|".join(re.escape(p) for p in (*MSPROF_PREFIXES, *SPLIT_PREFIXES))
+                   + r")\d+_(\d+)_(\d+)\.json$")
+MISSING_ITERATION_FIX = "copy the device's timeline folder again, with every iteration's files"
 MISSING_TABLE_FIX = "copy the rank's {db} again from where the profiler wrote it; if it is the same there, export it again"
 MISSING_FILE_PARSING = ("if its parse is still running (its raw PROF_* data is there, no analyse.done), open it "
                         "again once the parse has finished; else ")
@@ -328,6 +345,11 @@ def health(profile) -> List[HealthItem]:
         exports = "the export of 1 other rank does" if having == 1 else f"the exports of {having} other ranks do"
         items.append(HealthItem("warning", rank, profile.named(file), f"{db} holds no {name} table; {exports}: "
                                 "its figures that need it are missing", MISSING_TABLE_FIX.format(db=db), 0))
+    for rank, file, lo, hi, gone in profile.con.execute(MISSING_ITERATIONS, {"pattern": ITERATION_FILES}).fetchall():
+        items.append(HealthItem("warning", rank, profile.named(str(PurePath(file).parent)),
+                                f"no timeline files of {rank_list(gone, 'iteration')}, between iterations {lo} and "
+                                f"{hi}: {'its' if len(gone) == 1 else 'their'} steps are missing",
+                                MISSING_ITERATION_FIX, 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]

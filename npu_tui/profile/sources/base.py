@@ -223,7 +223,8 @@ def zeros_note(zeros: int, size: int, rows: bool = False) -> str:
         raise SourceError(f"only zero bytes ({size:,})")
     if zeros < ZEROS_SAID:
         return ""
-    return f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read" + (f"; {ROWS_LOST}" if rows else "")
+    note = f"ends in {zeros:,} zero bytes where its writer stopped (a crash): not read"
+    return f"{note}; {ROWS_LOST}" if rows else note
 
 
 def damaged_gzip_head(path: Path) -> bool:
