@@ -16,6 +16,7 @@ import os
 import random
 import shutil
 from collections import Counter
+from decimal import Decimal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -803,6 +804,35 @@ def test_the_advisor_fixture_without_a_final_line_break_loads_every_row(real):
     assert not path.read_bytes().endswith((b"\n", b"\r"))
     p = load_profile(path)
     assert log_row(p, path)[1:3] == (kernel_rows(path), 0) == (29, 0)
+
+
+def test_numbers_a_spreadsheet_grouped_in_thousands_load_as_they_were(real, tmp_path):
+    """Durations and starts written "79,089.52" and "1,736,412,474,757,059.800" (quoted): four
+    allReduce rows, 92 % of the rank's device time, had been skipped as not numbers. A cell that
+    could be a decimal comma ("53,741": 53.741 where the comma is the decimal mark) stays skipped."""
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    rows, end = _csv_rows(kd.read_bytes())
+    original = [r[:] for r in rows]
+    start, dur = rows[0].index("Start Time(us)"), rows[0].index("Duration(us)")
+    for r in rows[1:]:
+        whole, _, frac = r[start].strip().partition(".")
+        r[start] = f"{int(whole):,}.{frac or '0'}"
+        r[dur] = f"{float(r[dur]):,}"
+    assert any(float(r[dur].replace(",", "")) >= 1000 for r in rows[1:])
+    ambiguous = next(i for i, r in enumerate(rows) if i and "." in r[dur] and float(r[dur].replace(",", "")) < 1000)
+    rows[ambiguous][dur] = rows[ambiguous][dur].replace(".", ",")  # 53,741
+    kd.write_bytes(_csv_bytes(rows, end))
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    p, intact = load_profile(rank), load_profile(small_rank(real, tmp_path / "intact_ascend_pt"))
+    assert log_row(p, kd)[1:3] == (n - 1, 1)
+    sql = "SELECT start_ns, dur_ns FROM kernels"
+    got, want = Counter(p.con.execute(sql).fetchall()), Counter(intact.con.execute(sql).fetchall())
+    skipped = tuple(int(Decimal(original[ambiguous][c].strip()) * 1000) for c in (start, dur))
+    assert want - got == Counter([skipped]) and not got - want
+    # A count is never a decimal: grouped, it is one (op_statistic's Count, "1,234").
+    assert p.con.execute("SELECT int_or_null('1,234'), num('1,234'), num('1,234,567'), num('12,34.5')").fetchone() == (
+        1234, None, 1234567.0, None)
 
 
 def test_nan_inf_negative_durations_never_become_kernels(real, tmp_path):

@@ -10,13 +10,20 @@ CREATE OR REPLACE MACRO clean_text(x) AS
 
 -- The casts below try the cell as it is first (DuckDB's casts skip blanks and TABs) and trim
 -- quotes only when that fails: most cells are clean, and trimming every one doubled load time.
+-- Last, a number a spreadsheet wrote with thousands separators ("79,089.52", quoted), without
+-- them: only where it cannot be a decimal comma (a point after the groups, or more than one
+-- group), since a profiler's 3 decimals would read a thousand times too big ("53,741" is 53.741 in
+-- Germany); '' for any other text. (x named once: no body grows with it.)
+CREATE OR REPLACE MACRO ungrouped(x) AS
+    replace(regexp_extract(CAST(x AS VARCHAR), '^[ \t"]*(-?[0-9]{1,3}(?:,[0-9]{3})+\.[0-9]+|-?[0-9]{1,3}(?:,[0-9]{3}){2,})[ \t\r\n"]*$', 1), ',', '');
 
 -- Plain decimal text -> DECIMAL; an exponent means a rounded, hand-edited value (`1.69512E+15`),
 -- and inf / nan / anything else unparsable is NULL too.
 CREATE OR REPLACE MACRO us_decimal(x) AS
     CASE WHEN NOT contains(CAST(x AS VARCHAR), 'E') AND NOT contains(CAST(x AS VARCHAR), 'e')
          THEN COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS DECIMAL(20, 3)),
-                       TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DECIMAL(20, 3))) END;
+                       TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DECIMAL(20, 3)),
+                       TRY_CAST(ungrouped(x) AS DECIMAL(20, 3))) END;
 
 -- Microseconds as text or number -> integer nanoseconds, exact to the profiler's 3 decimals.
 -- TRY: a hand-edited 17-digit value overflows BIGINT ns, and one such cell must not fail the file.
@@ -40,14 +47,17 @@ CREATE OR REPLACE MACRO not_amount(x) AS x IS NOT NULL AND amount(x) IS NULL;
 -- words clean_text drops do not parse either, so trimming is all the second try needs).
 CREATE OR REPLACE MACRO num(x) AS
     finite(COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS DOUBLE),
-                    TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DOUBLE)));
+                    TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS DOUBLE),
+                    TRY_CAST(ungrouped(x) AS DOUBLE)));
 -- not_amount of a cell read as text (N/A and the other words clean_text drops are no value given).
 CREATE OR REPLACE MACRO text_not_amount(x) AS clean_text(x) IS NOT NULL AND amount(num(x)) IS NULL;
 
--- Integer cell -> BIGINT, NULL for N/A and anything unparsable.
+-- Integer cell -> BIGINT, NULL for N/A and anything unparsable (a count is no decimal: "1,234"
+-- is grouped).
 CREATE OR REPLACE MACRO int_or_null(x) AS
     COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS BIGINT),
-             TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS BIGINT));
+             TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS BIGINT),
+             TRY_CAST(replace(regexp_extract(CAST(x AS VARCHAR), '^[ \t"]*(-?[0-9]{1,3}(?:,[0-9]{3})+)[ \t\r\n"]*$', 1), ',', '') AS BIGINT));
 -- The same for an INTEGER column (a device, a step, a block count): a value past 32 bits is no
 -- such thing, and NULL, where a failed cast would lose the whole file.
 CREATE OR REPLACE MACRO int32_or_null(x) AS TRY_CAST(int_or_null(x) AS INTEGER);
