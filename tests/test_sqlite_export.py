@@ -157,6 +157,42 @@ def test_overlap_lanes_host_events_and_flows(real, level1):
     assert len(got) == 191
 
 
+def test_memory_tables_from_the_db_match_its_rows_and_the_text_export(real, level1):
+    """profile_memory=True's tables of a db export (bytes and ns) fill what the text export's
+    memory files fill (MB, KB, us), so the Memory pane and its findings read them: before, a db
+    export's memory was not read, and its Overview said to profile with profile_memory=True.
+    Checked against the db's own rows, and against the text export of the same job (another run
+    of it: the same rows per component and the same peaks, where the runs agree)."""
+    for rank in (0, 1):
+        db = db_path(real, "level1", rank)
+        want = dict((c, (n, a, r)) for c, n, a, r in sq(db, (
+            "SELECT s.value, count(*), max(totalAllocated), max(totalReserved) FROM MEMORY_RECORD m "
+            "JOIN STRING_IDS s ON s.id = m.component GROUP BY 1")))
+        want["APP"] = sq(db, "SELECT count(*), NULL, max(hbm + ddr) FROM NPU_MEM m JOIN STRING_IDS s ON s.id = m.type "
+                             "WHERE s.value = 'app'")[0]
+        got = {c: (n, a, r) for c, n, a, r in level1.con.execute(
+            "SELECT component, count(*), max(allocated_bytes), max(reserved_bytes) FROM memory_record "
+            "WHERE rank = ? GROUP BY 1", [rank]).fetchall()}
+        assert got == want
+        ops = sq(db, "SELECT count(*), count(*) - count(releaseTime), sum(size), sum(duration), "
+                     "max(allocationTotalAllocated) / 1048576.0 FROM OP_MEMORY")[0]
+        assert level1.con.execute("SELECT count(*), count(*) - count(release_ns), sum(size_bytes), sum(duration_ns), "
+                                  "max(alloc_allocated_mb) FROM operator_memory WHERE rank = ?", [rank]).fetchone() == ops
+        modules = sq(db, "SELECT e.name, count(*), max(totalReserved) FROM NPU_MODULE_MEM m "
+                         "JOIN ENUM_MODULE e ON e.id = m.moduleId GROUP BY 1")
+        assert sorted(level1.con.execute("SELECT component, count(*), max(reserved_bytes) FROM npu_module_mem "
+                                         "WHERE rank = ? GROUP BY 1", [rank]).fetchall()) == sorted(modules)
+    # The text export of the job: its components' rows, and the peaks a run repeats.
+    text = load_profile(real / PT / "text" / "level1" / "rank0_ascend_pt")
+    per = ("SELECT component, count(*), max(allocated_bytes) FILTER (component IN ('PTA', 'GE')) FROM memory_record "
+           "WHERE rank = 0 GROUP BY 1 ORDER BY 1")
+    assert level1.con.execute(per).fetchall() == text.con.execute(per).fetchall()
+    ops = "SELECT count(*), count(*) - count(release_ns), max(size_bytes) FROM operator_memory WHERE rank = 0"
+    assert level1.con.execute(ops).fetchone() == text.con.execute(ops).fetchone() == (184, 24, 147456.5 * 1024)
+    device = "SELECT DISTINCT device FROM memory_record WHERE rank = 0"
+    assert level1.con.execute(device).fetchall() == text.con.execute(device).fetchall() == [("NPU:0",)]
+
+
 def test_comm_tables_from_analysis_db(real, level1):
     adb = db_path(real, "level1", 0, "analysis.db")
     want = sq(adb, "SELECT hccl_op_name, elapse_time, wait_time FROM CommAnalyzerTime")
@@ -581,7 +617,7 @@ def test_a_db_beside_the_text_export_is_said_to_be_left_for_it(real, tmp_path, s
     said = {f: n for f, _, n in logged if f == "ascend_pytorch_profiler_0.db"}["ascend_pytorch_profiler_0.db"]
     if same_run:
         assert said == ("db export of the same run as the files beside it, which gave the kernels, flows, "
-                        "overlap_lanes, host_events: not loaded")
+                        "overlap_lanes, host_events, memory_record, operator_memory, npu_module_mem: not loaded")
     else:
         assert said.startswith("db export of another run than the files beside it (its device tasks start 28.")
     items = [h for h in health(p) if h.file.endswith(".db")]

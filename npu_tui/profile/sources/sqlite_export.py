@@ -1,5 +1,5 @@
 """SQLite exports: ``ascend_pytorch_profiler[_N].db`` / ``msprof_*.db`` (device tasks, host APIs,
-overlap lanes, steps; every string behind a STRING_IDS id, every time in integer ns) and
+overlap lanes, steps, memory; every string behind a STRING_IDS id, every time in integer ns) and
 ``analysis.db`` (step trace and communication analysis).
 
 DuckDB's sqlite extension is a download, which Ascend servers often cannot make, so the file is
@@ -46,7 +46,7 @@ TABLES = (
     "STRING_IDS", "TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "OVERLAP_ANALYSIS",
     "PYTORCH_API", "CANN_API", "CONNECTION_IDS", "STEP_TIME", "RANK_DEVICE_MAP", "META_DATA",
     "ENUM_API_TYPE", "StepTraceTime", "CommAnalyzerTime", "CommAnalyzerBandwidth",
-    "CommAnalyzerMatrix",
+    "CommAnalyzerMatrix", "MEMORY_RECORD", "NPU_MEM", "OP_MEMORY", "NPU_MODULE_MEM", "ENUM_MODULE",
 )
 
 READ_STAGE = """
@@ -232,6 +232,65 @@ VALID_TIME = """amount(num(elapse_time)) IS NOT NULL AND NOT (text_not_amount(tr
     OR text_not_amount(wait_time) OR text_not_amount(synchronization_time) OR text_not_amount(idle_time))"""
 VALID_LINK = "NOT (text_not_amount(transit_size) OR text_not_amount(transit_time) OR text_not_amount(bandwidth))"
 COUNT_INVALID = "SELECT count(*) FROM stg_db_{table} WHERE NOT ({valid})"
+
+# profile_memory=True: what memory_record.csv, operator_memory.csv and npu_module_mem.csv hold, in
+# bytes and ns where the text export writes MB, KB and us (checked on the real level1 export: the
+# same rows per component, the same peaks). Columns through csvfile.col: a version without one
+# gives NULL, not a failed file. A row without its name or time is skipped, and counted.
+MEMORY = """
+INSERT INTO memory_record (rank, device, component, ts_ns, allocated_bytes, reserved_bytes, active_bytes, stream_ptr)
+SELECT $rank, 'NPU:' || int_or_null({device}), clean_text(s.value), int_or_null({ts}), int_or_null({allocated}),
+       int_or_null({reserved}), int_or_null({active}), clean_text({stream})
+FROM stg_db_MEMORY_RECORD m LEFT JOIN stg_db_STRING_IDS s ON s.id = {component}
+WHERE clean_text(s.value) IS NOT NULL AND int_or_null({ts}) IS NOT NULL
+"""
+# The whole process's memory, which the text export writes as memory_record.csv's APP rows (its
+# reserved: HBM, or DDR on chips without HBM). Its other rows (type 'device') are not the process's.
+APP_ROWS = "FROM stg_db_NPU_MEM m JOIN stg_db_STRING_IDS s ON s.id = {type} WHERE s.value = 'app'"
+APP_MEMORY = """
+INSERT INTO memory_record (rank, device, component, ts_ns, reserved_bytes)
+SELECT $rank, 'NPU:' || int_or_null({device}), 'APP', int_or_null({ts}),
+       COALESCE(int_or_null({hbm}), 0) + COALESCE(int_or_null({ddr}), 0)
+""" + APP_ROWS + " AND int_or_null({ts}) IS NOT NULL"
+OP_MEMORY = """
+INSERT INTO operator_memory (rank, device, name, size_bytes, alloc_ns, release_ns, active_release_ns,
+                             duration_ns, active_duration_ns, alloc_allocated_mb, alloc_reserved_mb,
+                             alloc_active_mb, release_allocated_mb, release_reserved_mb, release_active_mb,
+                             stream_ptr)
+SELECT $rank, 'NPU:' || int_or_null({device}), clean_text(s.value), int_or_null({size}), int_or_null({alloc}),
+       int_or_null({release}), int_or_null({active_release}), int_or_null({duration}),
+       int_or_null({active_duration}), int_or_null({alloc_allocated}) / 1048576,
+       int_or_null({alloc_reserved}) / 1048576, int_or_null({alloc_active}) / 1048576,
+       int_or_null({release_allocated}) / 1048576, int_or_null({release_reserved}) / 1048576,
+       int_or_null({release_active}) / 1048576, clean_text({stream})
+FROM stg_db_OP_MEMORY o LEFT JOIN stg_db_STRING_IDS s ON s.id = {name}
+WHERE clean_text(s.value) IS NOT NULL AND int_or_null({alloc}) IS NOT NULL AND int_or_null({size}) >= 0
+"""
+MODULE_MEMORY = """
+INSERT INTO npu_module_mem (rank, device, component, ts_ns, reserved_bytes)
+SELECT $rank, 'NPU:' || int_or_null({device}), clean_text(e.name), int_or_null({ts}), int_or_null({reserved})
+FROM stg_db_NPU_MODULE_MEM m LEFT JOIN stg_db_ENUM_MODULE e ON e.id = {module}
+WHERE clean_text(e.name) IS NOT NULL AND int_or_null({ts}) IS NOT NULL
+"""
+# Each: its table, the tables it joins, the canonical table it fills, the rows it reads (those not
+# inserted are skipped), and its columns by name.
+ALL_ROWS = "FROM stg_db_{table}"
+MEMORY_TABLES = (
+    ("MEMORY_RECORD", ("STRING_IDS",), "memory_record", MEMORY, ALL_ROWS, {
+        "component": "component", "ts": "timestamp", "allocated": "totalAllocated", "reserved": "totalReserved",
+        "active": "totalActive", "stream": "streamPtr", "device": "deviceId"}),
+    ("NPU_MEM", ("STRING_IDS",), "memory_record", APP_MEMORY, APP_ROWS, {
+        "type": "type", "ts": "timestampNs", "hbm": "hbm", "ddr": "ddr", "device": "deviceId"}),
+    ("OP_MEMORY", ("STRING_IDS",), "operator_memory", OP_MEMORY, ALL_ROWS, {
+        "name": "name", "size": "size", "alloc": "allocationTime", "release": "releaseTime",
+        "active_release": "activeReleaseTime", "duration": "duration", "active_duration": "activeDuration",
+        "alloc_allocated": "allocationTotalAllocated", "alloc_reserved": "allocationTotalReserved",
+        "alloc_active": "allocationTotalActive", "release_allocated": "releaseTotalAllocated",
+        "release_reserved": "releaseTotalReserved", "release_active": "releaseTotalActive",
+        "stream": "streamPtr", "device": "deviceId"}),
+    ("NPU_MODULE_MEM", ("ENUM_MODULE",), "npu_module_mem", MODULE_MEMORY, ALL_ROWS, {
+        "module": "moduleId", "ts": "timestampNs", "reserved": "totalReserved", "device": "deviceId"}),
+)
 
 RANK_HAS_ROWS = "SELECT count(*) FROM {table} WHERE rank = ?"
 FILL_DEVICE = "UPDATE step_trace SET device_id = ? WHERE rank = ? AND device_id IS NULL"
@@ -437,6 +496,18 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             op_name = col(cols["CommAnalyzerMatrix"], "op_name") if table == "CommAnalyzerMatrix" else ""
             rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
+    fills: Dict[str, bool] = {}  # memory_record is filled from two of the file's tables (APP's rows)
+    for table, joins, target, sql, read, names in MEMORY_TABLES:
+        if table not in cols or not set(joins) <= set(cols):
+            continue
+        if target not in fills:
+            fills[target] = fresh(target)
+        if not fills[target]:
+            continue
+        fields = {k: col(cols[table], v) for k, v in names.items()}
+        n = _insert(con, sql.format(**fields), rank)
+        total = con.execute("SELECT count(*) " + read.format(table=table, **fields)).fetchone()[0]
+        rows, skipped = rows + n, skipped + total - n
     if given and not rows and not note:
         # Without device tasks (analysis.db) no run is claimed.
         if "kernels" in given:
