@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from npu_tui.profile import ProfileError, load_profile
-from npu_tui.profile.health import NOT_STOPPED, health
+from npu_tui.profile.health import NOT_STOPPED, failed, health
 
 ROOT = Path(__file__).resolve().parents[1]
 L1 = "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
@@ -136,7 +136,24 @@ def test_a_kernel_file_with_rows_appended_is_said_by_op_statistic(real, tmp_path
     assert said.what == (f"op_statistic.csv: kernel_details.csv holds {sum(counted.values())} kernels more than this "
                          f"file counts (of {', '.join(types[:3])} and {len(types) - 3} more types): rows added to it "
                          "(another export's, appended?)")
-    assert "twice" in said.fix
+    assert "the rows added to it count among the rank's kernels" in said.fix
+
+
+def test_an_op_statistic_row_it_skipped_makes_no_kernel_file_too_long(real, tmp_path):
+    """A row op_statistic.csv could not read (a total N/A) counts no kernel there: the intact
+    kernel file beside it is not said to hold rows added (it was, an error, exit 2)."""
+    rank = rank_folder(real, tmp_path / "r_ascend_pt")
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    rows = list(csv.reader(io.StringIO((real / L1 / "op_statistic.csv").read_text(encoding="utf-8"), newline="")))
+    rows[2][rows[0].index("Total Time(us)")] = "N/A"
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\r\n").writerows(rows)
+    (out / "op_statistic.csv").write_text(text.getvalue(), encoding="utf-8")
+    items = health(load_profile(rank))
+    assert [i.what for i in items if "op_statistic" in i.what] == [
+        "op_statistic.csv: 1 row skipped (ragged, cut or hand-edited rows, cells that are not numbers, or times "
+        "written with an exponent)"]
+    assert not failed(items)
 
 
 def test_a_kernel_file_cut_mid_row_is_said_once(real, tmp_path):

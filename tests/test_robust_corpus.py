@@ -782,6 +782,19 @@ def test_columns_without_a_name_at_either_end_load_aside(real, tmp_path, edit):
     assert p.con.execute(sql).fetchone() == want.con.execute(sql).fetchone()
 
 
+def test_a_header_with_a_column_its_rows_lack_is_damaged(real, tmp_path):
+    """A name lost from the header's end, or a comma added to it alone: the rows have no such
+    cell, so no column was added around the table; the header is said, not each row as cut."""
+    rank = small_rank(real, tmp_path / "r_ascend_pt")
+    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    first, rest = kd.read_bytes().split(b"\n", 1)
+    kd.write_bytes(first.rstrip(b"\r") + b",\r\n" + rest)
+    p = load_profile(rank)
+    n = len(first.split(b","))
+    assert log_row(p, kd)[1] == 0
+    assert notes(p, "kernel_details") == [f"unreadable CSV header: column {n + 1} has no name"]
+
+
 @pytest.mark.parametrize("delimiter, says", [(";", "semicolons"), ("\t", "TABs")])
 def test_a_table_delimited_by_another_character_says_so(real, tmp_path, delimiter, says):
     """Excel saves CSV with semicolons where the locale's list separator is one: the header had

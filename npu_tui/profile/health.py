@@ -96,7 +96,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"kernels? " + re.escape(FEWER), "{name}: {note}", "copy the kernel file again from where the "
      "profiler wrote it; a copy cut at a line end reads as whole"),
     (r"kernels? " + re.escape(MORE), "{name}: {note}", "copy the kernel file again from where the "
-     "profiler wrote it; its kernels count twice as it is"),
+     "profiler wrote it: the rows added to it count among the rank's kernels as it is"),
     (r"empty profiling cycle", "{name}: an empty profiling cycle (the schedule's last), skipped", ""),
     (r"No usable temporary directory|No space left|File too large", "{name} could not be loaded: no room to "
      "write a temporary copy ({note_head})", "free space in the temporary folder (TMPDIR) or the "
@@ -139,10 +139,10 @@ BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db expo
                        r"^a copy of|^in place of .*, which gave nothing$")
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
 LEFT_BESIDE = re.compile(r"^db export of another run")
-# An exponent counts as no number: it is a spreadsheet's rounding (1.73641E+15 for a start time).
-WHY_SKIPPED = "ragged, cut or hand-edited rows, or cells that are not plain numbers: text, NaN, 1.7E+15"
+# A time with an exponent counts as none: it is a spreadsheet's rounding (1.73641E+15 for a start).
+WHY_SKIPPED = "ragged, cut or hand-edited rows, cells that are not numbers, or times written with an exponent"
 SKIPPED_ONLY = ("{name}: {lost} skipped (" + WHY_SKIPPED + ")",
-                "compare with the file the profiler wrote: its rows are never ragged, nor its numbers "
+                "compare with the file the profiler wrote: its rows are never ragged, nor its times "
                 "written with an exponent")
 EVERY_ROW = "{name}: every one of its {lost} skipped (" + WHY_SKIPPED + ")"
 

@@ -52,12 +52,16 @@ CREATE OR REPLACE MACRO num(x) AS
 -- not_amount of a cell read as text (N/A and the other words clean_text drops are no value given).
 CREATE OR REPLACE MACRO text_not_amount(x) AS clean_text(x) IS NOT NULL AND amount(num(x)) IS NULL;
 
--- Integer cell -> BIGINT, NULL for N/A and anything unparsable (a count is no decimal: "1,234"
--- is grouped).
+-- A whole number grouped in thousands, without the separators: a count is no decimal, so "1,234"
+-- is grouped; '' for any other text.
+CREATE OR REPLACE MACRO ungrouped_int(x) AS
+    replace(regexp_extract(CAST(x AS VARCHAR), '^[ \t"]*(-?[0-9]{1,3}(?:,[0-9]{3})+)[ \t\r\n"]*$', 1), ',', '');
+
+-- Integer cell -> BIGINT, NULL for N/A and anything unparsable.
 CREATE OR REPLACE MACRO int_or_null(x) AS
     COALESCE(TRY_CAST(CAST(x AS VARCHAR) AS BIGINT),
              TRY_CAST(trim(CAST(x AS VARCHAR), E' \t\r\n"') AS BIGINT),
-             TRY_CAST(replace(regexp_extract(CAST(x AS VARCHAR), '^[ \t"]*(-?[0-9]{1,3}(?:,[0-9]{3})+)[ \t\r\n"]*$', 1), ',', '') AS BIGINT));
+             TRY_CAST(ungrouped_int(x) AS BIGINT));
 -- The same for an INTEGER column (a device, a step, a block count): a value past 32 bits is no
 -- such thing, and NULL, where a failed cast would lose the whole file.
 CREATE OR REPLACE MACRO int32_or_null(x) AS TRY_CAST(int_or_null(x) AS INTEGER);

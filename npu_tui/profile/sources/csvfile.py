@@ -53,7 +53,8 @@ MAX_ROW = 256 << 20
 # a cell: as far as DuckDB's.
 csv.field_size_limit(MAX_ROW)
 # A table joined after the file's own (two exports in one file: `cat a b > c`), told by its header
-# line coming again: only the first is read, and the file is not loaded whole.
+# coming again (at a line's start, or glued to the last row of a file without its last line break):
+# only the first is read, and the file is not loaded whole.
 JOINED = "its header again at line"
 
 
@@ -72,7 +73,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
     zeros, total = trailing_zeros(path), path.stat().st_size
     zeros_said = zeros_note(zeros, total, rows=True)
     refuse_utf16(head, "CSV")  # its header would read as no column the loader knows
-    columns = _named(csv_header(head), _header_line(head) or head)
+    columns = _named(csv_header(head), head)
     twice = sorted({c for c in columns if columns.count(c) > 1})
     if twice:
         raise SourceError(f"unreadable CSV header: {', '.join(repr(c) for c in twice[:3])} named twice")
@@ -139,19 +140,32 @@ UNNAMED = "column {} (no name)"
 DELIMITERS = {";": "semicolons (a spreadsheet's list separator in many locales)", "\t": "TABs"}
 
 
-def _named(columns: List[str], line: bytes) -> List[str]:
+def _named(columns: List[str], head: bytes) -> List[str]:
     """The header's columns, those without a name at either end (a spreadsheet's empty columns
-    after the table, pandas' index before it) named UNNAMED; SourceError for one without a name
-    among the others (a damaged header), and for a header delimited by another character."""
+    after the table, pandas' index before it, where the first row has their cells too) named
+    UNNAMED; SourceError for one without a name among the others or the rows (a damaged header),
+    and for a header delimited by another character."""
     if len(columns) == 1:
         for delimiter, what in DELIMITERS.items():
-            if delimiter.encode() in line:
+            if delimiter.encode() in (_header_line(head) or head):
                 raise SourceError(f"unreadable CSV: delimited by {what}, not commas (saved by a spreadsheet?)")
     named = [i for i, c in enumerate(columns) if c]
     inside = [i for i in range(named[0], named[-1]) if not columns[i]] if named else [0]
+    if not inside and len(named) < len(columns) and len(_first_row(head)) < len(columns):
+        inside = [columns.index("")]
     if inside:
         raise SourceError(f"unreadable CSV header: column {inside[0] + 1} has no name")
     return [c or UNNAMED.format(i + 1) for i, c in enumerate(columns)]
+
+
+def _first_row(head: bytes) -> List[str]:
+    """The cells of the row after the header, as far as the head holds it ([] for none)."""
+    rows = csv.reader(io.StringIO(head.decode("utf-8", errors="replace"), newline=""))
+    try:
+        next(rows)
+        return next(rows)
+    except (StopIteration, csv.Error):
+        return []
 
 
 def _header_line(head: bytes) -> bytes:

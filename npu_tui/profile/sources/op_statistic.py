@@ -65,7 +65,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     if short and short > (skipped or 0) and not cut:
         said = (f"{kernels_fewer(short - (skipped or 0))} counts{_of(types)}: rows missing from it that no "
                 "reader can see")
-    elif short and short < 0:
+    elif short and short < 0 and not result.skipped:
+        # Only against every row of this file: one it skipped (a cell N/A) counts no kernel here.
         said = f"{kernels_more(-short)} counts{_of(over)}: rows added to it (another export's, appended?)"
     result.note = "; ".join(filter(None, [result.note, said]))
     return result

@@ -49,6 +49,11 @@ TABLES = (
     "CommAnalyzerMatrix", "MEMORY_RECORD", "NPU_MEM", "OP_MEMORY", "NPU_MODULE_MEM", "ENUM_MODULE",
 )
 
+# Tables a viewer adds to the file it opens, not the profiler: MindStudio Insight writes its overlap
+# analysis into the db (its status_info says OVERLAP_ANALYSIS_STATUS FINISH; the real level1 export
+# holds it for the rank opened there only). Read where present; one without is not said to lack it.
+VIEWERS_TABLES = {"OVERLAP_ANALYSIS"}
+
 READ_STAGE = """
 CREATE OR REPLACE TEMP TABLE {table} AS
 SELECT * FROM read_csv($path, header = false, auto_detect = false, columns = $columns,
@@ -399,7 +404,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         raise SourceError(f"unreadable SQLite file: {e}") from None
     # On failure the loader's rollback drops the staged tables with everything else.
     result = _map(con, path, ctx, cols, comm_tasks)
-    con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)", [[ctx.rank, path.name, t] for t in cols])
+    con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)",
+                    [[ctx.rank, path.name, t] for t in cols if t not in VIEWERS_TABLES])
     for t in list(cols) + ["steps", "device"]:
         con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
     return result
