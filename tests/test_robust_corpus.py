@@ -766,7 +766,10 @@ def test_a_header_that_cannot_name_its_columns_says_which(real, tmp_path, header
 @pytest.mark.parametrize("edit", [
     lambda rows: [r + ["", ""] for r in rows],
     lambda rows: [[""] + rows[0]] + [[str(i)] + r for i, r in enumerate(rows[1:])],
-], ids=["a spreadsheet's empty columns after", "pandas' index before"])
+    lambda rows: [rows[0] + [""], []] + [r + [""] for r in rows[1:]],
+    lambda rows: [rows[0] + [""], rows[1][:-1] + [rows[1][-1] + " " * 70_000, ""]] + [r + [""] for r in rows[2:]],
+], ids=["a spreadsheet's empty columns after", "pandas' index before", "a blank line after the header",
+        "a first row longer than the head"])
 def test_columns_without_a_name_at_either_end_load_aside(real, tmp_path, edit):
     """A table saved again with unnamed columns added around it loads every row, as before the
     edit; they had failed the file as damaged ("column 47 has no name")."""

@@ -193,6 +193,37 @@ def test_memory_tables_from_the_db_match_its_rows_and_the_text_export(real, leve
     assert level1.con.execute(device).fetchall() == text.con.execute(device).fetchall() == [("NPU:0",)]
 
 
+def test_a_db_memory_row_that_cannot_be_one_is_skipped_not_the_db(real, level1, tmp_path):
+    """A byte count past 64 bits, one not given, a time before the clock's zero: that row is
+    skipped and counted (an overflow had failed the whole db, its kernels too; a row without its
+    reserved had read as 0 bytes). A table whose names are gone is not loaded, and said."""
+    job = tmp_path / "job"
+    shutil.copytree(real / PT / "db" / "level1", job)
+    db = job / "rank0_ascend_pt" / OUT / "ascend_pytorch_profiler_0.db"
+    c = sqlite3.connect(db)
+    app = "(SELECT id FROM STRING_IDS WHERE value = 'app')"
+    first, second = [r for (r,) in c.execute(f"SELECT rowid FROM NPU_MEM WHERE type = {app} ORDER BY rowid LIMIT 2")]
+    c.execute(f"UPDATE NPU_MEM SET hbm = 9000000000000000000, ddr = 9000000000000000000 WHERE rowid = {first}")
+    c.execute(f"UPDATE NPU_MEM SET hbm = NULL, ddr = NULL WHERE rowid = {second}")
+    c.execute("UPDATE MEMORY_RECORD SET timestamp = -1 WHERE rowid = 3")
+    modules = c.execute("SELECT count(*) FROM NPU_MODULE_MEM").fetchone()[0]
+    c.execute("DROP TABLE ENUM_MODULE")
+    c.commit()
+    c.close()
+    p = load_profile(job)
+    rows, skipped, note = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE file = ?",
+                                        [str(db)]).fetchone()
+    assert skipped == 2 + 1 + modules
+    assert note == f"NPU_MODULE_MEM's {modules:,} rows not loaded: no ENUM_MODULE table to name them"
+    kernels = "SELECT count(*), sum(dur_ns) FROM kernels WHERE rank = 0"
+    assert p.con.execute(kernels).fetchone() == level1.con.execute(kernels).fetchone()
+    memory = ("SELECT count(*) FILTER (component = 'APP'), count(*), min(ts_ns) >= 0, min(reserved_bytes) > 0 "
+              "FROM memory_record WHERE rank = 0")
+    want = level1.con.execute(memory).fetchone()
+    assert p.con.execute(memory).fetchone() == (want[0] - 2, want[1] - 3, True, True)
+    assert p.con.execute("SELECT count(*) FROM npu_module_mem WHERE rank = 0").fetchone() == (0,)
+
+
 def test_comm_tables_from_analysis_db(real, level1):
     adb = db_path(real, "level1", 0, "analysis.db")
     want = sq(adb, "SELECT hccl_op_name, elapse_time, wait_time FROM CommAnalyzerTime")

@@ -14,6 +14,7 @@ from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
+from .sources.sqlite_export import VIEWERS_TABLES
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -203,7 +204,8 @@ MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it
 MISSING_TABLES = """
 WITH have AS (SELECT DISTINCT t.rank, t.db, t.name, CASE WHEN t.db = 'analysis.db' THEN t.db END AS part
               FROM db_tables t JOIN ranks r USING (rank)
-              WHERE r.source_format = 'db' AND NOT list_contains($other_run::INTEGER[], t.rank)),
+              WHERE r.source_format = 'db' AND NOT list_contains($other_run::INTEGER[], t.rank)
+                    AND NOT list_contains($viewers, t.name)),
 dbs AS (SELECT DISTINCT rank, db, part FROM have),
 names AS (SELECT part, name, count(DISTINCT rank) AS ranks FROM have GROUP BY ALL)
 SELECT d.rank, (SELECT min(file) FROM load_log l WHERE l.rank = d.rank AND parse_filename(l.file) = d.db),
@@ -341,7 +343,8 @@ def health(profile) -> List[HealthItem]:
         items.append(HealthItem("warning", rank, folder, f"no {name}, which {_count(having, 'other rank')} "
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
                                 MISSING_FILE_PARSING + fix if may_be_parsing(Path(folder)) else fix, 0))
-    for rank, file, db, name, having in profile.con.execute(MISSING_TABLES, other_run).fetchall():
+    for rank, file, db, name, having in profile.con.execute(
+            MISSING_TABLES, {**other_run, "viewers": sorted(VIEWERS_TABLES)}).fetchall():
         exports = "the export of 1 other rank does" if having == 1 else f"the exports of {having} other ranks do"
         items.append(HealthItem("warning", rank, profile.named(file), f"{db} holds no {name} table; {exports}: "
                                 "its figures that need it are missing", MISSING_TABLE_FIX.format(db=db), 0))

@@ -151,21 +151,25 @@ def _named(columns: List[str], head: bytes) -> List[str]:
                 raise SourceError(f"unreadable CSV: delimited by {what}, not commas (saved by a spreadsheet?)")
     named = [i for i, c in enumerate(columns) if c]
     inside = [i for i in range(named[0], named[-1]) if not columns[i]] if named else [0]
-    if not inside and len(named) < len(columns) and len(_first_row(head)) < len(columns):
+    row = _first_row(head) if not inside and len(named) < len(columns) else None
+    if row is not None and len(row) < len(columns):
         inside = [columns.index("")]
     if inside:
         raise SourceError(f"unreadable CSV header: column {inside[0] + 1} has no name")
     return [c or UNNAMED.format(i + 1) for i, c in enumerate(columns)]
 
 
-def _first_row(head: bytes) -> List[str]:
-    """The cells of the row after the header, as far as the head holds it ([] for none)."""
-    rows = csv.reader(io.StringIO(head.decode("utf-8", errors="replace"), newline=""))
+def _first_row(head: bytes) -> Optional[List[str]]:
+    """The cells of the first row after the header (blank lines passed over), where the head holds
+    it whole: another row starts after it, or a line break ends the head; else None."""
+    text = head.decode("utf-8", errors="replace")
     try:
-        next(rows)
-        return next(rows)
-    except (StopIteration, csv.Error):
-        return []
+        rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
+    except csv.Error:
+        return None
+    if len(rows) > 2 or (len(rows) == 2 and text.endswith(("\n", "\r"))):
+        return rows[1]
+    return None
 
 
 def _header_line(head: bytes) -> bytes:

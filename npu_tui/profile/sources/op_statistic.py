@@ -48,7 +48,8 @@ SELECT (SELECT sum(n) FROM stat) - (SELECT coalesce(sum(n), 0) FROM got WHERE co
        (SELECT list(g.type ORDER BY g.n - coalesce(s.n, 0) DESC, g.type)
         FROM got g LEFT JOIN stat s ON g.type IS NOT DISTINCT FROM s.op_type AND g.core IS NOT DISTINCT FROM s.core_type
         WHERE g.core IN (SELECT core_type FROM stat) AND g.n > coalesce(s.n, 0)),
-       (SELECT sum(skipped_rows) FROM kd), (SELECT bool_or(note LIKE '%cut short%') FROM kd)
+       (SELECT sum(skipped_rows) FROM kd), (SELECT bool_or(note LIKE '%cut short%') FROM kd),
+       (SELECT count(*) FROM op_statistic WHERE rank = $rank AND count IS NULL)
 """
 
 
@@ -60,13 +61,14 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     result = _load(con, path, ctx)
     if path.name not in FILE_NAMES or "kernel_details" not in ctx.loaded or ctx.rank is None:
         return result
-    short, types, over, skipped, cut = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
+    short, types, over, skipped, cut, uncounted = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
     said = ""
     if short and short > (skipped or 0) and not cut:
         said = (f"{kernels_fewer(short - (skipped or 0))} counts{_of(types)}: rows missing from it that no "
                 "reader can see")
-    elif short and short < 0 and not result.skipped:
-        # Only against every row of this file: one it skipped (a cell N/A) counts no kernel here.
+    elif short and short < 0 and not result.skipped and not uncounted:
+        # Only against every row of this file: one it skipped, or without its count (a cell N/A),
+        # counts no kernel here.
         said = f"{kernels_more(-short)} counts{_of(over)}: rows added to it (another export's, appended?)"
     result.note = "; ".join(filter(None, [result.note, said]))
     return result

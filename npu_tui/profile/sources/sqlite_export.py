@@ -51,7 +51,8 @@ TABLES = (
 
 # Tables a viewer adds to the file it opens, not the profiler: MindStudio Insight writes its overlap
 # analysis into the db (its status_info says OVERLAP_ANALYSIS_STATUS FINISH; the real level1 export
-# holds it for the rank opened there only). Read where present; one without is not said to lack it.
+# holds it for the rank opened there only). Read where present; one without is not said to lack it
+# (health.MISSING_TABLES).
 VIEWERS_TABLES = {"OVERLAP_ANALYSIS"}
 
 READ_STAGE = """
@@ -247,16 +248,24 @@ INSERT INTO memory_record (rank, device, component, ts_ns, allocated_bytes, rese
 SELECT $rank, 'NPU:' || int_or_null({device}), clean_text(s.value), int_or_null({ts}), int_or_null({allocated}),
        int_or_null({reserved}), int_or_null({active}), clean_text({stream})
 FROM stg_db_MEMORY_RECORD m LEFT JOIN stg_db_STRING_IDS s ON s.id = {component}
-WHERE clean_text(s.value) IS NOT NULL AND int_or_null({ts}) IS NOT NULL
+WHERE clean_text(s.value) IS NOT NULL AND int_or_null({ts}) >= 0
 """
 # The whole process's memory, which the text export writes as memory_record.csv's APP rows (its
 # reserved: HBM, or DDR on chips without HBM). Its other rows (type 'device') are not the process's.
+# A row with neither, or with a cell that is no byte count, is skipped: not 0 bytes.
 APP_ROWS = "FROM stg_db_NPU_MEM m JOIN stg_db_STRING_IDS s ON s.id = {type} WHERE s.value = 'app'"
 APP_MEMORY = """
 INSERT INTO memory_record (rank, device, component, ts_ns, reserved_bytes)
-SELECT $rank, 'NPU:' || int_or_null({device}), 'APP', int_or_null({ts}),
-       COALESCE(int_or_null({hbm}), 0) + COALESCE(int_or_null({ddr}), 0)
-""" + APP_ROWS + " AND int_or_null({ts}) IS NOT NULL"
+SELECT $rank, device, 'APP', ts, reserved
+FROM (SELECT 'NPU:' || int_or_null({device}) AS device, int_or_null({ts}) AS ts,
+             TRY_CAST(CAST(COALESCE(int_or_null({hbm}), 0) AS HUGEINT) + COALESCE(int_or_null({ddr}), 0) AS BIGINT)
+                 AS reserved,
+             (clean_text({hbm}) IS NULL OR int_or_null({hbm}) >= 0) AND (clean_text({ddr}) IS NULL
+                 OR int_or_null({ddr}) >= 0) AND COALESCE(clean_text({hbm}), clean_text({ddr})) IS NOT NULL AS given
+      """ + APP_ROWS + """)
+WHERE ts >= 0 AND given AND reserved IS NOT NULL
+"""
+# A size as the text loader takes it (operator_memory.py): its sign kept, none past 1e15 bytes.
 OP_MEMORY = """
 INSERT INTO operator_memory (rank, device, name, size_bytes, alloc_ns, release_ns, active_release_ns,
                              duration_ns, active_duration_ns, alloc_allocated_mb, alloc_reserved_mb,
@@ -269,32 +278,35 @@ SELECT $rank, 'NPU:' || int_or_null({device}), clean_text(s.value), int_or_null(
        int_or_null({release_allocated}) / 1048576, int_or_null({release_reserved}) / 1048576,
        int_or_null({release_active}) / 1048576, clean_text({stream})
 FROM stg_db_OP_MEMORY o LEFT JOIN stg_db_STRING_IDS s ON s.id = {name}
-WHERE clean_text(s.value) IS NOT NULL AND int_or_null({alloc}) IS NOT NULL AND int_or_null({size}) >= 0
+WHERE clean_text(s.value) IS NOT NULL AND int_or_null({alloc}) >= 0 AND amount(abs(int_or_null({size}))) IS NOT NULL
 """
 MODULE_MEMORY = """
 INSERT INTO npu_module_mem (rank, device, component, ts_ns, reserved_bytes)
 SELECT $rank, 'NPU:' || int_or_null({device}), clean_text(e.name), int_or_null({ts}), int_or_null({reserved})
 FROM stg_db_NPU_MODULE_MEM m LEFT JOIN stg_db_ENUM_MODULE e ON e.id = {module}
-WHERE clean_text(e.name) IS NOT NULL AND int_or_null({ts}) IS NOT NULL
+WHERE clean_text(e.name) IS NOT NULL AND int_or_null({ts}) >= 0
 """
-# Each: its table, the tables it joins, the canonical table it fills, the rows it reads (those not
-# inserted are skipped), and its columns by name.
+# Each: its table, the table its names are in, the canonical table it fills, the rows it reads
+# (those not inserted are skipped), its columns by name, and those it cannot do without (a table
+# without one, or without its names, is not loaded: its rows are skipped, and said).
 ALL_ROWS = "FROM stg_db_{table}"
 MEMORY_TABLES = (
-    ("MEMORY_RECORD", ("STRING_IDS",), "memory_record", MEMORY, ALL_ROWS, {
+    ("MEMORY_RECORD", "STRING_IDS", "memory_record", MEMORY, ALL_ROWS, {
         "component": "component", "ts": "timestamp", "allocated": "totalAllocated", "reserved": "totalReserved",
-        "active": "totalActive", "stream": "streamPtr", "device": "deviceId"}),
-    ("NPU_MEM", ("STRING_IDS",), "memory_record", APP_MEMORY, APP_ROWS, {
-        "type": "type", "ts": "timestampNs", "hbm": "hbm", "ddr": "ddr", "device": "deviceId"}),
-    ("OP_MEMORY", ("STRING_IDS",), "operator_memory", OP_MEMORY, ALL_ROWS, {
+        "active": "totalActive", "stream": "streamPtr", "device": "deviceId"}, ("component", "timestamp")),
+    ("NPU_MEM", "STRING_IDS", "memory_record", APP_MEMORY, APP_ROWS, {
+        "type": "type", "ts": "timestampNs", "hbm": "hbm", "ddr": "ddr", "device": "deviceId"},
+     ("type", "timestampNs", "hbm", "ddr")),
+    ("OP_MEMORY", "STRING_IDS", "operator_memory", OP_MEMORY, ALL_ROWS, {
         "name": "name", "size": "size", "alloc": "allocationTime", "release": "releaseTime",
         "active_release": "activeReleaseTime", "duration": "duration", "active_duration": "activeDuration",
         "alloc_allocated": "allocationTotalAllocated", "alloc_reserved": "allocationTotalReserved",
         "alloc_active": "allocationTotalActive", "release_allocated": "releaseTotalAllocated",
         "release_reserved": "releaseTotalReserved", "release_active": "releaseTotalActive",
-        "stream": "streamPtr", "device": "deviceId"}),
-    ("NPU_MODULE_MEM", ("ENUM_MODULE",), "npu_module_mem", MODULE_MEMORY, ALL_ROWS, {
-        "module": "moduleId", "ts": "timestampNs", "reserved": "totalReserved", "device": "deviceId"}),
+        "stream": "streamPtr", "device": "deviceId"}, ("name", "size", "allocationTime")),
+    ("NPU_MODULE_MEM", "ENUM_MODULE", "npu_module_mem", MODULE_MEMORY, ALL_ROWS, {
+        "module": "moduleId", "ts": "timestampNs", "reserved": "totalReserved", "device": "deviceId"},
+     ("moduleId", "timestampNs", "totalReserved")),
 )
 
 RANK_HAS_ROWS = "SELECT count(*) FROM {table} WHERE rank = ?"
@@ -404,8 +416,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         raise SourceError(f"unreadable SQLite file: {e}") from None
     # On failure the loader's rollback drops the staged tables with everything else.
     result = _map(con, path, ctx, cols, comm_tasks)
-    con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)",
-                    [[ctx.rank, path.name, t] for t in cols if t not in VIEWERS_TABLES])
+    con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)", [[ctx.rank, path.name, t] for t in cols])
     for t in list(cols) + ["steps", "device"]:
         con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
     return result
@@ -503,12 +514,20 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
     fills: Dict[str, bool] = {}  # memory_record is filled from two of the file's tables (APP's rows)
-    for table, joins, target, sql, read, names in MEMORY_TABLES:
-        if table not in cols or not set(joins) <= set(cols):
+    for table, names_in, target, sql, read, names, needed in MEMORY_TABLES:
+        if table not in cols:
             continue
         if target not in fills:
             fills[target] = fresh(target)
         if not fills[target]:
+            continue
+        lacking = [f"no {names_in} table to name them"] if names_in not in cols else []
+        lacking += [f"no {c} column" for c in needed if c not in cols[table]]
+        if lacking:
+            n = con.execute(f"SELECT count(*) FROM stg_db_{table}").fetchone()[0]
+            if n:
+                skipped += n
+                note = "; ".join(filter(None, [note, f"{table}'s {n:,} rows not loaded: {', '.join(lacking)}"]))
             continue
         fields = {k: col(cols[table], v) for k, v in names.items()}
         n = _insert(con, sql.format(**fields), rank)
