@@ -545,6 +545,49 @@ def test_a_table_joined_after_the_files_own_is_not_loaded(real, tmp_path):
     assert p.con.execute("SELECT count(*), count(DISTINCT start_ns) FROM kernels").fetchone() == (n, n)
 
 
+def test_two_kineto_traces_joined_in_one_file_load_the_first_and_say_the_second(real, tmp_path):
+    """`cat` of two ranks' traces: the second document's events had been read into the first's
+    rank, its own rank gone, with "1 event skipped" the only sign. Now the first loads whole, the
+    second is counted, and the file is not loaded whole (an error)."""
+    from npu_tui.profile.health import failed, health
+
+    docs = [gzip.decompress((real / KINETO / f"sampled_rank-{r}.json.gz").read_bytes()) for r in (0, 1)]
+    joined = tmp_path / "job" / "both.json"
+    joined.parent.mkdir()
+    joined.write_bytes(docs[0] + docs[1])
+    alone = tmp_path / "alone" / "rank0.json"
+    alone.parent.mkdir()
+    alone.write_bytes(docs[0])
+    p, want = load_profile(joined.parent), load_profile(alone.parent)
+    second = len(json.loads(docs[1])["traceEvents"])
+    rows, skipped, note = log_row(p, joined)[1:]
+    assert skipped == second and note == (f"a second trace from byte {len(docs[0]):,}: another trace joined to it "
+                                          f"(two traces in one file?), its {second:,} events not loaded")
+    assert p.ranks == want.ranks == [0]
+    sql = "SELECT count(*), sum(dur_ns), count(DISTINCT step) FROM kernels"
+    assert p.con.execute(sql).fetchone() == want.con.execute(sql).fetchone()
+    (item,) = failed(health(p))
+    assert item.file == str(joined) and "split the file where the second trace begins" in item.fix
+
+
+def test_a_trace_view_joined_to_itself_loads_once(real, tmp_path):
+    """The bare array of torch_npu's trace_view.json, twice: its events stage once."""
+    from npu_tui.profile.schema import connect
+    from npu_tui.profile.sources.chrome_trace import MalformedTrace, stage_trace
+
+    one = (real / L1 / "trace_view.json").read_bytes()
+    twice = tmp_path / "trace_view.json"
+    twice.write_bytes(one + b"\n" + one)
+    con = connect()
+    with pytest.raises(MalformedTrace):  # the fast read fails; the loader reads it again in salvage
+        stage_trace(con, twice, "stg_twice")
+    staged = stage_trace(con, twice, "stg_twice", salvage=True)
+    n = len(json.loads(one))
+    assert (staged.events + staged.untimed, staged.lost) == (n, n)
+    assert staged.note == (f"a second trace from byte {len(one) + 1:,}: another trace joined to it (two traces in "
+                           f"one file?), its {n:,} events not loaded")
+
+
 def test_the_header_is_found_again_at_any_chunk_size(tmp_path):
     """The scan reads a file in chunks: a header that starts in one and ends in another is found,
     where it starts (its byte order mark included), at a line's start or glued to a last row; a row

@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Pattern, Tuple
 from ..text import gap_words, path_text, rank_list
 from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
-from .sources.base import FEWER, MORE, ROWS_LOST
+from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
 from .sources.sqlite_export import VIEWERS_TABLES
@@ -47,6 +47,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"zero bytes inside it", "{name}: {note}", CORRUPT),
     (re.escape(JOINED), "{name}: {note}", "split the file where its header comes again, and open each "
      "part with the other files of its own run"),
+    (re.escape(JOINED_TRACE), "{name}: {note}", "split the file where the second trace begins, and open "
+     "each as a trace of its own"),
     (re.escape(ROWS_LOST), "{name} {note}", "the machine stopped before the file reached its disk: "
      "profile the run again (its other files may have lost their ends too)"),
     (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",
@@ -126,8 +128,9 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
 # is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
 # as one that gave nothing. (So is a kernel file another file shows rows short of, or over: KERNELS_OFF.)
 UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it|" + re.escape(ROWS_LOST))
-# A CSV holding a second table after its own (sources.csvfile): that one is not loaded.
-NOT_READ_ON = re.compile(re.escape(JOINED))
+# A CSV holding a second table after its own (sources.csvfile), a trace a second trace
+# (sources.chrome_trace): that one is not loaded.
+NOT_READ_ON = re.compile(re.escape(JOINED) + "|" + re.escape(JOINED_TRACE))
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)

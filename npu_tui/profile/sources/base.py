@@ -168,6 +168,10 @@ def kernels_fewer(n: int) -> str:
     return f"kernel_details.csv holds {n:,} kernel{'' if n == 1 else 's'} {FEWER}"
 
 
+# A trace file that goes on into a second trace (chrome_trace._lines): only the first is read.
+JOINED_TRACE = "another trace joined to it"
+
+
 # And the rows it holds more of than op_statistic.csv counts: rows twice, each counted twice.
 MORE = "more than this file"
 

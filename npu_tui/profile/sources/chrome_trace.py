@@ -28,6 +28,7 @@ events that still do not parse are dropped and counted.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -42,7 +43,8 @@ from typing import Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import BOM, inflate, locale_note, other_locale, read_head, refuse_utf16, trailing_zeros, zeros_note
+from .base import (BOM, JOINED_TRACE, inflate, locale_note, other_locale, read_head, refuse_utf16, trailing_zeros,
+                   zeros_note)
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -192,8 +194,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, zeros_said]))
         if span.start == span.end:
             raise EmptyTrace()
+        joined = None
         if salvage:
-            pieces, written, gbk, escaped = _lines(plain, span, Path(tmp))
+            pieces, written, gbk, escaped, joined = _lines(plain, span, Path(tmp), shape)
         else:
             pieces, written, gbk, escaped = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0
         # Salvage filters after the read: its count of what did not parse is of every event.
@@ -225,6 +228,10 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                                               "parse dropped, the rest kept"]))
     if gbk or escaped:
         staged.note = "; ".join(filter(None, [staged.note, locale_note(gbk + escaped, "event", gbk, escaped)]))
+    if joined is not None:
+        staged.lost += joined.events
+        staged.note = "; ".join(filter(None, [staged.note, f"a second trace from byte {joined.at:,}: {JOINED_TRACE} "
+                                              f"(two traces in one file?), its {joined.events:,} events not loaded"]))
     if staged.events == 0 and not where:  # filtered: told apart above
         raise EmptyTrace()
     if salvage and phases:
@@ -445,11 +452,26 @@ def _one_line(event: bytes) -> bytes:
     return STRING_OR_CONTROL.sub(fix, event)
 
 
-def _lines(path: Path, span: _Span, tmp: Path):
+# Where a second trace begins among the events (`cat a b > c`): its own traceEvents key, or, of a
+# bare array, the end of one array and the start of another (invalid in one JSON document, so only
+# looked for once the fast read has failed). Inside a string a key's quotes are escaped. The second
+# object begins after the last "}{" before its key: no comma between, so not inside one document.
+JOINED_AT = {"object": EVENTS_KEY, "array": re.compile(rb"\}\s*(\])\s*(\[)\s*\{")}
+DOCUMENTS_MEET = re.compile(rb"\}\s*\{")
+
+
+@dataclass
+class _Joined:
+    at: int  # the byte where the second trace's events begin
+    events: int  # its events, not loaded
+
+
+def _lines(path: Path, span: _Span, tmp: Path, shape: str):
     """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
-    events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN).
-    Split at event boundaries ("}, {"); a boundary inside a string only makes a bad line."""
-    out, written, gbk, escaped = [], 0, 0, 0
+    events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN,
+    a second trace joined on: _Joined or None). Split at event boundaries ("}, {"); a boundary
+    inside a string only makes a bad line. The events of a trace joined on are counted, not read."""
+    out, written, gbk, escaped, joined = [], 0, 0, 0, None
     with open(path, "rb") as f:
         f.seek(span.start)
         left, carry, piece = span.end - span.start, b"", 0
@@ -465,6 +487,18 @@ def _lines(path: Path, span: _Span, tmp: Path):
                 continue
             else:
                 carry = b""
+            second = JOINED_AT[shape].search(text)
+            if second is not None:
+                # where the first ends (its array's ']' or its object's '}' kept) and the second begins
+                if shape == "array":
+                    end, begin = second.end(1), second.start(2)
+                else:
+                    meets = list(DOCUMENTS_MEET.finditer(text, 0, second.start()))
+                    end, begin = (meets[-1].start() + 1, meets[-1].end() - 1) if meets else (second.start(),) * 2
+                at = span.end - left - len(carry) - len(text) + begin
+                joined = _Joined(at, _count_events(f, text[begin:] + carry, left))
+                text = _until_closed(text[:end])
+                left, carry = 0, b""
             events = EVENT_BOUNDARY.split(text)
             # the split takes each event's closing brace with the comma after it, but the last one's
             events = [e + b"}" for e in events[:-1]] + events[-1:]
@@ -481,7 +515,33 @@ def _lines(path: Path, span: _Span, tmp: Path):
             written += len(lines)
             out.append(name)
             piece += 1
-    return out, written, gbk, escaped
+    return out, written, gbk, escaped, joined
+
+
+def _until_closed(text: bytes) -> bytes:
+    """``text``, the events before a second trace, up to the first trace's last event: cut at the
+    first ']' that ends a whole event (the list's end: a ']' inside an event ends none). As it is
+    where none does (its last event then fails to parse, and is counted)."""
+    starts = [0] + [m.end() for m in EVENT_BOUNDARY.finditer(text)]
+    for close in CLOSE.finditer(text):
+        begin = starts[bisect.bisect_right(starts, close.start()) - 1]
+        if _one_event(text[begin:close.start()].rstrip()):
+            return text[:close.start()].rstrip()
+    return text
+
+
+def _count_events(f, text: bytes, left: int) -> int:
+    """The events in ``text`` and the ``left`` bytes of ``f`` after it: one "ph" key each."""
+    n = text.count(b'"ph"')
+    tail = text[-3:]
+    while left > 0:
+        block = f.read(min(COPY_CHUNK, left))
+        if not block:
+            break
+        left -= len(block)
+        n += (tail + block).count(b'"ph"')
+        tail = block[-3:]
+    return n
 
 
 def _other_locale(event: bytes) -> Tuple[Optional[bytes], bool]:
