@@ -1258,6 +1258,28 @@ def test_rank_folders_below_the_others_are_said(real, tmp_path):
     assert discover(run / "node2").ranks[0].rank == 1  # each opens on its own
 
 
+def test_msprof_and_trace_folders_below_the_others_are_said(real, tmp_path):
+    """A device's PROF_* folder, or a rank's traces, in a folder beside the others: its rank was
+    gone from a report that said nothing (a Kineto job only said to copy the ranks' folders)."""
+    from npu_tui.profile.health import health
+
+    prof = real / "mindinsight-msprof-2dev-hccl"
+    first, second = sorted(prof.glob("PROF_*"))
+    shutil.copytree(first, tmp_path / "msprof" / first.name)
+    shutil.copytree(second, tmp_path / "msprof" / "later" / second.name)
+    for r, where in ((0, tmp_path / "traces"), (1, tmp_path / "traces" / "sub")):
+        where.mkdir(parents=True, exist_ok=True)
+        shutil.copy(real / KINETO / f"sampled_rank-{r}.json.gz", where)
+    for opened, folder, said in (("msprof", f"later/{second.name}", "a rank folder below the others"),
+                                 ("traces", "traces/sub", "profiler files in a folder below the others")):
+        p = load_profile(tmp_path / opened)
+        assert p.ranks == [0]
+        items = [(i.severity, i.what) for i in health(p) if "below the others" in i.what]
+        assert items == [("warning", f"{folder}: {said}, not loaded")]
+    assert not [i for i in health(load_profile(prof)) if "below" in i.what]
+    assert not [i for i in health(load_profile(real / KINETO)) if "below" in i.what]
+
+
 def test_node_folders_of_one_job_open_as_one(real, tmp_path):
     """A job run on two machines, gathered a folder per node (nodes/node1/rank…, nodes/node2/rank…),
     is one job when every rank states its id and none twice. The runs of one job side by side (a

@@ -714,20 +714,23 @@ def _beside(folder: Path, modules: List[ModuleType], what: str = "the rank folde
 
 
 BELOW = "a rank folder below the others"
+FILES_BELOW = "profiler files in a folder below the others"
 NODE_CLUSTER = "msprof-analyze's outputs of one node's ranks, not loaded: they are not the job's"
 
 
-def _ranks_below(folders: List[Path]) -> List[Tuple[Path, str]]:
+def _ranks_below(folders: List[Path], prof: bool = False) -> List[Tuple[Path, str]]:
     """Rank folders right inside ``folders`` (a rank folder copied into another with ``cp -r``, or
-    a node's folder beside the rank folders): not loaded, as they may be another run's, and said;
-    they were passed over without a word, and the job looked whole without them. Told by name
-    alone, one listing each: discovery runs at every open, and a checkpoint or dataset folder
-    beside the ranks may hold many thousands of entries."""
+    a node's folder beside the rank folders), and with ``prof`` msprof's PROF_* folders (beside
+    PROF_* folders; a torch_npu rank folder holds its own): not loaded, as they may be another
+    run's, and said; they were passed over without a word, and the job looked whole without them.
+    Told by name alone, one listing each: discovery runs at every open, and a checkpoint or dataset
+    folder beside the ranks may hold many thousands of entries."""
     found = []
     for folder in folders:
         try:
             with os.scandir(folder) as entries:
-                names = sorted(e.name for e in entries if e.name.endswith(RANK_DIR_SUFFIXES))
+                names = sorted(e.name for e in entries
+                               if e.name.endswith(RANK_DIR_SUFFIXES) or (prof and e.name.startswith("PROF_")))
         except OSError:
             continue
         found += [(folder / n, f"{BELOW}, not loaded") for n in names
@@ -900,14 +903,19 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         return Discovery(path, "cluster", ranks,
                          problems=unparsed + _info_problems(ranks) + _around_ranks(path, subdirs, modules))
     if profs:
+        below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR], prof=True)
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
-                         problems=_beside(path, modules, "the PROF_* folders"))
+                         problems=_beside(path, modules, "the PROF_* folders") + below)
     # (by its parent's own name: `device_0` or `../device_0` opened from a folder names none)
     if path.name.startswith("device_") and Path(os.path.abspath(path)).parent.name.startswith("PROF_"):
         return Discovery(path, "msprof", [s for s in _msprof_sources(path.parent, modules) if s.root == path])
     loose = _loose_sources(path, modules)
     if loose:
-        return Discovery(path, "output", loose)
+        # Traces of more ranks one folder down (each node's, gathered into a folder of its own):
+        # not loaded, as they may be another run's, and said; the job looked whole without them.
+        below = [(d, f"{FILES_BELOW}, not loaded") for d in subdirs if d.name != CLUSTER_DIR
+                 and not _loops_back(d) and any(_group(_files(d), modules).values())]
+        return Discovery(path, "output", loose, problems=below)
 
     hint = _candidates(path, modules)
     nodes, apart = _node_folders(path, hint, modules)

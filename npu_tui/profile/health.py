@@ -67,6 +67,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "opened, for the whole job's"),
     (r"^a rank folder below the others", "{folder}: {note}", "if it is a rank of this job, move it beside "
      "the others; if another run's, open it on its own"),
+    (r"^profiler files in a folder below the others", "{folder}: {note}", "if they are ranks of this job, "
+     "move them beside the others; if another run's, open that folder on its own"),
     (r"^not a distributed run \(rank_id", "{folder}: {note}", "open each run's folder on its own; its "
      "cross-rank figures compare separate runs"),
     (r"^not a distributed run", "{name}: {note}", "open each trace on its own; the cross-rank figures "
