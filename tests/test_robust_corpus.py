@@ -1280,6 +1280,21 @@ def test_msprof_and_trace_folders_below_the_others_are_said(real, tmp_path):
     assert not [i for i in health(load_profile(real / KINETO)) if "below" in i.what]
 
 
+def test_ranks_that_disagree_on_the_world_size_are_said(real, tmp_path):
+    """Two traces whose distributedInfo give two jobs' sizes: the larger had been taken for the
+    job's, the other passed over."""
+    from npu_tui.profile.health import health
+
+    shutil.copy(real / KINETO / "sampled_rank-0.json.gz", tmp_path)
+    one = gzip.decompress((real / KINETO / "sampled_rank-1.json.gz").read_bytes())
+    assert b'"rank": 1, "world_size": 128' in one
+    (tmp_path / "sampled_rank-1.json.gz").write_bytes(gzip.compress(one.replace(b'"world_size": 128', b'"world_size": 2')))
+    said = [(i.severity, i.what) for i in health(load_profile(tmp_path)) if "world size" in i.what and "disagree" in i.what]
+    assert said == [("warning", "the ranks disagree on the job's world size (rank 1 says 2; rank 0 says 128): traces of "
+                                "more than one job?")]
+    assert not [i for i in health(load_profile(real / KINETO)) if "disagree" in i.what]
+
+
 def test_node_folders_of_one_job_open_as_one(real, tmp_path):
     """A job run on two machines, gathered a folder per node (nodes/node1/rank…, nodes/node2/rank…),
     is one job when every rank states its id and none twice. The runs of one job side by side (a

@@ -235,6 +235,14 @@ ORDER BY rank, model
 ITERATION_FILES = ("^(?:" + "|".join(re.escape(p) for p in (*MSPROF_PREFIXES, *SPLIT_PREFIXES))
                    + r")\d+_(\d+)_(\d+)\.json$")
 MISSING_ITERATION_FIX = "copy the device's timeline folder again, with every iteration's files"
+# The world sizes the ranks' files state (Kineto's distributedInfo), with the ranks that state each.
+WORLD_SIZES = """
+SELECT world_size, list(rank ORDER BY rank) FROM ranks
+WHERE world_size IS NOT NULL AND NOT list_contains($other_run::INTEGER[], rank)
+GROUP BY world_size ORDER BY world_size
+"""
+WORLD_SIZES_FIX = ("open each job's files on their own; the cross-rank figures compare the ranks loaded here as "
+                   "one job's")
 MISSING_TABLE_FIX = "copy the rank's {db} again from where the profiler wrote it; if it is the same there, export it again"
 MISSING_FILE_PARSING = ("if its parse is still running (its raw PROF_* data is there, no analyse.done), open it "
                         "again once the parse has finished; else ")
@@ -376,6 +384,11 @@ def health(profile) -> List[HealthItem]:
             "warning", None, where,
             f"partial rank set: the traces give the job {world} ranks (its world size); "
             f"{held} of them loaded", PARTIAL_FIX, 0))
+    sizes = profile.con.execute(WORLD_SIZES, other_run).fetchall()
+    if len(sizes) > 1:
+        said = "; ".join(f"{rank_list(ranks)} {'says' if len(ranks) == 1 else 'say'} {size}" for size, ranks in sizes)
+        items.append(HealthItem("warning", None, where, f"the ranks disagree on the job's world size ({said}): "
+                                "traces of more than one job?", WORLD_SIZES_FIX, 0))
     items += _cluster_mismatch(profile)
     # One order for the report, the Overview and the health screen: errors, warnings, then what was
     # left out by design; within each, the most rows lost first, then the profile's own items, then
