@@ -109,8 +109,13 @@ SELECT ph, name, cat, pid, tid,
 # thread and double its time.
 STAGE_ARRAY = (
     "CREATE OR REPLACE TEMP TABLE {table}_rows AS" + EVENT_SELECT
-    + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true){where}"
+    + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true, "
+    "maximum_object_size = {max_object}){where}"
 )
+# An event is read with DuckDB's room for one (16 MiB), and where one is bigger (a string of
+# megabytes in its args) the file is read again one event a line (salvage) with room for 256 MiB:
+# buffers that wide cost every read memory.
+FIRST_OBJECT, MAX_OBJECT = 16 << 20, 256 << 20
 # records: with one column DuckDB would otherwise take each whole element for its value.
 COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
                "columns = {'ph': 'VARCHAR'}, ignore_errors = true)")
@@ -205,13 +210,13 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         where = f" WHERE ph IN ({kept})" if phases and not salvage else ""
         try:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
-                                           where=where),
+                                           where=where, max_object=MAX_OBJECT if salvage else FIRST_OBJECT),
                         {"paths": paths, "columns": ARRAY_COLUMNS, "base_ns": span.base_ns})
         except (duckdb.OutOfMemoryException, duckdb.InterruptException):
             raise  # not the file's fault: the loader tries it again, or was stopped (loader._load_file)
         except duckdb.Error as e:
             reason = _reason(e)
-            salvageable = reason.startswith(("malformed JSON", "not UTF-8"))
+            salvageable = reason.startswith(("malformed JSON", "not UTF-8")) or (reason == TOO_BIG and not salvage)
             raise (MalformedTrace if salvageable else SourceError)(reason) from None
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
@@ -564,6 +569,9 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
+TOO_BIG = f"an event over {MAX_OBJECT >> 20} MiB of JSON"
+
+
 def _reason(e: duckdb.Error) -> str:
     """DuckDB's message without the file path and the hints, in one line."""
     text = str(e).strip()
@@ -572,7 +580,7 @@ def _reason(e: duckdb.Error) -> str:
     if "UTF-8" in line:
         return "not UTF-8 text" + (f" (event {where.group(1)})" if where else "")
     if "maximum_object_size" in line:
-        return "trace too large to read as one JSON object (over 4 GiB)"
+        return TOO_BIG
     if where:
         return f"malformed JSON in event {where.group(1)}: {where.group(2)}"
     return "unreadable JSON: " + line.split(" Error: ", 1)[-1]
