@@ -570,13 +570,13 @@ def test_two_kineto_traces_joined_in_one_file_load_the_first_and_say_the_second(
     assert item.file == str(joined) and "split the file where the second trace begins" in item.fix
 
 
-def test_an_event_over_16_mib_loads_with_the_others(real, tmp_path):
-    """A 17 MiB string in one event's args: past DuckDB's default room for one JSON value, it had
-    failed the whole trace, said as a trace "over 4 GiB"."""
+def test_an_event_over_32_mib_loads_with_the_others(real, tmp_path):
+    """A 33 MiB string in one event's args: past DuckDB's default room for one JSON value (16 MiB,
+    read in buffers of twice that), it had failed the whole trace, said as a trace "over 4 GiB"."""
     doc = json.loads(gzip.decompress((real / KINETO / "sampled_rank-0.json.gz").read_bytes()))
     want = load_profile(real / KINETO / "sampled_rank-0.json.gz")
     doc["traceEvents"].insert(0, {"ph": "i", "s": "t", "name": "note", "pid": 0, "tid": 0, "ts": 0,
-                                  "args": {"text": "x" * (17 << 20)}})
+                                  "args": {"text": "x" * (33 << 20)}})
     big = tmp_path / "rank0.json"
     big.write_text(json.dumps(doc))
     p = load_profile(big)

@@ -112,9 +112,9 @@ STAGE_ARRAY = (
     + "FROM read_json($paths, format = '{format}', columns = $columns, ignore_errors = true, "
     "maximum_object_size = {max_object}){where}"
 )
-# An event is read with DuckDB's room for one (16 MiB), and where one is bigger (a string of
-# megabytes in its args) the file is read again one event a line (salvage) with room for 256 MiB:
-# buffers that wide cost every read memory.
+# An event is read with DuckDB's room for one (its default, 16 MiB, read in buffers of twice that),
+# and where one is bigger (a string of megabytes in its args) the file is read again one event a
+# line (salvage) with room for 256 MiB: buffers that wide cost every read memory.
 FIRST_OBJECT, MAX_OBJECT = 16 << 20, 256 << 20
 # records: with one column DuckDB would otherwise take each whole element for its value.
 COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
