@@ -530,7 +530,7 @@ def _until_closed(text: bytes) -> bytes:
     starts = [0] + [m.end() for m in EVENT_BOUNDARY.finditer(text)]
     for close in CLOSE.finditer(text):
         begin = starts[bisect.bisect_right(starts, close.start()) - 1]
-        if _one_event(text[begin:close.start()].rstrip()):
+        if _one_event(text[begin:close.start()].strip()):
             return text[:close.start()].rstrip()
     return text
 
