@@ -570,6 +570,30 @@ def test_two_kineto_traces_joined_in_one_file_load_the_first_and_say_the_second(
     assert item.file == str(joined) and "split the file where the second trace begins" in item.fix
 
 
+def test_a_single_trace_read_in_salvage_is_no_joined_one(real, tmp_path):
+    """What a join looks like, inside one trace's events (a string holding "}] [{", args holding
+    a key traceEvents of their own), read event by event for a raw control character: every
+    event loads, nothing is said joined (a review found 3 of 10,112 events loaded)."""
+    from npu_tui.profile.schema import connect
+    from npu_tui.profile.sources.chrome_trace import MalformedTrace, stage_trace
+
+    events = json.loads((real / L1 / "trace_view.json").read_bytes())
+    events[5]["args"] = {"note": "x}] [{y", "traceEvents": [1, 2]}
+    array = tmp_path / "trace_view.json"
+    array.write_bytes(json.dumps(events).replace("x}] [{y", "x}] [{y\x01").encode())  # a raw control character
+    doc = json.loads(gzip.decompress((real / KINETO / "sampled_rank-0.json.gz").read_bytes()))
+    doc["traceEvents"][5]["args"] = {"traceEvents": [1, 2], "name": "a-b"}
+    obj = tmp_path / "kineto.json"
+    obj.write_bytes(json.dumps(doc).replace('"a-b"', '"a\x01b"').encode())
+    con = connect()
+    for path, n in ((array, len(events)), (obj, len(doc["traceEvents"]))):
+        assert b"\x01" in path.read_bytes()
+        with pytest.raises(MalformedTrace):
+            stage_trace(con, path, "stg_one")
+        staged = stage_trace(con, path, "stg_one", salvage=True)
+        assert (staged.events + staged.untimed, staged.lost, staged.note) == (n, 0, "")
+
+
 def test_an_event_over_32_mib_loads_with_the_others(real, tmp_path):
     """A 33 MiB string in one event's args: past DuckDB's default room for one JSON value (16 MiB,
     read in buffers of twice that), it had failed the whole trace, said as a trace "over 4 GiB"."""

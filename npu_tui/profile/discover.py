@@ -738,6 +738,18 @@ def _ranks_below(folders: List[Path], prof: bool = False) -> List[Tuple[Path, st
     return found
 
 
+# How many of a folder's files are looked into to tell whether it holds profiler files: a dataset
+# or checkpoint folder beside the traces may hold many thousands, and discovery runs at every open.
+FILES_LOOKED_AT = 64
+
+
+def _holds_profile_files(folder: Path, modules: List[ModuleType]) -> bool:
+    """Whether ``folder`` holds a file a loader reads: by its name (trace, CSV or db), the first
+    FILES_LOOKED_AT of them by their heads."""
+    named = [p for p in _entries(folder) if p.name.endswith(FILE_SUFFIXES)][:FILES_LOOKED_AT]
+    return any(_is_file(p) and classify(p, modules) for p in named)
+
+
 def _loops_back(p: Path) -> bool:
     """A link to the folder it is in, or to one above it: the same ranks again, not more (_dirs)."""
     if not p.is_symlink():
@@ -914,7 +926,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         # Traces of more ranks one folder down (each node's, gathered into a folder of its own):
         # not loaded, as they may be another run's, and said; the job looked whole without them.
         below = [(d, f"{FILES_BELOW}, not loaded") for d in subdirs if d.name != CLUSTER_DIR
-                 and not _loops_back(d) and any(_group(_files(d), modules).values())]
+                 and not _loops_back(d) and _holds_profile_files(d, modules)]
         return Discovery(path, "output", loose, problems=below)
 
     hint = _candidates(path, modules)

@@ -444,7 +444,9 @@ def _write_piece(path: Path, piece: Path, first: int, end: int) -> None:
 
 CONTROL = re.compile(rb"[\x00-\x1f]")
 # A JSON string, or a run of control characters outside one (line breaks of pretty-printed JSON).
-STRING_OR_CONTROL = re.compile(rb'"(?:[^"\\]|\\.)*"|[\x00-\x1f]+', re.S)
+# Unrolled ("[^"\\]*" runs, then an escape): the alternation form kept backtracking state for each
+# character, 5 GB for an event of 40 MiB.
+STRING_OR_CONTROL = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\x00-\x1f]+', re.S)
 
 
 def _one_line(event: bytes) -> bytes:
@@ -492,14 +494,9 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
                 continue
             else:
                 carry = b""
-            second = JOINED_AT[shape].search(text)
+            second = _second_trace(text, shape)
             if second is not None:
-                # where the first ends (its array's ']' or its object's '}' kept) and the second begins
-                if shape == "array":
-                    end, begin = second.end(1), second.start(2)
-                else:
-                    meets = list(DOCUMENTS_MEET.finditer(text, 0, second.start()))
-                    end, begin = (meets[-1].start() + 1, meets[-1].end() - 1) if meets else (second.start(),) * 2
+                end, begin = second
                 at = span.end - left - len(carry) - len(text) + begin
                 joined = _Joined(at, _count_events(f, text[begin:] + carry, left))
                 text = _until_closed(text[:end])
@@ -521,6 +518,23 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
             out.append(name)
             piece += 1
     return out, written, gbk, escaped, joined
+
+
+def _second_trace(text: bytes, shape: str) -> Optional[Tuple[int, int]]:
+    """Where in ``text`` a first trace ends (its array's ']' or its object's '}' kept) and a second
+    begins, or None. A match inside a string of one trace (an event's args holding "}] [{", or a
+    key traceEvents of its own) is none: a second array's first event must be whole, and a second
+    object must meet the first ("}{", no comma) before its key."""
+    for m in JOINED_AT[shape].finditer(text):
+        if shape == "array":
+            first = EVENT_BOUNDARY.search(text, m.start(2))
+            if _one_event(text[m.start(2) + 1:first.start() + 1 if first else len(text)].strip().rstrip(b"]").strip()):
+                return m.end(1), m.start(2)
+            continue
+        meets = list(DOCUMENTS_MEET.finditer(text, 0, m.start()))
+        if meets:
+            return meets[-1].start() + 1, meets[-1].end() - 1
+    return None
 
 
 def _until_closed(text: bytes) -> bytes:
