@@ -537,4 +537,4 @@ def failed(items: List[HealthItem]) -> List[HealthItem]:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
