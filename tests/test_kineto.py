@@ -295,6 +295,38 @@ def test_keys_after_the_events_are_read_as_well_as_before(real, tmp_path, gz):
     assert p.con.execute("SELECT max(world_size) FROM ranks").fetchone() == (4,)
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_text_appended_after_a_whole_trace_is_set_aside_not_taken_for_a_cut(real, tmp_path, gz):
+    """A log line appended to a trace (`>> trace.json`) follows a whole document: every event
+    loads and the run is complete. It had read as a cut ("1 event skipped", the run incomplete,
+    exit 2) though nothing was lost."""
+    data = gzip.open(real / ALEXNET).read()
+    text = data + b"\nINFO profiler: trace written\r\n"
+    path = tmp_path / ("w.1700000000001.pt.trace.json" + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(text) if gz else text)
+    p = load_profile(tmp_path)
+    want = load_profile(real / ALEXNET).con.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone()
+    assert p.con.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone() == want
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert skipped == 0 and note == ('30 bytes after the trace\'s end, starting "INFO profiler: trace written": '
+                                     'not part of it (text appended to the file?), ignored')
+    items = health(p)
+    assert not failed(items) and [i.severity for i in items if i.file == str(path)] == ["warning"]
+
+
+def test_a_list_in_the_last_event_is_not_taken_for_the_end_before_appended_text(real, tmp_path):
+    """A ']' inside the last event (its args' list) ends a document early too, but what follows
+    it goes on as JSON does (',' '}' ']'): the events' own ']' is the end, in an array or an object."""
+    evs = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": 10.0 * i, "dur": 5.0,
+            "args": {"device": 0, "grid": [1, 2, 3]}} for i in range(4)]
+    for doc in (evs, {"traceEvents": evs, "displayTimeUnit": "ms"}):
+        path = tmp_path / "w.1700000000001.pt.trace.json"
+        path.write_bytes(json.dumps(doc).encode() + b"\nlast line [1] of a log\n")
+        staged = stage_trace(connect(), path, "stg_after", phases=kineto.PHASES)
+        assert (staged.events, staged.lost, staged.cut) == (4, 0, False)
+        assert staged.note.startswith('23 bytes after the trace\'s end, starting "last line [1] of a log"')
+
+
 def test_a_gpu_trace_cut_before_its_device_events_says_so_not_to_profile_the_device(real, tmp_path, capsys):
     """torch writes a trace's device events after its CPU ops: cut early, a GPU trace holds none.
     The advice was to profile with ProfilerActivity.CUDA, and the report said "No rule fired"."""

@@ -196,7 +196,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
                            f"{size - zeros - span.end} bytes of an unfinished one")
-        staged.note = "; ".join(filter(None, [staged.note, zeros_said]))
+        after = (f"{span.after:,} bytes after the trace's end, starting \"{span.after_head}\": not part of it "
+                 "(text appended to the file?), ignored" if span.after else "")
+        staged.note = "; ".join(filter(None, [staged.note, zeros_said, after]))
         if span.start == span.end:
             raise EmptyTrace()
         joined = None
@@ -317,6 +319,9 @@ class _Span:
     devices: Optional[list] = None
     # cut just after an event's closing brace: no event is cut in two (what was to follow is unknown)
     at_event_end: bool = False
+    # text after the document's end (a log line appended to the file): its size, and how it starts
+    after: int = 0
+    after_head: str = ""
 
 
 def _span(path: Path, shape: str, size: int) -> _Span:
@@ -351,11 +356,16 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         # (an object whose own closing brace alone is missing still holds every event and key)
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
             ({} if rest.strip() == b"" else None)
+        after = b""
+        if meta is None:
+            meta, after = _meta_then_text(prefix, rest)
         if meta is not None:
-            found = close, meta
+            found = close, meta, after
     if found is not None:
-        close, meta = found
-        return _Span(start, tail_at + close, False, *_kineto_meta(meta))
+        close, meta, after = found
+        head = "".join(c if c.isprintable() else "?" for c in after[:200].decode("utf-8", "replace").split("\n")[0].rstrip())
+        return _Span(start, tail_at + close, False, *_kineto_meta(meta), after=len(after),
+                     after_head=head if len(head) <= 40 else head[:40] + "…")
     # No end: the file was cut. The events end after the last complete one, which is the last
     # one in the file when the cut fell just after it (only the list's or the object's end lost).
     bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
@@ -389,6 +399,27 @@ def _meta(prefix: bytes, rest: bytes):
     return value if isinstance(value, dict) else None
 
 
+def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
+    """The object without its events (of an array: {}) and the text after its end, where a whole
+    document is followed by what no JSON document holds there (a log line appended to the file);
+    (None, b"") otherwise. A ']' inside the last event makes a document that ends early too, but
+    what follows it then goes on as JSON does after a value: with ',', '}' or ']'."""
+    meta: Optional[dict] = {}
+    after = rest.lstrip()
+    if prefix is not None:
+        try:
+            text = (prefix + b'"traceEvents": []' + rest).decode("utf-8").lstrip()  # raw_decode starts at a value
+            meta, end = json.JSONDecoder().raw_decode(text)
+        except ValueError:
+            return None, b""
+        if not isinstance(meta, dict):
+            return None, b""
+        after = text[end:].encode("utf-8").lstrip()
+    if not after or after[:1] in (b",", b"}", b"]"):
+        return None, b""
+    return meta, after
+
+
 def _kineto_meta(meta: dict):
     """baseTimeNanoseconds, distributedInfo and deviceProperties, wherever in the object they are."""
     base = str(meta.get("baseTimeNanoseconds") or "").strip()
@@ -403,7 +434,7 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:
     the zero bytes ending it, none)."""
     total = span.end - span.start
     count = max(1, min(os.cpu_count() or 1, total // PIECE_BYTES))
-    if count == 1 and shape == "array" and not span.cut and not zeros:
+    if count == 1 and shape == "array" and not span.cut and not zeros and not span.after:
         return [path]
     parts = []  # (first byte, end byte) of each piece's events
     begin = span.start
