@@ -179,6 +179,25 @@ def test_kernels_and_hccl_ops_match_the_timeline(real, sample):
         assert sorted(s for _, s, _ in comm) == sorted(int(round(e["ts"] * 1000)) for e in hccl)
 
 
+def test_a_comm_process_named_communication_as_newer_cann_names_it(real, tmp_path, sample):
+    """Newer CANN names the collective ops' process Communication, not HCCL: its ops are the same
+    kernels (every one had been dropped without a word, and the rank's comm read as none). The
+    hccl_* splits, which hold no other process, load in place of a merged file that is gone."""
+    copy = tmp_path / SAMPLE
+    shutil.copytree(real / SAMPLE, copy)
+    for f in copy.glob("PROF_*/device_*/timeline/*.json"):
+        data = f.read_bytes()
+        f.write_bytes(data.replace(b'"args": {"name": "HCCL"}', b'"args": {"name": "Communication"}'))
+        assert (data != f.read_bytes()) == (f.name.startswith(("msprof_", "hccl_")))
+    (dev,) = [d for d in device_dirs(tmp_path) if d.name == "device_0"]
+    (dev / "timeline" / "msprof_0_2_5.json").unlink()
+    p = load_profile(copy, cache=False)
+    q = "SELECT rank, name, start_ns, dur_ns, core FROM kernels ORDER BY ALL"
+    got = p.con.execute(q).fetchall()
+    assert got == sample.con.execute(q).fetchall()
+    assert len([k for k in got if k[4] == "HCCL"]) == 20
+
+
 def test_steps_come_from_the_iteration_ranges(real, sample):
     dev = device_dirs(real)[0]
     iters = [e for e in events(next((dev / "timeline").glob("step_trace_*.json")))

@@ -82,6 +82,22 @@ def test_bare_trace_gives_the_kernels_of_kernel_details(real, tmp_path, level, r
     assert Counter(st for *_, st in got) == Counter(int(r["Step Id"]) for r in kd)
 
 
+def test_a_comm_process_named_communication_gives_the_same_kernels(real, tmp_path):
+    """Newer CANN names the collective ops' process Communication (torch_npu passes msprof's
+    timeline through): its hcom_* ops are kernels as under HCCL. They had been dropped without a
+    word: 106 ms of comm gone, and the findings blamed an idle device."""
+    out = real / LEVELS / "level1/rank0_ascend_pt" / OUT
+    data = (out / "trace_view.json").read_bytes()
+    assert data.count(b'"args": {"name": "HCCL"}') == 1  # the process_name metadata
+    d = tmp_path / "renamed"
+    d.mkdir()
+    (d / "trace_view.json").write_bytes(data.replace(b'"args": {"name": "HCCL"}', b'"args": {"name": "Communication"}'))
+    q = "SELECT name, start_ns, dur_ns, core, stream_id, step FROM kernels ORDER BY ALL"
+    got = load_profile(d).con.execute(q).fetchall()
+    assert got == load_profile(bare(tmp_path, out / "trace_view.json")).con.execute(q).fetchall()
+    assert [k[3] for k in got].count("HCCL") == 4
+
+
 @pytest.mark.parametrize("level,rank", [("level1", 0), ("level1", 1), ("level0", 0)])
 def test_overlap_lanes_sum_to_step_trace_time(real, tmp_path, level, rank):
     out = real / LEVELS / level / f"rank{rank}_ascend_pt" / OUT

@@ -75,6 +75,11 @@ CREATE OR REPLACE MACRO type_from_name(n) AS
          THEN regexp_extract(regexp_replace(n, '(_[0-9]*)+$', ''), '([^_]+)$', 1)
          ELSE regexp_replace(n, '[0-9]+$', '') END;
 
+-- The timeline process that holds the collective ops: HCCL in older exports, Communication in
+-- newer CANN's (msprof's own trace and the trace_view.json torch_npu passes it through to); each
+-- has a thread of ops per group and "Plane N" threads of their tasks.
+CREATE OR REPLACE MACRO comm_process(p) AS p IN ('HCCL', 'Communication');
+
 -- The step a `ProfilerStep#N` range marks (what prof.step() records), NULL for any other name.
 CREATE OR REPLACE MACRO profiler_step(n) AS
     CASE WHEN regexp_full_match(n, 'ProfilerStep#[0-9]+') THEN TRY_CAST(regexp_extract(n, '#([0-9]+)$', 1) AS INTEGER) END;

@@ -6,8 +6,8 @@ Processes, told apart by ``process_name``:
 - ``Ascend Hardware``: device tasks per stream; the ones named after an operator are kernels (the
   rest carry their task type as name: NOTIFY_WAIT, MEMCPY_ASYNC...); ``Iteration N`` ranges
   (cat ``Iteration Time``) give the step.
-- ``HCCL``: collective ops on the communication thread(s); the ``Plane N`` threads hold their
-  notify/memcpy sub-tasks, which are not kernels.
+- ``HCCL`` (``Communication`` in newer CANN): collective ops on the communication thread(s); the
+  ``Plane N`` threads hold their notify/memcpy sub-tasks, which are not kernels.
 - ``Overlap Analysis``: one lane per thread. Processes labelled CPU (``CANN``): host events.
 
 Kernels are written only when no other source (op_summary_*.csv) gave any for the rank.
@@ -42,7 +42,7 @@ FOR_SPLITS = "not loaded for its splits beside it"
 ITERATION = re.compile(r"_\d+_\d+_\d+\.json$")
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
-_MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Step Trace|Overlap Analysis)"')
+_MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Communication|Step Trace|Overlap Analysis)"')
 _TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function)"')
 
 EVENTS = """
@@ -82,14 +82,14 @@ SELECT $rank, $device_id,
        COALESCE(nullif(regexp_extract(k.name, '/([^/]+?)-op[0-9]+[^/]*$', 1), ''), type_from_name(k.name)),
        k.core, k.ts_ns, k.dur_ns, k.stream_id, k.task_id, 'msprof_timeline'
 FROM (SELECT name, ts_ns, dur_ns,
-             CASE WHEN pname = 'HCCL' THEN 'HCCL' ELSE clean_text(args->>'Task Type') END AS core,
+             CASE WHEN comm_process(pname) THEN 'HCCL' ELSE clean_text(args->>'Task Type') END AS core,
              int_or_null(COALESCE(args->>'Stream Id', args->>'stream id')) AS stream_id,
              int_or_null(COALESCE(args->>'Task Id', args->>'task id')) AS task_id
       FROM msp_event
       WHERE name IS NOT NULL AND cat IS NULL
         AND ((pname = 'Ascend Hardware' AND name IS DISTINCT FROM args->>'Task Type'
               AND NOT regexp_full_match(name, '[A-Z][A-Z0-9_]*'))
-             OR (pname = 'HCCL' AND NOT starts_with(COALESCE(tname, ''), 'Plane')))) k
+             OR (comm_process(pname) AND NOT starts_with(COALESCE(tname, ''), 'Plane')))) k
 """
 
 LANES = """

@@ -4,8 +4,8 @@ Processes are told apart by their ``process_name`` metadata (pids are arbitrary 
 - ``Ascend Hardware``: device tasks, one thread per stream. Tasks that ran an operator carry its name;
   the others are named by their task type (MEMCPY_ASYNC, EVENT_RECORD, SDMA, Notify Wait, Write Value),
   which is how kernel_details.csv leaves them out too.
-- ``HCCL``: ``hcom_*`` collective ops on the communication thread, and their Notify/Memcpy sub-tasks
-  on the Plane threads (not kernels).
+- ``HCCL`` (``Communication`` in newer CANN): ``hcom_*`` collective ops on the communication thread,
+  and their Notify/Memcpy sub-tasks on the Plane threads (not kernels).
 - ``Overlap Analysis``: one thread per lane (Computing, Communication, ...).
 - host processes (labelled CPU: ``Python``, ``CANN``): cpu ops, python functions, ``ProfilerStep#N``.
 
@@ -86,7 +86,7 @@ e.ph = 'X' AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.name IS NOT NU
 AND ((e.pname = 'Ascend Hardware'
       AND e.name IS DISTINCT FROM e.args->>'Task Type'
       AND NOT regexp_full_match(e.name, '[A-Z][A-Z0-9_]*'))
-     OR (e.pname = 'HCCL' AND e.name LIKE 'hcom\\_%' ESCAPE '\\'))
+     OR (comm_process(e.pname) AND e.name LIKE 'hcom\\_%' ESCAPE '\\'))
 """
 
 INSERT_KERNELS = """
@@ -95,9 +95,9 @@ SELECT $rank, $device_id, s.step, k.name, type_from_name(k.name), k.core, k.ts_n
        k.task_id, 'trace_view'
 FROM (
     SELECT e.name, e.ts_ns, e.dur_ns,
-           CASE WHEN e.pname = 'HCCL' THEN 'HCCL'
+           CASE WHEN comm_process(e.pname) THEN 'HCCL'
                 ELSE nullif(clean_text(e.args->>'Task Type'), 'Other') END AS core,
-           CASE WHEN e.pname = 'HCCL' THEN int_or_null(e.args->>'stream id')
+           CASE WHEN comm_process(e.pname) THEN int_or_null(e.args->>'stream id')
                 ELSE int_or_null(coalesce(e.args->>'Stream Id', e.args->>'Physic Stream Id')) END AS stream_id,
            int_or_null(coalesce(e.args->>'Task Id', e.args->>'task id')) AS task_id,
            (SELECT min(l.host_ts_ns) FROM tv_link l
