@@ -295,6 +295,55 @@ def test_keys_after_the_events_are_read_as_well_as_before(real, tmp_path, gz):
     assert p.con.execute("SELECT max(world_size) FROM ranks").fetchone() == (4,)
 
 
+@pytest.mark.parametrize("runtime,copies,core", [
+    ("xpu_runtime", {}, "XPU"), ("privateuse1_runtime", {}, "PrivateUse1"),
+    ("mlu_runtime", {"gpu_memcpy": "mlu_memcpy", "gpu_memset": "mlu_memset"}, "MLU")])
+def test_other_devices_runtimes_launch_their_kernels(real, tmp_path, runtime, copies, core):
+    """Kineto writes an XPU's or a PrivateUse1 backend's launches under their own category
+    (ActivityType.h), and Cambricon's fork its copies too: the same links from op to kernel. They
+    had been lost without a word: no kernel linked to its op (Conv 31 kernels to 0), no flow, every
+    kernel called CUDA, and MLU copies (84 % of the device time here) dropped."""
+    doc = json.loads(gzip.open(real / ALEXNET).read())
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "cuda_runtime":
+            e["cat"], e["name"] = runtime, e["name"].replace("cuda", "rt")
+        e["cat"] = copies.get(e.get("cat"), e.get("cat"))
+    (tmp_path / "w.1700000000001.pt.trace.json").write_text(json.dumps(doc))
+    p, base = load_profile(tmp_path), load_profile(real / ALEXNET)
+    q = "SELECT name, type, start_ns, dur_ns, input_shapes FROM kernels ORDER BY ALL"
+    assert p.con.execute(q).fetchall() == base.con.execute(q).fetchall()
+    q = "SELECT count(*) FROM flows"
+    assert p.con.execute(q).fetchone() == base.con.execute(q).fetchone() == (98,)
+    q = "SELECT core, count(*) FROM kernels GROUP BY core ORDER BY core"
+    assert p.con.execute(q).fetchall() == [(core, 79), *sorted((copies.get(c, c), n) for c, n in [
+        ("gpu_memcpy", 16), ("gpu_memset", 3)])]
+    assert base.con.execute(q).fetchall() == [("CUDA", 79), ("gpu_memcpy", 16), ("gpu_memset", 3)]
+    q = "SELECT count(*) FROM host_events WHERE cat = ?"
+    assert p.con.execute(q, [runtime]).fetchone() == base.con.execute(q, ["cuda_runtime"]).fetchone() != (0,)
+
+
+def test_torch_1_8s_spelling_of_the_input_shapes(real, tmp_path):
+    """torch 1.8 wrote the shapes as ``Input dims`` (the samples in pytorch/kineto's tb_plugin):
+    every kernel's shapes had been lost, on the device and in a CPU-only run alike."""
+    torch = pytest.importorskip("torch", reason="the CPU trace is written by torch")
+    doc = json.loads(gzip.open(real / ALEXNET).read())
+    for e in doc["traceEvents"]:  # the device trace's ops, given shapes of their own
+        if e.get("cat") == "cpu_op":
+            e.setdefault("args", {}).update({"Input Dims": [[len(e["name"]), 3], []], "Input type": ["float", ""]})
+    cpu = json.loads(_cpu_trace(tmp_path / "cpu.pt.trace.json", torch).read_text())
+    for name, d in (("device", doc), ("cpu", cpu)):
+        for spelling in ("Input Dims", "Input dims"):
+            for e in d["traceEvents"]:
+                args = e.get("args", {})
+                args.update({spelling: args.pop(k) for k in ("Input Dims", "Input dims") if k in args})
+            (tmp_path / spelling / name).mkdir(parents=True)
+            (tmp_path / spelling / name / "w.1700000000001.pt.trace.json").write_text(json.dumps(d))
+        q = "SELECT name, start_ns, input_shapes, input_dtypes FROM kernels ORDER BY ALL"
+        got = load_profile(tmp_path / "Input dims" / name).con.execute(q).fetchall()
+        assert got == load_profile(tmp_path / "Input Dims" / name).con.execute(q).fetchall()
+        assert sum(1 for *_, shapes, _ in got if shapes) > 10, name
+
+
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
 def test_text_appended_after_a_whole_trace_is_set_aside_not_taken_for_a_cut(real, tmp_path, gz):
     """A log line appended to a trace (`>> trace.json`) follows a whole document: every event

@@ -2,10 +2,12 @@
 
 - kernels: device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``; older traces capitalise them),
   NCCL/RCCL kernels included, with the input shapes and dtypes of the op that launched them
-  (``Input Dims`` / ``Input type`` of a trace recorded with ``record_shapes``). ``core`` is CUDA or ROCm for kernels (ROCm when the runtime calls are
-  ``hip*``) and the category for copies and sets. ``type`` is the CPU op that launched the kernel: the
-  runtime call with the same ``correlation``, then the innermost ``cpu_op`` open on its thread at that
-  moment (External id does not link them: traces set it to the correlation). Without one, the name.
+  (``Input Dims`` / ``Input type`` of a trace recorded with ``record_shapes``; torch 1.8 wrote
+  ``Input dims``). ``core`` is the device for kernels (CUDA; ROCm when the runtime calls are
+  ``hip*``; XPU, PrivateUse1 or MLU by the runtime calls' category) and the category for copies and
+  sets. ``type`` is the CPU op that launched the kernel: the runtime call with the same
+  ``correlation``, then the innermost ``cpu_op`` open on its thread at that moment (External id does
+  not link them: traces set it to the correlation). Without one, the name.
 - flows: one per device event with a correlated runtime call (host = the call, device = the event);
   that is what Kineto's ``ac2g`` flow arrows draw, and sampled traces keep the correlation but drop
   the arrows.
@@ -48,6 +50,18 @@ _HOST = re.compile(rb'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _HOST_PID = re.compile(rb'"cat"\s*:\s*"(?:cpu_op|user_annotation|python_function)"\s*,\s*'
                        rb'"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"pid"\s*:\s*(\d+)')
 
+# Host calls that launch device work, by their runtime's category: CUDA's (ROCm's too), torch 1.x's
+# spelling, Intel XPU's, a PrivateUse1 backend's (an out-of-tree device), Cambricon MLU's.
+RUNTIMES = ("cuda_runtime", "runtime", "cuda_driver", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
+            "privateuse1_driver", "mlu_runtime")
+# Device events: kernels, copies and sets (torch 1.x capitalised them; MLU names its own copies).
+DEVICE = ("kernel", "gpu_memcpy", "memcpy", "gpu_memset", "memset", "mlu_memcpy", "mlu_memset")
+
+
+def _listed(cats) -> str:
+    return "(" + ", ".join(f"'{c}'" for c in cats) + ")"
+
+
 EVENTS = """
 -- a view, not a copy: the staged events are the trace's size in memory once already
 CREATE OR REPLACE TEMP VIEW kn_event AS
@@ -55,12 +69,12 @@ SELECT *, lower(cat) AS lcat FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_
 CREATE OR REPLACE TEMP TABLE kn_launch AS
 SELECT args->>'correlation' AS corr, pid, tid, ts_ns
 FROM kn_event
-WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver') AND args->>'correlation' IS NOT NULL
+WHERE lcat IN """ + _listed(RUNTIMES) + """ AND args->>'correlation' IS NOT NULL
 QUALIFY row_number() OVER (PARTITION BY args->>'correlation' ORDER BY ts_ns) = 1;
 CREATE OR REPLACE TEMP TABLE kn_device AS
 SELECT *, args->>'correlation' AS corr
 FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
-  AND lcat IN ('kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset');
+  AND lcat IN """ + _listed(DEVICE) + """;
 """
 
 # The innermost cpu_op open at each launch and each allocation. Ops on a thread nest, so the
@@ -94,9 +108,9 @@ WITH op AS (
     ASOF JOIN (SELECT * FROM depth WHERE kind = 1) o
       ON l.thread = o.thread AND l.depth = o.depth AND l.t >= o.t
 ), launch_op AS (
-    SELECT i.corr, i.alloc, e.name AS op, io[1] AS dims, io[2] AS types
+    SELECT i.corr, i.alloc, e.name AS op, coalesce(io[1], io[3]) AS dims, io[2] AS types
     FROM innermost i JOIN stg_kineto e ON e.seq = i.op_seq,
-         LATERAL (SELECT json_extract(e.args, ['Input Dims', 'Input type']) AS io)
+         LATERAL (SELECT json_extract(e.args, ['Input Dims', 'Input type', 'Input dims']) AS io)
 ), spelt AS (
     -- Shapes repeat (every step, every block): each distinct pair is spelt out once, which is
     -- most of this statement's time when done per launch. Ops recorded without shapes have
@@ -135,7 +149,7 @@ ASOF LEFT JOIN kn_step_from s ON coalesce(l.ts_ns, d.ts_ns) >= s.from_ns
 INSERT_CPU_KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, input_shapes, input_dtypes, source)
 SELECT $rank, NULL, s.step, e.name, regexp_replace(e.name, '^autograd::engine::evaluate_function: ', ''), 'CPU',
-       e.ts_ns, e.dur_ns, kineto_list(e.args->'Input Dims'),
+       e.ts_ns, e.dur_ns, kineto_list(coalesce(e.args->'Input Dims', e.args->'Input dims')),
        kineto_list(e.args->'Input type'), 'kineto'
 FROM (SELECT *, max(ts_ns + dur_ns) OVER (PARTITION BY pid, tid ORDER BY ts_ns, dur_ns DESC, seq
                                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
@@ -154,8 +168,8 @@ INSERT_HOST = """
 INSERT INTO host_events
 SELECT $rank, name, cat, ts_ns, dur_ns, tid, args
 FROM kn_event
-WHERE lcat IN ('cpu_op', 'operator', 'user_annotation', 'python_function', 'cuda_runtime',
-               'runtime', 'cuda_driver', 'cpu_instant_event')
+WHERE lcat IN """ + _listed(("cpu_op", "operator", "user_annotation", "python_function", "cpu_instant_event",
+                               *RUNTIMES)) + """
 """
 
 # ``[memory]`` instant events (a trace recorded with profile_memory): after each allocation or
@@ -205,9 +219,12 @@ SELECT $rank, CASE WHEN a.dtype = 0 THEN 'CPU' ELSE 'device:' || a.did END, o.op
 FROM kn_alloc a JOIN kn_launch_op o ON o.alloc = a.seq
 """
 
+# The kernels' core: the device the runtime calls drive (ROCm writes its hip* calls as CUDA's).
 RUNTIME = """
-SELECT CASE WHEN bool_or(name LIKE 'hip%') THEN 'ROCm' ELSE 'CUDA' END
-FROM kn_event WHERE lcat IN ('cuda_runtime', 'runtime', 'cuda_driver')
+SELECT CASE WHEN bool_or(name LIKE 'hip%') THEN 'ROCm' WHEN bool_or(starts_with(lcat, 'xpu_')) THEN 'XPU'
+            WHEN bool_or(starts_with(lcat, 'privateuse1_')) THEN 'PrivateUse1'
+            WHEN bool_or(starts_with(lcat, 'mlu_')) THEN 'MLU' ELSE 'CUDA' END
+FROM kn_event WHERE lcat IN """ + _listed(RUNTIMES) + """
 """
 DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
 CPU_OPS = "SELECT count(*) FROM kn_event WHERE lcat IN ('cpu_op', 'operator')"
