@@ -85,6 +85,20 @@ def test_older_columns_and_hccl_core(real):
         int(r["Block Dim"]) for r in rows)
 
 
+def test_mindspores_step_column(real, tmp_path):
+    """MindSpore writes kernel_details.csv with `Step ID` (its OpSummaryHeaders), torch_npu `Step
+    Id`: read alike. Every kernel's step had been empty, the steps run together as one."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / "rank0_ascend_ms"
+    shutil.copytree(src, dst)
+    kd = dst / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    data = kd.read_bytes()
+    assert data.startswith(b"Step Id,")
+    kd.write_bytes(b"Step ID," + data[len(b"Step Id,"):])
+    q = "SELECT step, count(*) FROM kernels GROUP BY step"
+    assert load_profile(dst).con.execute(q).fetchall() == load_profile(src).con.execute(q).fetchall() == [(50, 191)]
+
+
 def tree_digest(root: Path):
     return {str(f.relative_to(root)): (f.stat().st_size, f.stat().st_mtime_ns,
                                        hashlib.sha256(f.read_bytes()).hexdigest())

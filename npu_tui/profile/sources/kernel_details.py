@@ -18,7 +18,7 @@ COLUMNS: Columns = {
     "name": ("Name",),
     "start": ("Start Time(us)",),
     "dur": ("Duration(us)",),
-    "step": ("Step Id",),
+    "step": ("Step Id", "Step ID"),  # MindSpore's spelling
     "type": ("Type",),
     "core": ("Accelerator Core",),
     "wait": ("Wait Time(us)",),
