@@ -240,6 +240,38 @@ def test_comm_tables_from_analysis_db(real, level1):
     assert ("allreduce-top1@17148521525495523210",) in keys
 
 
+@pytest.mark.parametrize("msprofs", [True, False], ids=["msprof's columns", "torch_npu's columns"])
+def test_msprofs_communication_analyzer_db_beside_a_mindspore_export(real, tmp_path, msprofs):
+    """MindSpore copies msprof's communication_analyzer.db into ASCEND_PROFILER_OUTPUT, beside
+    ascend_mindspore_profiler_N.db. Its CommAnalyzer tables have no step and no type column: the
+    file had failed as "damaged" (a Binder Error), exit 2, and its comm breakdown was lost; and,
+    not named analysis.db, its tables were each said to be missing from the profiler db."""
+    from npu_tui.profile.health import health
+
+    out = tmp_path / "rank0_ascend_ms" / OUT
+    out.mkdir(parents=True)
+    shutil.copy(db_path(real, "level1", 0).parents[1] / "profiler_info_0.json", out.parent)
+    shutil.copy(db_path(real, "level1", 0), out / "ascend_mindspore_profiler_0.db")
+    comm = out / "communication_analyzer.db"
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), comm)
+    w = sqlite3.connect(comm)
+    for table in ("StepTraceTime", "CommAnalyzerMatrix"):
+        w.execute(f"DROP TABLE {table}")
+    for table in ("CommAnalyzerTime", "CommAnalyzerBandwidth") if msprofs else ():
+        w.execute(f"ALTER TABLE {table} DROP COLUMN step")
+        w.execute(f"ALTER TABLE {table} DROP COLUMN type")
+    w.commit()
+    w.close()
+    p = load_profile(tmp_path)
+    assert p.ranks == [0] and [(i.severity, i.what) for i in health(p) if i.severity != "info"] == []
+    want = sq(db_path(real, "level1", 0, "analysis.db"), "SELECT hccl_op_name, elapse_time, wait_time FROM CommAnalyzerTime")
+    got = p.con.execute("SELECT op_name, elapse_ms, wait_ms FROM comm_ops WHERE "
+                        + ("step IS NULL AND kind IS NULL" if msprofs else "step = 50 AND kind = 'collective'")).fetchall()
+    assert sorted(got) == sorted(want) and len(got) == 4
+    pairs = sq(comm, "SELECT DISTINCT hccl_op_name, transport_type FROM CommAnalyzerBandwidth")
+    assert sorted(p.con.execute("SELECT op_name, transport FROM comm_bandwidth").fetchall()) == sorted(pairs)
+
+
 def test_loading_writes_nothing_into_the_profile(real, tmp_path):
     """Rank 0 of level1 comes with -wal/-shm files; sqlite must not touch or add any."""
     root = tmp_path / "rank0_ascend_pt"

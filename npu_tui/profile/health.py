@@ -14,7 +14,7 @@ from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
-from .sources.sqlite_export import VIEWERS_TABLES
+from .sources.sqlite_export import ANALYSIS_DBS, VIEWERS_TABLES
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -187,11 +187,11 @@ CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder 
 # part (or whose profiler stopped early). Its figures that need that file are missing, and the
 # rank drops out of what compares the ranks, without a file having failed.
 MISSING_FILES = """
--- A db export's analysis.db (steps, communication) is a file of its own beside the profiler db,
--- read by the same loader: missing, it is missed apart.
+-- A db export's analysis db (analysis.db: steps, communication) is a file of its own beside the
+-- profiler db, read by the same loader: missing, it is missed apart.
 WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format,
-                     CASE WHEN l.kind = 'sqlite_export' AND parse_filename(l.file) = 'analysis.db'
-                          THEN 'analysis.db' ELSE l.kind END AS part
+                     CASE WHEN l.kind = 'sqlite_export' AND list_contains($analysis, parse_filename(l.file))
+                          THEN 'analysis' ELSE l.kind END AS part
               FROM load_log l JOIN ranks r USING (rank)
               WHERE l.kind NOT IN ('discovery', 'ignored') AND NOT list_contains($other_run::INTEGER[], l.rank)),
 -- Named as the ranks name it where they all do; else (a name with a time or a rank in it) by its kind.
@@ -207,7 +207,7 @@ MISSING_FILE_FIX = "copy the rank's {name} too, from where the profiler wrote it
 
 # The same of a db export's tables (db_tables): one the other ranks' exports hold, this rank's lacks.
 MISSING_TABLES = """
-WITH have AS (SELECT DISTINCT t.rank, t.db, t.name, CASE WHEN t.db = 'analysis.db' THEN t.db END AS part
+WITH have AS (SELECT DISTINCT t.rank, t.db, t.name, list_contains($analysis, t.db) AS part
               FROM db_tables t JOIN ranks r USING (rank)
               WHERE r.source_format = 'db' AND NOT list_contains($other_run::INTEGER[], t.rank)
                     AND NOT list_contains($viewers, t.name)),
@@ -349,7 +349,8 @@ def health(profile) -> List[HealthItem]:
     runs = [] if any(NOT_DISTRIBUTED in i.what for i in items) else _other_runs(profile)
     items += runs
     other_run = {"other_run": sorted({i.rank for i in runs})}
-    for rank, path, kind, name, having in profile.con.execute(MISSING_FILES, other_run).fetchall():
+    analysis = {"analysis": list(ANALYSIS_DBS)}
+    for rank, path, kind, name, having in profile.con.execute(MISSING_FILES, {**other_run, **analysis}).fetchall():
         if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
         folder, fix = profile.named(path), MISSING_FILE_FIX.format(name=name)
@@ -357,7 +358,7 @@ def health(profile) -> List[HealthItem]:
                                 f"{'has' if having == 1 else 'have'}: its figures that need it are missing",
                                 MISSING_FILE_PARSING + fix if may_be_parsing(Path(folder)) else fix, 0))
     for rank, file, db, name, having in profile.con.execute(
-            MISSING_TABLES, {**other_run, "viewers": sorted(VIEWERS_TABLES)}).fetchall():
+            MISSING_TABLES, {**other_run, **analysis, "viewers": sorted(VIEWERS_TABLES)}).fetchall():
         exports = "the export of 1 other rank does" if having == 1 else f"the exports of {having} other ranks do"
         items.append(HealthItem("warning", rank, profile.named(file), f"{db} holds no {name} table; {exports}: "
                                 "its figures that need it are missing", MISSING_TABLE_FIX.format(db=db), 0))

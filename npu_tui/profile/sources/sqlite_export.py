@@ -29,12 +29,15 @@ from .base import LoadResult, RankContext
 from .csvfile import col
 
 KIND = "sqlite_export"
-# By name only these two: a prefix would also take the -wal/-shm files sqlite leaves beside a db.
-FILE_NAMES = ("analysis.db", "ascend_pytorch_profiler.db")
+# The dbs of the analysis alone (steps, communication), beside the profiler's: torch_npu's, and
+# msprof's, which MindSpore copies into ASCEND_PROFILER_OUTPUT too.
+ANALYSIS_DBS = ("analysis.db", "communication_analyzer.db")
+# By name only these: a prefix would also take the -wal/-shm files sqlite leaves beside a db.
+FILE_NAMES = (*ANALYSIS_DBS, "ascend_pytorch_profiler.db")
 # The rank's trace data it gives where no earlier file of the rank did (see loader._deferrable).
 TRACE_TABLES = ("overlap_lanes", "host_events", "flows")
 # The per-rank names (ascend_pytorch_profiler_3.db, msprof_20250101.db), whole names only.
-NAME_PATTERN = re.compile(r"^(ascend_pytorch_profiler_\d+|msprof_\d+)\.db$")
+NAME_PATTERN = re.compile(r"^(ascend_pytorch_profiler_\d+|ascend_mindspore_profiler_\d+|msprof_\d+)\.db$")
 MAGIC = b"SQLite format 3\x00"
 BATCH = 50_000
 STAGE_PREFIX = "stg_db_"
@@ -210,7 +213,7 @@ FROM stg_db_StepTraceTime
 COMM_TIME = """
 INSERT INTO comm_ops (rank, step, kind, op_name, group_name, start_us, elapse_ms, transit_ms, wait_ms,
                       sync_ms, idle_ms)
-SELECT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type), hccl_op_name,
+SELECT $rank, int_or_null(regexp_extract({step}, '[0-9]+$')), clean_text({kind}), hccl_op_name,
        group_name, us_decimal(start_timestamp), num(elapse_time), num(transit_time),
        num(wait_time), num(synchronization_time), num(idle_time)
 FROM stg_db_CommAnalyzerTime WHERE {valid}
@@ -219,7 +222,7 @@ FROM stg_db_CommAnalyzerTime WHERE {valid}
 COMM_BANDWIDTH = """
 INSERT INTO comm_bandwidth (rank, step, kind, op_name, transport, transit_size_mb, transit_time_ms,
                             bandwidth_gbps)
-SELECT DISTINCT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type), hccl_op_name,
+SELECT DISTINCT $rank, int_or_null(regexp_extract({step}, '[0-9]+$')), clean_text({kind}), hccl_op_name,
        transport_type, num(transit_size), num(transit_time), num(bandwidth)
 FROM stg_db_CommAnalyzerBandwidth WHERE {valid}
 """
@@ -227,7 +230,7 @@ FROM stg_db_CommAnalyzerBandwidth WHERE {valid}
 COMM_MATRIX = """
 INSERT INTO comm_matrix (rank, step, kind, op_key, op_name, src_rank, dst_rank, transport,
                          transit_size_mb, transit_time_ms, bandwidth_gbps)
-SELECT $rank, int_or_null(regexp_extract(step, '[0-9]+$')), clean_text(type),
+SELECT $rank, int_or_null(regexp_extract({step}, '[0-9]+$')), clean_text({kind}),
        hccl_op_name || '@' || group_name, {op_name}, int_or_null(src_rank), int_or_null(dst_rank),
        transport_type, num(transit_size), num(transit_time), num(bandwidth)
 FROM stg_db_CommAnalyzerMatrix WHERE {valid}
@@ -510,8 +513,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             ("CommAnalyzerBandwidth", "comm_bandwidth", COMM_BANDWIDTH, VALID_LINK),
             ("CommAnalyzerMatrix", "comm_matrix", COMM_MATRIX, VALID_LINK)):
         if table in cols and fresh(target):
-            op_name = col(cols["CommAnalyzerMatrix"], "op_name") if table == "CommAnalyzerMatrix" else ""
-            rows += _insert(con, sql.format(valid=valid, op_name=op_name), rank)
+            c = cols[table]
+            # msprof's own (communication_analyzer.db) has neither a step nor a kind column
+            rows += _insert(con, sql.format(valid=valid, op_name=col(c, "op_name"), step=col(c, "step"),
+                                            kind=col(c, "type")), rank)
             skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
     fills: Dict[str, bool] = {}  # memory_record is filled from two of the file's tables (APP's rows)
     for table, names_in, target, sql, read, names, needed in MEMORY_TABLES:
