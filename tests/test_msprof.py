@@ -405,6 +405,45 @@ def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tm
     assert failed(health(load_profile(prof / "device_1"))) == []
 
 
+DB = "msinsight-pt-2rank-levels/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+
+
+def test_msprofs_db_export_beside_its_raw_data(real, tmp_path):
+    """msprof --export=on --type=db writes PROF_*/msprof_{time}.db beside device_N/ and host/: it
+    had been passed over, and the folder said to be "not exported" (exit 2). Beside a text export
+    of another run (this sample's), it is said and not loaded; of two devices, it is one rank,
+    said so."""
+    from npu_tui.profile.health import failed, health
+
+    prof = tmp_path / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
+    (prof / "device_0" / "data").mkdir(parents=True)
+    (prof / "host" / "data").mkdir(parents=True)
+    shutil.copy(real / DB, prof / "msprof_20250101120500.db")
+    p = load_profile(tmp_path)
+    assert p.ranks == [0] and p.formats == ["db"] and failed(health(p)) == []
+    q = "SELECT name, start_ns, dur_ns, core FROM kernels ORDER BY ALL"
+    got = p.con.execute(q).fetchall()
+    assert got == load_profile(real / DB).con.execute(q).fetchall() and len(got) == 191
+
+    (prof / "device_1" / "data").mkdir(parents=True)
+    p = load_profile(tmp_path)
+    assert p.con.execute(q).fetchall() == got
+    (item,) = [i for i in health(p) if "loaded as one rank" in i.what]
+    assert item.what.endswith("a db export over device_0, device_1, whose tasks are not told apart by device "
+                              "here; its figures are the devices' together")
+    assert item.fix.startswith("export the run as text too (msprof --export=on --type=text)")
+    shutil.rmtree(prof / "device_1")
+
+    merged = msprof_merged(real, tmp_path / "text")
+    shutil.copy(real / DB, merged / "msprof_20250101120500.db")
+    p = load_profile(merged)
+    assert p.formats == ["msprof"]
+    assert p.con.execute("SELECT DISTINCT source FROM kernels").fetchall() == [("op_summary",)]
+    (db,) = [i for i in health(p) if i.file.endswith(".db")]
+    assert db.severity == "warning" and db.what.startswith("msprof_20250101120500.db: db export of another run "
+                                                           "than the files beside it")
+
+
 def test_a_device_folder_opened_from_its_prof_folder_by_its_bare_name(real, monkeypatch):
     """`npu-tui device_0` inside a PROF_* folder: its parent is then named "", and the device was
     not told from any other folder ("profiles were found under device_0/timeline")."""

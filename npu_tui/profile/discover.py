@@ -561,16 +561,25 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
     out = []
     devices = [d for d in _dirs(prof) if MSPROF_DEVICE_RE.match(d.name)]
     merged = prof / "mindstudio_profiler_output"
-    if not devices and not _is_dir(merged):
+    # msprof --type=db writes its export beside the folders, as PROF_*/msprof_{time}.db
+    dbs = {k: v for k, v in _group(_files(prof), modules).items() if k == "sqlite_export"}
+    if not devices and not _is_dir(merged) and not dbs:
         if depth >= MAX_SEARCH_DEPTH:
             return []
         return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
     if _is_dir(merged) and len(devices) > 1:
         out += _split_by_device(prof, merged, devices, modules)
-    elif _is_dir(merged):
+    elif _is_dir(merged) or (dbs and len(devices) <= 1):
+        # (a db beside a text export of the same run is said, and not loaded, by its loader)
+        files = {**_group(_files(merged), modules), **dbs} if _is_dir(merged) else dbs
         rank = _msprof_rank(devices[0]) if devices else None
-        out.append(RankSource(root=prof, source_format="msprof", files=_group(_files(merged), modules),
+        out.append(RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
                               rank=rank))
+    elif dbs:
+        names = ", ".join(d.name for d in devices)
+        out.append(RankSource(root=prof, source_format="db", files=dbs, left_out=[(
+            db, f"{MERGED_AS_ONE}: a db export over {names}, whose tasks are not told apart by device here; "
+                f"its figures are the devices' together") for db in dbs["sqlite_export"]]))
     else:
         for dev in devices:
             files: Dict[str, List[Path]] = {}

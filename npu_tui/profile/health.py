@@ -32,6 +32,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^not exported", "{folder}: {note}", ""),
     (r"^not split by device", "{name}: {note}", "the kernels come from op_summary; the steps and "
      "overlap need each device's timeline on its own"),
+    (r"^loaded as one rank: a db export", "{folder}: {note}", "export the run as text too (msprof --export=on "
+     "--type=text): its op_summary says each row's device"),
     (r"^loaded as one rank", "{folder}: {note}", "re-export with a newer msprof, whose op_summary says "
      "each row's device"),
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
