@@ -149,6 +149,30 @@ def test_a_kineto_trace_with_memory_events_loads_them(tmp_path):
     assert s.con.execute("SELECT count(reserved_mb), count(allocated_mb) FROM memory_allocations").fetchone() == (0, len(got))
 
 
+def test_torchs_python_exporter_writes_memory_events_as_complete_ones(tmp_path):
+    """torch 2.13's Python exporter (use_python_export=True, also tensorboard_trace_handler's)
+    writes [memory] as "ph": "X": they had been passed over, and the trace had no memory."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    model = torch.nn.Sequential(torch.nn.Linear(128, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64))
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for _ in range(3):
+            model(torch.randn(32, 128)).sum()
+    got = {}
+    for python in (False, True):
+        folder = tmp_path / f"python={python}"
+        folder.mkdir()
+        trace = folder / "worker.1700000000000.pt.trace.json"
+        prof.export_chrome_trace(str(trace), use_python_export=python)
+        phases = {e["ph"] for e in json.loads(trace.read_text())["traceEvents"] if e.get("name") == "[memory]"}
+        assert phases == ({"X"} if python else {"i"})
+        s = open_session(folder, cache=False)
+        got[python] = (s.con.execute("SELECT count(*), max(allocated_bytes) FROM memory_record").fetchone(),
+                       s.con.execute("SELECT name, size_bytes FROM operator_memory ORDER BY ALL").fetchall())
+    assert got[True] == got[False] and got[True][0][0] > 10 and len(got[True][1]) > 10
+
+
 def test_a_gpu_traces_operator_memory_is_the_devices(tmp_path):
     """Where a trace records the device's allocations, an op's CPU allocations are not its memory
     (as the memory series takes the device's); a release is the next event at the same address."""

@@ -172,7 +172,8 @@ WHERE lcat IN """ + _listed(("cpu_op", "operator", "user_annotation", "python_fu
                                *RUNTIMES)) + """
 """
 
-# ``[memory]`` instant events (a trace recorded with profile_memory): after each allocation or
+# ``[memory]`` events (a trace recorded with profile_memory: instants, which torch 2.13's Python
+# exporter, use_python_export, writes as complete events with a dur): after each allocation or
 # free, the allocator's totals in bytes. Device Type is c10's: 0 the CPU, others a device (1 CUDA,
 # PrivateUse1 20 an NPU); device memory is the framework allocator's (PTA), the CPU's its own.
 INSERT_MEMORY = """
@@ -180,7 +181,7 @@ INSERT INTO memory_record
 SELECT $rank, CASE WHEN dtype = 0 THEN 'CPU' ELSE 'device:' || coalesce(int_or_null(args->>'Device Id'), 0) END,
        CASE WHEN dtype = 0 THEN 'CPU' ELSE 'PTA' END, ts_ns,
        TRY_CAST(args->>'Total Allocated' AS BIGINT), TRY_CAST(args->>'Total Reserved' AS BIGINT), NULL, NULL
-FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]' AND ph IN ('i', 'I'))
+FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event WHERE name = '[memory]')
 WHERE TRY_CAST(args->>'Total Allocated' AS BIGINT) IS NOT NULL
 """
 
@@ -198,7 +199,7 @@ WITH mem AS (
            -- the CPU's allocator records no reserve (its 0 is not one)
            CASE WHEN dtype <> 0 THEN TRY_CAST(args->>'Total Reserved' AS BIGINT) / 1048576.0 END AS reserved_mb
     FROM (SELECT *, int_or_null(args->>'Device Type') AS dtype FROM kn_event
-          WHERE name = '[memory]' AND ph IN ('i', 'I'))
+          WHERE name = '[memory]')
     WHERE args->>'Addr' IS NOT NULL
 ), kept AS (
     SELECT * FROM mem WHERE (dtype <> 0) = (SELECT bool_or(dtype <> 0) FROM mem)
