@@ -173,6 +173,25 @@ def test_torchs_python_exporter_writes_memory_events_as_complete_ones(tmp_path):
     assert got[True] == got[False] and got[True][0][0] > 10 and len(got[True][1]) > 10
 
 
+def test_memory_events_without_the_allocators_totals_are_said(tmp_path):
+    """torch 1.9's [memory] events give each block's bytes alone (pytorch/kineto's tb_plugin
+    samples): what is allocated at a moment cannot be told, and the trace had passed for one
+    without memory, the advice being to turn profile_memory on."""
+    from npu_tui.profile.health import failed, health
+
+    mem = [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 100 + i,
+            "args": {"Device Type": 0, "Device Id": -1, "Bytes": 4 if i % 2 == 0 else -4}} for i in range(6)]
+    ops = [{"ph": "X", "cat": "Operator", "name": "aten::add", "pid": 1, "tid": 1, "ts": 90, "dur": 30}]
+    (tmp_path / "worker0.pt.trace.json").write_text(json.dumps({"traceEvents": ops + mem}))
+    s = open_session(tmp_path, cache=False)
+    assert s.con.execute("SELECT count(*) FROM memory_record").fetchone() == (0,)
+    (item,) = [i for i in health(s.profile) if i.file.endswith("worker0.pt.trace.json")]
+    assert (item.severity, item.what, item.lost) == (
+        "warning", "worker0.pt.trace.json: its [memory] events give no allocator totals (an older torch recorded "
+        "none): not loaded, the memory figures are missing; 6 events skipped", 6)
+    assert item.fix == "profile with a newer torch, whose [memory] events give the totals" and not failed([item])
+
+
 def test_a_gpu_traces_operator_memory_is_the_devices(tmp_path):
     """Where a trace records the device's allocations, an op's CPU allocations are not its memory
     (as the memory series takes the device's); a release is the next event at the same address."""

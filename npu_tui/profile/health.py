@@ -13,6 +13,7 @@ from .discover import kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
+from .sources.kineto import NO_TOTALS
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, VIEWERS_TABLES
 
@@ -113,6 +114,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"delimited by", "{name} could not be read: {note_head}", "save it with commas between the cells, or "
      "copy the profiler's own file again"),
+    (re.escape(NO_TOTALS), "{name}: {note}", "profile with a newer torch, whose [memory] events give the totals"),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # Notes of a file that stops before its end (chrome_trace.stage_trace's): cut, or its gzip damaged.

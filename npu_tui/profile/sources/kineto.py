@@ -229,6 +229,13 @@ FROM kn_event WHERE lcat IN """ + _listed(RUNTIMES) + """
 """
 DEVICE_ID = "SELECT min(int_or_null(args->>'device')) FROM kn_device"
 CPU_OPS = "SELECT count(*) FROM kn_event WHERE lcat IN ('cpu_op', 'operator')"
+# [memory] events that give no totals (an older torch's, which recorded each block's bytes alone):
+# what is allocated at a moment cannot be told from them.
+NO_TOTALS = ("its [memory] events give no allocator totals (an older torch recorded none): not loaded, the memory "
+             "figures are missing")
+UNTOTALLED = """
+SELECT count(*) FROM kn_event WHERE name = '[memory]' AND TRY_CAST(args->>'Total Allocated' AS BIGINT) IS NULL
+"""
 DEVICE_KERNELS = "SELECT count(*) FROM kernels WHERE rank = $rank AND core <> 'CPU'"
 
 TEMP_TABLES = ("kn_launch", "kn_device", "kn_alloc", "kn_launch_op", "kn_step", "kn_step_from")
@@ -314,8 +321,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if listed:
             con.executemany("INSERT INTO device_memory VALUES (?, ?, ?, ?, 'kineto deviceProperties')",
                             [(ctx.rank, i, name, size / 2**20) for i, name, size in listed])
-        skipped = staged.lost + staged.untimed
-        return LoadResult(rows=rows, skipped=skipped, note=staged.note)
+        untotalled = con.execute(UNTOTALLED).fetchone()[0]
+        note = "; ".join(filter(None, [staged.note, untotalled and NO_TOTALS]))
+        return LoadResult(rows=rows, skipped=staged.lost + staged.untimed + untotalled, note=note)
     finally:
         con.execute("DROP VIEW IF EXISTS kn_event")
         for t in TEMP_TABLES:
