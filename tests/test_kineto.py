@@ -231,6 +231,39 @@ def test_a_cpu_run_s_backward_ops_are_typed_and_categorised_by_their_autograd_fu
         assert got == pytest.approx(covered / 1e3, abs=1e-3), step
 
 
+def test_the_legacy_autograd_profilers_export_is_a_cpu_run(tmp_path):
+    """The legacy profiler (torch.autograd.profiler_legacy, or a torch built without Kineto)
+    writes its events without a category, in a process named "CPU functions": it had read as no
+    profiler file at all. Its outermost ops are the work, ProfilerStep#N its steps."""
+    torch = pytest.importorskip("torch", reason="the legacy trace is written by torch")
+    from torch.autograd import profiler, profiler_legacy
+
+    m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    with profiler_legacy.profile() as prof:
+        for i in range(3):
+            with profiler.record_function(f"ProfilerStep#{i}"):
+                m(torch.randn(16, 64)).sum().backward()
+    path = tmp_path / "legacy.json"  # a name of one's own: told by its content
+    prof.export_chrome_trace(str(path))
+    evs = json.loads(path.read_text())
+    assert {e["pid"] for e in evs} == {"CPU functions"} and not any("cat" in e for e in evs if e["ph"] == "X")
+    steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in evs if e["name"].startswith("ProfilerStep#"))
+    ops = sorted(((ns(e["ts"]), -ns(e["dur"]), e["tid"], e["name"]) for e in evs
+                  if e["ph"] == "X" and not e["name"].startswith("ProfilerStep#") and e["dur"] > 0))
+    outer, ends = [], {}
+    for t, d, tid, name in ops:
+        if t >= ends.get(tid, 0):
+            outer.append((name, t, -d))
+            ends[tid] = t - d
+    p = load_profile(path)
+    assert p.formats == ["kineto"] and len(steps) == 3
+    got = p.con.execute("SELECT name, start_ns, dur_ns FROM kernels WHERE core = 'CPU' ORDER BY start_ns").fetchall()
+    assert got == sorted(outer, key=lambda o: o[1]) and len(got) >= 6
+    per_step = p.con.execute("SELECT step, min(start_ns) FROM kernels GROUP BY step ORDER BY step").fetchall()
+    assert [s for s, _ in per_step] == [0, 1, 2]
+    assert all(lo <= t < hi for (_, t), (lo, hi) in zip(per_step, steps))
+
+
 def test_a_cut_cpu_only_trace_keeps_its_cpu_ops_as_kernels(tmp_path):
     """A cut trace may have lost device events still to come, so its CPU ops do not pass for
     kernels; but a trace whose deviceProperties lists no device had none to lose. It lost its

@@ -52,7 +52,8 @@ _ARRAY = re.compile(rb"^\s*\[\s*\{")
 _OBJECT = re.compile(rb"^\s*\{")
 _OBJECT_KEY = re.compile(rb'"(traceEvents|schemaVersion)"\s*:')
 _KINETO = re.compile(rb'"(schemaVersion|deviceProperties|distributedInfo|External id|Ev Idx)"\s*:'
-                     rb'|"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|ac2g|Kernel|Memcpy|Memset)"')
+                     rb'|"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|ac2g|Kernel|Memcpy|Memset)"'
+                     rb'|"pid"\s*:\s*"CPU functions"')  # the legacy autograd profiler's export
 _STRING_TS = re.compile(rb'"ts"\s*:\s*"\d')
 _TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|user_annotation)"|"name"\s*:\s*"Python"')
 
