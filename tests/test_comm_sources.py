@@ -316,3 +316,33 @@ def test_zero_bytes_that_end_a_communication_file_are_not_read(tmp_path, zeros):
         "SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'communication'").fetchone()
     said = "ends in 4,096 zero bytes where its writer stopped (a crash): not read"
     assert logged == (2, 1, said if zeros == 4096 else "")
+
+
+def test_msprofs_own_communication_analysis_holds_the_ops_at_the_top(real, tmp_path):
+    """msprof --analyze=on writes PROF_*/analyze/communication.json with the ops at the top (no
+    steps, no kinds) and their sum under "Total HCCL Operators". It was never looked for, and
+    opened directly read as "every one of its rows skipped"; now its ops load as a rank's file's do,
+    without a step or a kind, and in a PROF folder they are that folder's rank's."""
+    from test_msprof import msprof_merged
+
+    src = output_dir(real, "level1", 0) / "communication.json"
+    ops = json.loads(src.read_text())["step50"]["collective"]
+    flat = {k: v for k, v in ops.items() if k != TOTAL}
+    flat["Total HCCL Operators"] = ops[TOTAL]
+    prof = msprof_merged(real, tmp_path)
+    (prof / "analyze").mkdir()
+    path = prof / "analyze" / "communication.json"
+    path.write_text(json.dumps(flat))
+    q = ("SELECT op_name, group_name, start_us, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms FROM comm_ops "
+         "ORDER BY ALL")
+    want = load_profile(src).con.execute(q).fetchall()
+    assert len(want) == 4
+    for opened in (path, tmp_path):
+        p = load_profile(opened)
+        assert p.con.execute(q).fetchall() == want
+        assert p.con.execute("SELECT DISTINCT rank, step, kind FROM comm_ops").fetchall() == [(p.ranks[0], None, None)]
+        assert p.con.execute("SELECT count(*) FROM comm_bandwidth").fetchone() == \
+            load_profile(src).con.execute("SELECT count(*) FROM comm_bandwidth").fetchone()
+        assert [i for i in health(p) if i.file.endswith("communication.json")] == []
+    assert p.ranks == [3]
+

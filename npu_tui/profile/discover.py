@@ -567,11 +567,13 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
         if depth >= MAX_SEARCH_DEPTH:
             return []
         return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
+    # msprof --analyze=on: its communication analysis, for the PROF folder's one device
+    analyze = _group(_files(prof / "analyze"), modules) if len(devices) <= 1 and _is_dir(prof / "analyze") else {}
     if _is_dir(merged) and len(devices) > 1:
         out += _split_by_device(prof, merged, devices, modules)
     elif _is_dir(merged) or (dbs and len(devices) <= 1):
         # (a db beside a text export of the same run is said, and not loaded, by its loader)
-        files = {**_group(_files(merged), modules), **dbs} if _is_dir(merged) else dbs
+        files = _merged_groups(_group(_files(merged), modules) if _is_dir(merged) else {}, dbs, analyze)
         rank = _msprof_rank(devices[0]) if devices else None
         out.append(RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
                               rank=rank))
@@ -587,11 +589,19 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
                 for k, v in _group(_files(dev / sub), modules).items():
                     files.setdefault(k, []).extend(v)
             if files:
-                out.append(RankSource(root=dev, source_format="msprof", files=files,
+                out.append(RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze),
                                       rank=_msprof_rank(dev)))
             elif _is_dir(dev / "data"):
                 _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof "
                           f"--export=on --output={prof}")
+    return out
+
+
+def _merged_groups(*groups: Dict[str, List[Path]]) -> Dict[str, List[Path]]:
+    out: Dict[str, List[Path]] = {}
+    for g in groups:
+        for k, v in g.items():
+            out.setdefault(k, []).extend(v)
     return out
 
 

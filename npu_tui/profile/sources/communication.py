@@ -8,6 +8,8 @@ ms as written. ``Start Timestamp(us)`` becomes the DECIMAL of the digits the fil
 profiler writes the shortest text that round-trips its double, and DuckDB prints the same digits
 back (a double holds only 0.25 µs at these magnitudes; the file cannot be more exact). The peer
 analyser's cluster_communication.json (groups, then ranks, inside each step) is not claimed.
+msprof's own (``PROF_*/analyze/communication.json``) holds the ops at the top, without steps or
+kinds: they load with neither.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ STAGE = "stg_communication"
 
 # A rank's own file: steps, then the op kinds. The cluster summary has rank groups on top instead.
 STEP_LAYOUT = re.compile(rb'^\s*\{\s*"step[^"]*"\s*:\s*\{\s*"(?:p2p|collective)"\s*:')
+# msprof's own analysis (PROF_*/analyze/communication.json, msprof --analyze=on): the ops at the
+# top, without steps or kinds (its ops are the first iteration's: placed by their start, as any),
+# and the ops' sum beside them under FLAT_TOTAL.
+FLAT_LAYOUT = re.compile(rb'^\s*\{\s*"[^"]*"\s*:\s*\{\s*"Communication (?:Time|Bandwidth) Info"\s*:')
+FLAT_TOTAL = "Total HCCL Operators"
+# The columns of the levels a flat file lacks, added to its ops as NULL.
+NO_LEVELS = "ALTER TABLE {table}_ops ADD COLUMN step_key VARCHAR; ALTER TABLE {table}_ops ADD COLUMN kind VARCHAR"
 TIME_INFO = b'"Communication Time Info"'
 
 OP_TYPE = """STRUCT(
@@ -154,7 +163,7 @@ COUNT_OPS = "SELECT count(*) FROM {table}_ops WHERE op_key <> $total"
 
 
 def sniff(head: bytes) -> bool:
-    return bool(STEP_LAYOUT.match(head)) and TIME_INFO in head
+    return bool(STEP_LAYOUT.match(head) or FLAT_LAYOUT.match(head)) and TIME_INFO in head
 
 
 @dataclass
@@ -238,14 +247,17 @@ def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    flat = bool(FLAT_LAYOUT.match(read_head(path).lstrip(b"\xef\xbb\xbf")))
     try:
-        staged = stage_json(con, path, STAGE, OP_TYPE)
-        params = {"rank": ctx.rank, "total": TOTAL_KEY}
-        total = con.execute(COUNT_OPS.format(table=STAGE), {"total": TOTAL_KEY}).fetchone()[0]
+        staged = stage_json(con, path, STAGE, OP_TYPE, ("op_key",) if flat else LEVELS)
+        if flat:
+            con.execute(NO_LEVELS.format(table=STAGE))
+        params = {"rank": ctx.rank, "total": FLAT_TOTAL if flat else TOTAL_KEY}
+        total = con.execute(COUNT_OPS.format(table=STAGE), {"total": params["total"]}).fetchone()[0]
         sql = {"table": STAGE, "step": STEP, "valid": VALID_TIMES}
         rows = con.execute(INSERT_OPS.format(**sql), params).fetchone()[0]
         con.execute(INSERT_BANDWIDTH.format(**sql), params)
-        bad_links = con.execute(COUNT_BAD_LINKS.format(**sql), {"total": TOTAL_KEY}).fetchone()[0]
+        bad_links = con.execute(COUNT_BAD_LINKS.format(**sql), {"total": params["total"]}).fetchone()[0]
         note = "" if total else "no communication ops"
         return LoadResult(rows=rows, skipped=total - rows + bad_links + staged.not_objects,
                           note=staged.note(note))
