@@ -310,6 +310,22 @@ def test_op_summary_gives_the_kernels_and_the_timeline_the_rest(real, tmp_path):
     assert p.con.execute("SELECT count(*) FROM overlap_lanes").fetchone() == (lanes,)
 
 
+def test_an_older_op_summarys_start_in_ns(real, tmp_path):
+    """CANN 5.x's op_summary writes "Task Start Time" in ns, without a unit (torch_npu 5.0.rc2's
+    op_summary_bean divides it by 1000): read as such. It had been refused as "not a op_summary
+    table", and nothing loaded."""
+    older = [[("Task Start Time" if c == "Task Start Time(us)" else c) for c in OP_SUMMARY[0]]]
+    start = OP_SUMMARY[0].index("Task Start Time(us)")
+    for row in OP_SUMMARY[1:]:
+        us = row[start].strip()
+        older.append(row[:start] + [us.replace(".", "")] + row[start + 1:])
+    assert older[1][start] == "1736408883704643212"
+    q = "SELECT name, start_ns, dur_ns, wait_ns, input_shapes FROM kernels ORDER BY ALL"
+    want = load_profile(msprof_merged(real, tmp_path / "us")).con.execute(q).fetchall()
+    assert load_profile(msprof_merged(real, tmp_path / "ns", older)).con.execute(q).fetchall() == want
+    assert sorted(s for _, s, *_ in want) == [1736408883704643212, 1736408883704700001]
+
+
 @pytest.mark.parametrize("content", ["", ",".join(OP_SUMMARY[0]) + "\r\n"])
 def test_empty_op_summary_is_a_note(real, tmp_path, content):
     prof = msprof_merged(real, tmp_path)

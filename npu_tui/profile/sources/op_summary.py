@@ -17,13 +17,16 @@ FILE_NAMES = ()
 # So an empty or broken op_summary is reported rather than passed over.
 NAME_PREFIXES = ("op_summary_",)
 STAGE = "stg_op_summary"
-REQUIRED = {"Op Name", "Task Start Time(us)", "Task Duration(us)"}
+REQUIRED = {"Op Name", "Task Duration(us)"}
+# The start in µs, or in ns in older exports (CANN 5.x: "Task Start Time", without a unit).
+STARTS = {"Task Start Time(us)", "Task Start Time"}
 DEVICE_DIR = re.compile(r"^device_(\d+)$")
 
 COLUMNS: Columns = {
     **COMMON,
     "name": ("Op Name",),
     "start": ("Task Start Time(us)",),
+    "start_ns": ("Task Start Time",),
     "dur": ("Task Duration(us)",),
     "type": ("OP Type", "Op Type"),
     "core": ("Task Type",),
@@ -32,7 +35,8 @@ COLUMNS: Columns = {
 
 
 def sniff(head: bytes) -> bool:
-    return REQUIRED <= set(csv_header(head))
+    header = set(csv_header(head))
+    return REQUIRED <= header and bool(STARTS & header)
 
 
 def device_from_folder(root: Path) -> Optional[int]:

@@ -33,7 +33,9 @@ COMMON: Columns = {
 
 # k_ prefixes: DuckDB identifiers are case-insensitive, so `name` would collide with a `Name` column.
 TYPED = """
-clean_text({name}) AS k_name, ts_to_ns({start}) AS k_start, us_to_ns({dur}) AS k_dur,
+clean_text({name}) AS k_name,
+coalesce(ts_to_ns({start}), CASE WHEN int_or_null({start_ns}) >= 0 THEN int_or_null({start_ns}) END) AS k_start,
+us_to_ns({dur}) AS k_dur,
 int32_or_null({device_id}) AS k_device, int32_or_null({step}) AS k_step, clean_text({type}) AS k_type,
 clean_text({core}) AS k_core, us_to_ns({wait}) AS k_wait, int32_or_null({block_dim}) AS k_block,
 int_or_null({stream_id}) AS k_stream, int_or_null({task_id}) AS k_task,
@@ -61,9 +63,11 @@ WHERE k_name IS NOT NULL AND k_start IS NOT NULL AND k_dur IS NOT NULL AND k_dur
   AND ($only IS NULL OR k_device = $only)
 """
 
-FIELDS = ("name", "start", "dur", "device_id", "step", "type", "core", "wait", "block_dim",
+# start: a start in µs; start_ns, in ns (older msprof's op_summary, "Task Start Time").
+FIELDS = ("name", "start", "start_ns", "dur", "device_id", "step", "type", "core", "wait", "block_dim",
           "stream_id", "task_id", "in_shapes", "in_dtypes", "in_formats", "out_shapes", "out_dtypes")
-REQUIRED = ("name", "start", "dur")
+# Each one of these fields, or another in its group.
+REQUIRED = (("name",), ("start", "start_ns"), ("dur",))
 
 
 def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, columns: Columns,
@@ -71,7 +75,7 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
     """Rows with a name, a start and a non-negative duration become kernels; the rest are counted."""
 
     def typed(header) -> str:
-        missing = [columns[f][0] for f in REQUIRED if col(header, *columns[f]) == "NULL"]
+        missing = [columns[g[0]][0] for g in REQUIRED if all(col(header, *columns.get(f, ())) == "NULL" for f in g)]
         if missing:
             raise SourceError(f"not a {source} table: no {' / '.join(missing)}")
         return TYPED.format(**{f: col(header, *columns.get(f, ())) for f in FIELDS})
