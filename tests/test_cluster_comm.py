@@ -384,3 +384,66 @@ def test_a_rank_without_kernels_is_not_compared_with_the_others(real, tmp_path):
     # The intact pair is compared as before.
     intact = open_session(sampled, cache=False)
     assert {r["measure"] for r in intact.report["cluster"]["spread"]} == {"step_time", "exposed_comm"}
+
+
+ADVISOR_CLUSTER = Path("mstt-advisor-fixtures") / "resource" / "advisor" / "cluster_analysis_output"
+
+
+def test_msprof_analyzes_cluster_db_gives_what_its_csv_and_json_give(real, tmp_path):
+    """For db-format profiles msprof-analyze writes cluster_analysis.db in place of the csv and json
+    (ClusterStepTraceTime, ClusterCommunicationTime, ClusterCommunicationMatrix): it had been
+    refused alone ("SQLite file without profiler tables") and passed over beside rank folders.
+    Here the real fixture's csv and json are written as its tables, and read back the same."""
+    import csv
+    import sqlite3
+
+    src = real / ADVISOR_CLUSTER
+    out = tmp_path / "db" / "cluster_analysis_output"
+    out.mkdir(parents=True)
+    db = sqlite3.connect(out / "cluster_analysis.db")
+    names = ["step", "type", "index", "computing", "communication_not_overlapped", "overlapped", "communication",
+             "free", "stage", "bubble", "communication_not_overlapped_and_exclude_receive", "preparing"]
+    db.execute(f"CREATE TABLE ClusterStepTraceTime ({', '.join(f'[{n}]' for n in names)})")
+    with open(src / "cluster_step_trace_time.csv", newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    db.executemany(f"INSERT INTO ClusterStepTraceTime VALUES ({', '.join('?' * len(names))})",
+                   [r + [None] * (len(names) - len(r)) for r in rows])
+    db.execute("CREATE TABLE ClusterCommunicationTime (step, rank_id, hccl_op_name, group_name, start_timestamp, "
+               "elapsed_time, transit_time, wait_time, synchronization_time, idle_time)")
+    db.execute("CREATE TABLE CommunicationGroupMapping (type, rank_set, group_name, group_id, pg_name)")
+    groups = set()
+    for ranks, steps in json.loads((src / "cluster_communication.json").read_text()).items():
+        for step, ops in steps.items():
+            for key, by_rank in ops.items():
+                if "@" not in key:  # the groups' totals, which the json's loader leaves out too
+                    continue
+                op, group = key.rsplit("@", 1)
+                groups.add((ranks, group))
+                for rank, info in by_rank.items():
+                    t = info["Communication Time Info"]
+                    db.execute("INSERT INTO ClusterCommunicationTime VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                        step, int(rank), op, group, t["Start Timestamp(us)"], t["Elapse Time(ms)"],
+                        t["Transit Time(ms)"], t["Wait Time(ms)"], t["Synchronization Time(ms)"], t["Idle Time(ms)"]])
+    db.executemany("INSERT INTO CommunicationGroupMapping VALUES ('collective', ?, ?, NULL, NULL)", sorted(groups))
+    db.execute("CREATE TABLE ClusterCommunicationMatrix (step, hccl_op_name, group_name, src_rank, dst_rank, "
+               "transit_size, transit_time, bandwidth, transport_type, op_name)")
+    db.execute("INSERT INTO ClusterCommunicationMatrix VALUES ('step', 'allreduce-top1', 'g1', '0', '1', 28.5, 1.8, "
+               "15.83, 'HCCS', 'hcom_allReduce__586_0_1')")
+    db.commit()
+    db.close()
+    assert len(groups) > 0
+    from npu_tui.profile import load_profile
+    from npu_tui.profile.health import health
+
+    p, want = load_profile(tmp_path / "db"), load_profile(src)
+    assert p.layout == want.layout == "cluster_output"
+    for q in ("SELECT * FROM cluster_step_trace ORDER BY ALL", "SELECT * FROM cluster_comm_ops ORDER BY ALL"):
+        got = p.con.execute(q).fetchall()
+        assert got == want.con.execute(q).fetchall() and len(got) >= 4, q
+    assert p.con.execute("SELECT * FROM cluster_comm_matrix").fetchall() == [
+        (None, None, "allreduce-top1@g1", "hcom_allReduce__586_0_1", 0, 1, "HCCS", 28.5, 1.8, 15.83)]
+    assert [i.what for i in health(p) if i.severity != "info"] == [i.what for i in health(want) if i.severity != "info"]
+    # The report names the file the comm ops came from.
+    assert {r["source"] for r in open_session(tmp_path / "db", cache=False).report["cluster"]["comm_ops"]} == {
+        "cluster_analysis.db"}
+

@@ -258,7 +258,7 @@ WITH own AS (SELECT s.rank, s.step, s.stage_us FROM step_trace s JOIN ranks r US
              WHERE r.source_format IN ('torch_npu', 'db')),
 theirs AS (SELECT rank, step, stage_us FROM cluster_step_trace
            WHERE type = 'rank' AND rank IN (SELECT rank FROM own))
-SELECT (SELECT min(file) FROM load_log WHERE kind = 'cluster_step_trace'), t.rank, t.step, t.stage_us,
+SELECT (SELECT min(file) FROM load_log WHERE kind IN ('cluster_step_trace', 'cluster_db')), t.rank, t.step, t.stage_us,
        o.stage_us, count(*) OVER ()
 FROM theirs t LEFT JOIN own o ON o.rank = t.rank AND o.step IS NOT DISTINCT FROM t.step
 WHERE o.rank IS NULL OR abs(t.stage_us - o.stage_us) > ? * greatest(abs(o.stage_us), 1)

@@ -52,9 +52,9 @@ TABLE_DESCRIPTIONS = {
     "npu_module_mem": "npu_module_mem.csv: memory reserved by each device software module over time (bytes)",
     "static_op_mem": "static_op_mem.csv (graph mode): each operator's compile-time memory in a static graph, between node indexes",
     "device_memory": "each device's memory capacity where the profile states it (Kineto's deviceProperties), MB",
-    "cluster_step_trace": "msprof-analyze's cluster_step_trace_time.csv: each rank's and stage group's step breakdown (us)",
-    "cluster_comm_ops": "msprof-analyze's cluster_communication.json: every rank's time in each comm op (ms)",
-    "cluster_comm_matrix": "msprof-analyze's cluster_communication_matrix.json: per op, each src->dst link",
+    "cluster_step_trace": "msprof-analyze's cluster_step_trace_time.csv (or cluster_analysis.db): each rank's and stage group's step breakdown (us)",
+    "cluster_comm_ops": "msprof-analyze's cluster_communication.json (or cluster_analysis.db): every rank's time in each comm op (ms)",
+    "cluster_comm_matrix": "msprof-analyze's cluster_communication_matrix.json (or cluster_analysis.db): per op, each src->dst link",
     "load_log": "what each source file gave: rows, skipped rows, seconds, and why",
     "db_tables": "the tables each SQLite export held, of those npu-tui reads",
 }

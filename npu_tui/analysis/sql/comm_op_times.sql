@@ -1,4 +1,4 @@
--- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json, else the kernels the rules file calls Comm (elapse = their time)
+-- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time)
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
 from_json AS (
     SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
@@ -7,9 +7,11 @@ from_json AS (
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name) AS groups
     FROM comm_ops GROUP BY ALL
 ),
--- msprof-analyze's cluster_communication.json when no rank has its own communication.json
+-- msprof-analyze's cluster_communication.json (or cluster_analysis.db) when no rank has its own communication.json
 from_cluster AS (
-    SELECT rank, op_name(op_name) AS op_type, NULL AS kind, 'cluster_communication.json' AS source, count(*) AS ops,
+    SELECT rank, op_name(op_name) AS op_type, NULL AS kind,
+           (SELECT parse_filename(min(file)) FROM load_log
+            WHERE kind IN ('cluster_communication', 'cluster_db') AND rows > 0) AS source, count(*) AS ops,
            exact_sum(elapse_ms), exact_sum(transit_ms), exact_sum(wait_ms), exact_sum(sync_ms), exact_sum(idle_ms),
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name)
     FROM cluster_comm_ops WHERE NOT EXISTS (SELECT 1 FROM comm_ops) GROUP BY ALL

@@ -48,6 +48,7 @@ CLUSTER_ORDER = (
     "cluster_step_trace",
     "cluster_communication",
     "cluster_communication_matrix",
+    "cluster_db",
 )
 
 

@@ -335,7 +335,9 @@ def _nonempty(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
+def open_db(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
+    """The SQLite file ``path`` opened read-only, nothing written beside it: where a write-ahead
+    log or rollback journal holds part of its state, a copy of both in ``tmp``."""
     suffix = next((s for s in SIDE_FILES if _nonempty(Path(f"{path}{s}"))), None)
     if suffix is None:
         # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
@@ -354,7 +356,7 @@ def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
                 if side.exists() or tries <= 1:
                     raise
                 # A rollback journal goes at its writer's commit: the db is then whole; look again.
-                return _open(path, tmp, tries - 1)
+                return open_db(path, tmp, tries - 1)
             if after == before:
                 break
         else:
@@ -369,7 +371,7 @@ def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
     return sq
 
 
-def _stage(sq: sqlite3.Connection, con: duckdb.DuckDBPyConnection, table: str, tmp: Path) -> List[str]:
+def stage_table(sq: sqlite3.Connection, con: duckdb.DuckDBPyConnection, table: str, tmp: Path) -> List[str]:
     """Copy one SQLite table into DuckDB temp table stg_db_{table}, every column as text."""
     columns = [r[1] for r in sq.execute(f'PRAGMA table_info("{table}")')]
     out = tmp / f"{table}.csv"
@@ -404,13 +406,13 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         raise SourceError("empty file")
     try:
         with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
-            sq = _open(path, Path(tmp))
+            sq = open_db(path, Path(tmp))
             try:
                 present = {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 wanted = [t for t in TABLES if t in present]
                 if not wanted:
                     raise SourceError("SQLite file without profiler tables")
-                cols = {t: _stage(sq, con, t, Path(tmp)) for t in wanted}
+                cols = {t: stage_table(sq, con, t, Path(tmp)) for t in wanted}
                 # Communication tasks recorded (a table not staged: it can hold millions of rows).
                 comm_tasks = "COMMUNICATION_TASK_INFO" in present and sq.execute(COMM_TASKS).fetchone()[0]
             finally:
