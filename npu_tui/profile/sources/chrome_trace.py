@@ -197,7 +197,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             staged.lost = 1
             staged.note = (f"file cut short: kept the complete events before the cut, dropped "
                            f"{size - zeros - span.end} bytes of an unfinished one")
-        after = (f"{span.after:,} bytes after the trace's end, starting \"{span.after_head}\": not part of it "
+        after = (f"{span.after:,} bytes after the trace's end, starting {span.after_head!r}: not part of it "
                  "(text appended to the file?), ignored" if span.after else "")
         staged.note = "; ".join(filter(None, [staged.note, zeros_said, after]))
         if span.start == span.end:
@@ -353,6 +353,10 @@ def _span(path: Path, shape: str, size: int) -> _Span:
     for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
+        # The events' ']' follows an event's '}' (or the list's '['): one inside a string or a
+        # list of the last event, at a cut or before text appended, does not.
+        if close and not tail[:close].rstrip().endswith((b"}", b"[")):
+            continue
         rest = tail[close + 1:]
         # (an object whose own closing brace alone is missing still holds every event and key)
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
@@ -402,20 +406,22 @@ def _meta(prefix: bytes, rest: bytes):
 
 def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
     """The object without its events (of an array: {}) and the text after its end, where a whole
-    document is followed by what no JSON document holds there (a log line appended to the file);
-    (None, b"") otherwise. A ']' inside the last event makes a document that ends early too, but
-    what follows it then goes on as JSON does after a value: with ',', '}' or ']'."""
+    document is followed by what no JSON document holds there (a log line appended to the file,
+    in any encoding); (None, b"") otherwise. A ']' inside the last event's args can make a document
+    that ends early too, but what follows it then goes on as JSON does after a value: with ',',
+    '}' or ']'."""
     meta: Optional[dict] = {}
     after = rest.lstrip()
     if prefix is not None:
+        # (bytes that are not UTF-8 kept as they are: in the text after the end, they are no error)
+        text = (prefix + b'"traceEvents": []' + rest).decode("utf-8", "surrogateescape").lstrip()
         try:
-            text = (prefix + b'"traceEvents": []' + rest).decode("utf-8").lstrip()  # raw_decode starts at a value
-            meta, end = json.JSONDecoder().raw_decode(text)
+            meta, end = json.JSONDecoder().raw_decode(text)  # (which starts at a value: lstrip)
         except ValueError:
             return None, b""
         if not isinstance(meta, dict):
             return None, b""
-        after = text[end:].encode("utf-8").lstrip()
+        after = text[end:].encode("utf-8", "surrogateescape").lstrip()
     if not after or after[:1] in (b",", b"}", b"]"):
         return None, b""
     return meta, after

@@ -65,10 +65,11 @@ def _listed(cats) -> str:
 EVENTS = """
 -- a view, not a copy: the staged events are the trace's size in memory once already
 -- (The legacy autograd profiler's export gives its events no category, and its process the name
--- "CPU functions": its ops, and ProfilerStep#N among them as record_function ranges.)
+-- "CPU functions": its ops, named in a namespace (aten::mm), and record_function's ranges, named as
+-- one likes (ProfilerStep#N), as Kineto's categories would be.)
 CREATE OR REPLACE TEMP VIEW kn_event AS
 SELECT *, coalesce(lower(cat), CASE WHEN pid = 'CPU functions' THEN
-                                   CASE WHEN profiler_step(name) IS NULL THEN 'cpu_op' ELSE 'user_annotation' END
+                                   CASE WHEN contains(name, '::') THEN 'cpu_op' ELSE 'user_annotation' END
                                END) AS lcat
 FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL;
 CREATE OR REPLACE TEMP TABLE kn_launch AS

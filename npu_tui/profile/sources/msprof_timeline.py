@@ -42,7 +42,10 @@ FOR_SPLITS = "not loaded for its splits beside it"
 ITERATION = re.compile(r"_\d+_\d+_\d+\.json$")
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
-_MSPROF_PROCESS = re.compile(rb'"name"\s*:\s*"(Ascend Hardware|HCCL|Communication|Step Trace|Overlap Analysis)"')
+# msprof's processes, as their process_name metadata names them ({"args": {"name": ...}}): a name
+# alone could be any event's (a record_function range named Communication).
+_MSPROF_PROCESS = re.compile(rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(Ascend Hardware|HCCL|Communication|Step Trace|'
+                             rb'Overlap Analysis)"')
 _TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function)"')
 
 EVENTS = """
