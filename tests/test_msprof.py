@@ -426,38 +426,58 @@ DB = "msinsight-pt-2rank-levels/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT
 
 def test_msprofs_db_export_beside_its_raw_data(real, tmp_path):
     """msprof --export=on --type=db writes PROF_*/msprof_{time}.db beside device_N/ and host/: it
-    had been passed over, and the folder said to be "not exported" (exit 2). Beside a text export
-    of another run (this sample's), it is said and not loaded; of two devices, it is one rank,
-    said so."""
+    had been passed over, and the folder said to be "not exported" (exit 2). Its device folder
+    opens it too. Of two devices, it is one rank, said so. Beside a text export of the same
+    collection (merged, or the older device_N/timeline), the text loads and the db is said and
+    left unread; so is an analyze/ folder over several devices."""
     from npu_tui.profile.health import failed, health
 
     prof = tmp_path / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
     (prof / "device_0" / "data").mkdir(parents=True)
     (prof / "host" / "data").mkdir(parents=True)
     shutil.copy(real / DB, prof / "msprof_20250101120500.db")
-    p = load_profile(tmp_path)
-    assert p.ranks == [0] and p.formats == ["db"] and failed(health(p)) == []
     q = "SELECT name, start_ns, dur_ns, core FROM kernels ORDER BY ALL"
-    got = p.con.execute(q).fetchall()
-    assert got == load_profile(real / DB).con.execute(q).fetchall() and len(got) == 191
+    want = load_profile(real / DB).con.execute(q).fetchall()
+    assert len(want) == 191
+    for opened in (tmp_path, prof, prof / "device_0"):
+        p = load_profile(opened)
+        assert p.ranks == [0] and p.formats == ["db"] and failed(health(p)) == []
+        assert p.con.execute(q).fetchall() == want
 
     (prof / "device_1" / "data").mkdir(parents=True)
     p = load_profile(tmp_path)
-    assert p.con.execute(q).fetchall() == got
+    assert p.con.execute(q).fetchall() == want
     (item,) = [i for i in health(p) if "loaded as one rank" in i.what]
     assert item.what.endswith("a db export over device_0, device_1, whose tasks are not told apart by device "
                               "here; its figures are the devices' together")
     assert item.fix.startswith("export the run as text too (msprof --export=on --type=text)")
-    shutil.rmtree(prof / "device_1")
 
+    older = tmp_path / "older"
+    shutil.copytree(next((real / SAMPLE).glob("PROF_*")), older / prof.name)
     merged = msprof_merged(real, tmp_path / "text")
-    shutil.copy(real / DB, merged / "msprof_20250101120500.db")
+    for folder in (older / prof.name, merged):
+        shutil.copy(real / DB, folder / "msprof_20250101120500.db")
+        (folder / "analyze").mkdir()
+        shutil.copy(output_dir_communication(real), folder / "analyze" / "communication.json")
+        p = load_profile(folder)
+        assert p.formats == ["msprof"] and "sqlite_export" not in {k for (k,) in p.con.execute(
+            "SELECT DISTINCT source FROM kernels").fetchall()}
+        (db,) = [i for i in health(p) if i.file.endswith(".db")]
+        assert (db.severity, db.what) == ("info", "msprof_20250101120500.db not loaded: the text export beside "
+                                                  "it is used")
+        # one device: its analysis loads
+        assert [i for i in health(p) if i.file.endswith("communication.json")] == []
+        assert p.con.execute("SELECT count(*) FROM comm_ops").fetchone() == (4,)
+    (merged / "device_5").mkdir()
     p = load_profile(merged)
-    assert p.formats == ["msprof"]
-    assert p.con.execute("SELECT DISTINCT source FROM kernels").fetchall() == [("op_summary",)]
-    (db,) = [i for i in health(p) if i.file.endswith(".db")]
-    assert db.severity == "warning" and db.what.startswith("msprof_20250101120500.db: db export of another run "
-                                                           "than the files beside it")
+    assert [(i.severity, i.what) for i in health(p) if i.file.endswith("communication.json")] == [
+        ("warning", "communication.json: msprof's analysis over device_3, device_5, whose ops it does not tell apart "
+                    "by device: not loaded")]
+    assert p.con.execute("SELECT count(*) FROM comm_ops").fetchone() == (0,)
+
+
+def output_dir_communication(real: Path) -> Path:
+    return real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json"
 
 
 def test_a_device_folder_opened_from_its_prof_folder_by_its_bare_name(real, monkeypatch):

@@ -126,6 +126,8 @@ _NOT_FILES: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_not_file
 # What else this thread's discovery found that cannot be loaded, and why: said in the load's health.
 _SAID: ContextVar[Optional[List[Tuple[Path, str]]]] = ContextVar("npu_tui_said", default=None)
 NOT_EXPORTED = "not exported"
+# An msprof db export beside the text export of the same collection (health: by design).
+DB_BESIDE_TEXT = "db export beside files of the text export of the same collection"
 TRACE_KINDS = ("kineto", "trace_view")
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 # What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
@@ -555,49 +557,57 @@ def _msprof_rank(dev: Path) -> Optional[int]:
 
 
 def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> List[RankSource]:
-    """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output; one that
-    holds neither (a collection per metric set: PROF_GROUP_*/PROF_<metric>/PROF_000001_*), the
-    PROF_* folders inside it, to MAX_SEARCH_DEPTH."""
-    out = []
+    """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output, or its db
+    export; one that holds none (a collection per metric set: PROF_GROUP_*/PROF_<metric>/PROF_000001_*),
+    the PROF_* folders inside it, to MAX_SEARCH_DEPTH."""
     devices = [d for d in _dirs(prof) if MSPROF_DEVICE_RE.match(d.name)]
     merged = prof / "mindstudio_profiler_output"
     # msprof --type=db writes its export beside the folders, as PROF_*/msprof_{time}.db
-    dbs = {k: v for k, v in _group(_files(prof), modules).items() if k == "sqlite_export"}
+    dbs = _group(_files(prof), modules).get("sqlite_export", [])
     if not devices and not _is_dir(merged) and not dbs:
         if depth >= MAX_SEARCH_DEPTH:
             return []
         return [s for d in _dirs(prof) if d.name.startswith("PROF_") for s in _msprof_sources(d, modules, depth + 1)]
-    # msprof --analyze=on: its communication analysis, for the PROF folder's one device
-    analyze = _group(_files(prof / "analyze"), modules) if len(devices) <= 1 and _is_dir(prof / "analyze") else {}
+    texts = {} if _is_dir(merged) else {
+        dev: _merged_groups(*(_group(_files(dev / sub), modules) for sub in ("timeline", "summary"))) for dev in devices}
+    text = _is_dir(merged) or any(texts.values())
+    names = ", ".join(d.name for d in devices)
+    # Beside a text export, the db is the same run again: not read (its tasks alone take a while).
+    left_out = [(db, f"{DB_BESIDE_TEXT}: not loaded") for db in dbs] if text else []
+    # msprof --analyze=on: its communication analysis, of the PROF folder's one device
+    analyze = _group(_files(prof / "analyze"), modules) if _is_dir(prof / "analyze") else {}
+    if analyze and len(devices) > 1:
+        left_out += [(f, f"msprof's analysis over {names}, whose ops it does not tell apart by device: not loaded")
+                     for v in analyze.values() for f in v]
+        analyze = {}
     if _is_dir(merged) and len(devices) > 1:
-        out += _split_by_device(prof, merged, devices, modules)
-    elif _is_dir(merged) or (dbs and len(devices) <= 1):
-        # (a db beside a text export of the same run is said, and not loaded, by its loader)
-        files = _merged_groups(_group(_files(merged), modules) if _is_dir(merged) else {}, dbs, analyze)
-        rank = _msprof_rank(devices[0]) if devices else None
-        out.append(RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
-                              rank=rank))
-    elif dbs:
-        names = ", ".join(d.name for d in devices)
-        out.append(RankSource(root=prof, source_format="db", files=dbs, left_out=[(
-            db, f"{MERGED_AS_ONE}: a db export over {names}, whose tasks are not told apart by device here; "
-                f"its figures are the devices' together") for db in dbs["sqlite_export"]]))
-    else:
+        out = _split_by_device(prof, merged, devices, modules)
+        out[0].left_out += left_out
+        return out
+    if _is_dir(merged) or (dbs and not text and len(devices) <= 1):
+        files = _merged_groups(_group(_files(merged), modules), analyze) if _is_dir(merged) else {"sqlite_export": dbs}
+        return [RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
+                           rank=_msprof_rank(devices[0]) if devices else None, left_out=left_out)]
+    if not text:  # (a db export over several devices, or none and raw data only)
         for dev in devices:
-            files: Dict[str, List[Path]] = {}
-            for sub in ("timeline", "summary"):
-                for k, v in _group(_files(dev / sub), modules).items():
-                    files.setdefault(k, []).extend(v)
-            if files:
-                out.append(RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze),
-                                      rank=_msprof_rank(dev)))
-            elif _is_dir(dev / "data"):
+            if not dbs and _is_dir(dev / "data"):
                 _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof "
                           f"--export=on --output={prof}")
+        return [RankSource(root=prof, source_format="db", files={"sqlite_export": dbs}, left_out=[(
+            db, f"{MERGED_AS_ONE}: a db export over {names}, whose tasks are not told apart by device here; "
+                f"its figures are the devices' together") for db in dbs])] if dbs else []
+    out = [RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze), rank=_msprof_rank(dev))
+           for dev, files in texts.items() if files]
+    out[0].left_out += left_out
+    for dev in devices:
+        if not texts[dev] and _is_dir(dev / "data"):
+            _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof --export=on "
+                      f"--output={prof}")
     return out
 
 
 def _merged_groups(*groups: Dict[str, List[Path]]) -> Dict[str, List[Path]]:
+    """Files grouped by kind (_group), of several folders together."""
     out: Dict[str, List[Path]] = {}
     for g in groups:
         for k, v in g.items():
@@ -939,7 +949,10 @@ def _discover(path: Path, cluster: bool) -> Discovery:
                          problems=_beside(path, modules, "the PROF_* folders") + below)
     # (by its parent's own name: `device_0` or `../device_0` opened from a folder names none)
     if path.name.startswith("device_") and Path(os.path.abspath(path)).parent.name.startswith("PROF_"):
-        return Discovery(path, "msprof", [s for s in _msprof_sources(path.parent, modules) if s.root == path])
+        # (one rank of the whole PROF folder, its merged output or db export, is this device's)
+        sources = _msprof_sources(path.parent, modules)
+        return Discovery(path, "msprof", [s for s in sources if s.root == path or (
+            len(sources) == 1 and s.root == path.parent)])
     loose = _loose_sources(path, modules)
     if loose:
         # Traces of more ranks one folder down (each node's, gathered into a folder of its own):
