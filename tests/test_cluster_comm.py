@@ -389,18 +389,13 @@ def test_a_rank_without_kernels_is_not_compared_with_the_others(real, tmp_path):
 ADVISOR_CLUSTER = Path("mstt-advisor-fixtures") / "resource" / "advisor" / "cluster_analysis_output"
 
 
-def test_msprof_analyzes_cluster_db_gives_what_its_csv_and_json_give(real, tmp_path):
-    """For db-format profiles msprof-analyze writes cluster_analysis.db in place of the csv and json
-    (ClusterStepTraceTime, ClusterCommunicationTime, ClusterCommunicationMatrix): it had been
-    refused alone ("SQLite file without profiler tables") and passed over beside rank folders.
-    Here the real fixture's csv and json are written as its tables, and read back the same."""
+def _cluster_db(src: Path, path: Path, time_table: str = "ClusterCommunicationTime") -> None:
+    """The fixture's csv and json written as msprof-analyze's cluster_analysis.db, each group's
+    "Total Op Info" rows included as msprof-analyze writes them, and one link of a matrix."""
     import csv
     import sqlite3
 
-    src = real / ADVISOR_CLUSTER
-    out = tmp_path / "db" / "cluster_analysis_output"
-    out.mkdir(parents=True)
-    db = sqlite3.connect(out / "cluster_analysis.db")
+    db = sqlite3.connect(path)
     names = ["step", "type", "index", "computing", "communication_not_overlapped", "overlapped", "communication",
              "free", "stage", "bubble", "communication_not_overlapped_and_exclude_receive", "preparing"]
     db.execute(f"CREATE TABLE ClusterStepTraceTime ({', '.join(f'[{n}]' for n in names)})")
@@ -408,42 +403,108 @@ def test_msprof_analyzes_cluster_db_gives_what_its_csv_and_json_give(real, tmp_p
         rows = list(csv.reader(f))[1:]
     db.executemany(f"INSERT INTO ClusterStepTraceTime VALUES ({', '.join('?' * len(names))})",
                    [r + [None] * (len(names) - len(r)) for r in rows])
-    db.execute("CREATE TABLE ClusterCommunicationTime (step, rank_id, hccl_op_name, group_name, start_timestamp, "
+    db.execute(f"CREATE TABLE {time_table} (step, rank_id, hccl_op_name, group_name, start_timestamp, "
                "elapsed_time, transit_time, wait_time, synchronization_time, idle_time)")
     db.execute("CREATE TABLE CommunicationGroupMapping (type, rank_set, group_name, group_id, pg_name)")
     groups = set()
     for ranks, steps in json.loads((src / "cluster_communication.json").read_text()).items():
         for step, ops in steps.items():
             for key, by_rank in ops.items():
-                if "@" not in key:  # the groups' totals, which the json's loader leaves out too
-                    continue
-                op, group = key.rsplit("@", 1)
+                op, group = key.rsplit("@", 1)  # (the json's "Total Op Info@group" too)
                 groups.add((ranks, group))
                 for rank, info in by_rank.items():
                     t = info["Communication Time Info"]
-                    db.execute("INSERT INTO ClusterCommunicationTime VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                    db.execute(f"INSERT INTO {time_table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                         step, int(rank), op, group, t["Start Timestamp(us)"], t["Elapse Time(ms)"],
                         t["Transit Time(ms)"], t["Wait Time(ms)"], t["Synchronization Time(ms)"], t["Idle Time(ms)"]])
     db.executemany("INSERT INTO CommunicationGroupMapping VALUES ('collective', ?, ?, NULL, NULL)", sorted(groups))
     db.execute("CREATE TABLE ClusterCommunicationMatrix (step, hccl_op_name, group_name, src_rank, dst_rank, "
                "transit_size, transit_time, bandwidth, transport_type, op_name)")
-    db.execute("INSERT INTO ClusterCommunicationMatrix VALUES ('step', 'allreduce-top1', 'g1', '0', '1', 28.5, 1.8, "
-               "15.83, 'HCCS', 'hcom_allReduce__586_0_1')")
+    db.executemany("INSERT INTO ClusterCommunicationMatrix VALUES ('step', ?, 'g1', '0', '1', 28.5, 1.8, 15.83, "
+                   "'HCCS', 'hcom_allReduce__586_0_1')", [("allreduce-top1",), ("Total Op Info",)])
     db.commit()
     db.close()
     assert len(groups) > 0
+
+
+@pytest.mark.parametrize("time_table", ["ClusterCommunicationTime", "ClusterCommAnalyzerTime"])
+def test_msprof_analyzes_cluster_db_gives_what_its_csv_and_json_give(real, tmp_path, time_table):
+    """For db-format profiles msprof-analyze writes cluster_analysis.db in place of the csv and json
+    (ClusterStepTraceTime, ClusterCommunicationTime, ClusterCommunicationMatrix; older versions
+    ClusterCommAnalyzer*): it had been refused alone ("SQLite file without profiler tables") and
+    passed over beside rank folders. Here the real fixture's csv and json are written as its
+    tables and read back the same, "Total Op Info" rows left out, opened at its folder's parent or
+    at the folder itself (where it had also been taken for a rank's db export)."""
     from npu_tui.profile import load_profile
     from npu_tui.profile.health import health
 
-    p, want = load_profile(tmp_path / "db"), load_profile(src)
-    assert p.layout == want.layout == "cluster_output"
-    for q in ("SELECT * FROM cluster_step_trace ORDER BY ALL", "SELECT * FROM cluster_comm_ops ORDER BY ALL"):
-        got = p.con.execute(q).fetchall()
-        assert got == want.con.execute(q).fetchall() and len(got) >= 4, q
-    assert p.con.execute("SELECT * FROM cluster_comm_matrix").fetchall() == [
-        (None, None, "allreduce-top1@g1", "hcom_allReduce__586_0_1", 0, 1, "HCCS", 28.5, 1.8, 15.83)]
-    assert [i.what for i in health(p) if i.severity != "info"] == [i.what for i in health(want) if i.severity != "info"]
+    src = real / ADVISOR_CLUSTER
+    out = tmp_path / "db" / "cluster_analysis_output"
+    out.mkdir(parents=True)
+    _cluster_db(src, out / "cluster_analysis.db", time_table)
+    want = load_profile(src)
+    for opened in (tmp_path / "db", out):
+        p = load_profile(opened)
+        assert p.layout == want.layout == "cluster_output" and p.ranks == []
+        for q in ("SELECT * FROM cluster_step_trace ORDER BY ALL", "SELECT * FROM cluster_comm_ops ORDER BY ALL"):
+            got = p.con.execute(q).fetchall()
+            assert got == want.con.execute(q).fetchall() and len(got) >= 4, q
+        assert p.con.execute("SELECT * FROM cluster_comm_matrix").fetchall() == [
+            (None, None, "allreduce-top1@g1", "hcom_allReduce__586_0_1", 0, 1, "HCCS", 28.5, 1.8, 15.83)]
+        assert [i.what for i in health(p) if i.severity != "info"] == [
+            i.what for i in health(want) if i.severity != "info"]
+        assert p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'cluster_db'").fetchall() == [
+            (9 + 4 + 1, 0, "")]
     # The report names the file the comm ops came from.
     assert {r["source"] for r in open_session(tmp_path / "db", cache=False).report["cluster"]["comm_ops"]} == {
         "cluster_analysis.db"}
 
+
+def test_a_cluster_db_beside_its_csv_and_json_adds_nothing_twice(real, tmp_path):
+    """Beside the csv and json, which load first, the db fills only what they left empty: every
+    row had loaded twice."""
+    import sqlite3
+
+    from npu_tui.profile import load_profile
+    from npu_tui.profile.health import health
+
+    out = tmp_path / "cluster_analysis_output"
+    shutil.copytree(real / ADVISOR_CLUSTER, out)
+    _cluster_db(out, out / "cluster_analysis.db")
+    p, want = load_profile(out), load_profile(real / ADVISOR_CLUSTER)
+    for table in ("cluster_step_trace", "cluster_comm_ops"):
+        q = f"SELECT * FROM {table} ORDER BY ALL"
+        assert p.con.execute(q).fetchall() == want.con.execute(q).fetchall(), table
+    # the matrix, which the json beside it lacks, comes from it
+    assert p.con.execute("SELECT count(*) FROM cluster_comm_matrix").fetchone() == (1,)
+    assert [i for i in health(p) if i.file.endswith(".db")] == []  # it gave rows (the matrix): nothing to say
+    (out / "cluster_analysis.db").unlink()
+    _cluster_db(out, out / "cluster_analysis.db")
+    w = sqlite3.connect(out / "cluster_analysis.db")
+    w.execute("DROP TABLE ClusterCommunicationMatrix")
+    w.commit()
+    w.close()
+    (db,) = [i for i in health(load_profile(out)) if i.file.endswith(".db")]
+    assert (db.severity, db.what) == ("info", "cluster_analysis.db not loaded: the text export beside it is used")
+
+
+def test_a_cluster_db_without_the_columns_it_needs_says_so(real, tmp_path):
+    """A table without a column npu-tui reads (another version's) loses that column's figures,
+    not the file: DuckDB's binder errors had been the message, and one table sank the others."""
+    import sqlite3
+
+    from npu_tui.profile import load_profile
+
+    out = tmp_path / "cluster_analysis_output"
+    out.mkdir()
+    _cluster_db(real / ADVISOR_CLUSTER, out / "cluster_analysis.db")
+    w = sqlite3.connect(out / "cluster_analysis.db")
+    w.execute("ALTER TABLE CommunicationGroupMapping DROP COLUMN group_name")
+    w.execute("ALTER TABLE ClusterCommunicationTime DROP COLUMN rank_id")
+    w.commit()
+    w.close()
+    p = load_profile(out)
+    assert p.con.execute("SELECT count(*) FROM cluster_step_trace").fetchone() == (9,)
+    assert p.con.execute("SELECT count(*) FROM cluster_comm_ops").fetchone() == (0,)
+    ((rows, skipped),) = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'cluster_db'").fetchall()
+    assert (rows, skipped) == (9 + 1, 4)

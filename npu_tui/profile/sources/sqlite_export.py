@@ -316,8 +316,13 @@ RANK_HAS_ROWS = "SELECT count(*) FROM {table} WHERE rank = ?"
 FILL_DEVICE = "UPDATE step_trace SET device_id = ? WHERE rank = ? AND device_id IS NULL"
 
 
+# msprof-analyze's cluster_analysis.db (cluster_db's), known by the tables its schema names at its head:
+# the job's analysis, not a rank's export.
+CLUSTER_TABLES = re.compile(rb"ClusterStepTraceTime|ClusterCommunication|ClusterCommAnalyzer")
+
+
 def sniff(head: bytes) -> bool:
-    return head.startswith(MAGIC)
+    return head.startswith(MAGIC) and not CLUSTER_TABLES.search(head)
 
 
 COPY_TRIES = 3
