@@ -353,16 +353,14 @@ def _span(path: Path, shape: str, size: int) -> _Span:
     for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
-        # The events' ']' follows an event's '}' (or the list's '['): one inside a string or a
-        # list of the last event, at a cut or before text appended, does not.
-        if close and not tail[:close].rstrip().endswith((b"}", b"[")):
-            continue
         rest = tail[close + 1:]
         # (an object whose own closing brace alone is missing still holds every event and key)
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
             ({} if rest.strip() == b"" else None)
         after = b""
-        if meta is None:
+        # Text after the end follows the events' ']', which follows an event's '}' (or the list's
+        # '['): not a ']' inside a string or a list of the last event, cut just after it.
+        if meta is None and (close == 0 or tail[:close].rstrip().endswith((b"}", b"["))):
             meta, after = _meta_then_text(prefix, rest)
         if meta is not None:
             found = close, meta, after
