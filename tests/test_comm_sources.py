@@ -346,3 +346,42 @@ def test_msprofs_own_communication_analysis_holds_the_ops_at_the_top(real, tmp_p
         assert [i for i in health(p) if i.file.endswith("communication.json")] == []
     assert p.ranks == [3]
 
+
+def test_torch_npu_5s_matrix_of_every_op_and_their_total(real, tmp_path):
+    """torch_npu 5.0 (RC3 and 5.0.0) writes communication_matrix.json with every op under its own
+    name and "Total Op Info", their sum per link (its communication_parser): the sum had been added
+    to the ops, every link's MB and ms twice. Here the real file's samples, each op of the step
+    once, are written that way: the links are the real file's."""
+    src = output_dir(real, "level1", 0)
+    doc = json.loads((src / "communication_matrix.json").read_text())
+    flat = {}
+    for step, kinds in doc.items():
+        flat[step] = {}
+        for kind, ops in kinds.items():
+            each = {}
+            for key, links in ops.items():
+                for link, v in links.items():
+                    if "Op Name" in v:
+                        each.setdefault(f"{v['Op Name']}@{key.rsplit('@', 1)[1]}", {})[link] = {
+                            k: x for k, x in v.items() if k != "Op Name"}
+            total = {}
+            for links in each.values():
+                for link, v in links.items():
+                    t = total.setdefault(link, {"Transport Type": v["Transport Type"], "Transit Size(MB)": 0,
+                                                "Transit Time(ms)": 0})
+                    t["Transit Size(MB)"] += v["Transit Size(MB)"]
+                    t["Transit Time(ms)"] += v["Transit Time(ms)"]
+            flat[step][kind] = {**each, **({"Total Op Info": total} if total else {})}
+    assert sum(len(k) for kinds in flat.values() for k in kinds.values()) == 5  # 4 ops and the total
+    out = tmp_path / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir()
+    shutil.copy(src / "kernel_details.csv", out)
+    (out / "communication_matrix.json").write_text(json.dumps(flat))
+    from npu_tui.session import open_session
+
+    q = ("SELECT src_rank, dst_rank, transport, round(size_mb, 4), round(time_ms, 6) FROM comm_links "
+         "WHERE src_rank <> dst_rank ORDER BY ALL")
+    got = open_session(tmp_path, cache=False).con.execute(q).fetchall()
+    want = open_session(src.parent, cache=False).con.execute(q).fetchall()
+    assert got == want and len(got) == 7
+

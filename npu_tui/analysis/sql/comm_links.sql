@@ -1,11 +1,13 @@
 -- the Comm pane's links: per src -> dst link and transport (communication_matrix.json, else msprof-analyze's cluster matrix), else per rank and transport (communication.json): the rank whose file reported it, ops, MB moved, transit time (ms), GB/s, and slow: far below the median of its transport's links (rules [comm] slow_link_ratio)
 -- The profiler's <op>-total entry sums every op of its kind; the others (top1, middle, bottom1..3)
 -- are samples of the same ops: a kind with a total counts by it alone (per group: the key ends in
--- @group). Without the ranks' communication_matrix.json, msprof-analyze's cluster matrix (its own
--- "Total Op Info", with or without @group, left out). A rank's own file numbers the ranks of its
+-- @group). torch_npu 5.0's file keeps every op and their sum, "Total Op Info", which is left out;
+-- so is msprof-analyze's own in its cluster matrix (with or without @group), used without the
+-- ranks' communication_matrix.json. A rank's own file numbers the ranks of its
 -- group; links stay apart per reporting rank, so one group's 0-1 is not added to another's.
 WITH entries AS (
     SELECT rank, step, op_key, src_rank, dst_rank, transport, transit_size_mb, transit_time_ms FROM comm_matrix
+    WHERE op_key NOT LIKE 'Total Op Info%'
     UNION ALL
     SELECT NULL, step, op_key, src_rank, dst_rank, transport, transit_size_mb, transit_time_ms FROM cluster_comm_matrix
     WHERE NOT EXISTS (SELECT 1 FROM comm_matrix) AND op_key NOT LIKE 'Total Op Info%'
