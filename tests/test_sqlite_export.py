@@ -272,6 +272,27 @@ def test_msprofs_communication_analyzer_db_beside_a_mindspore_export(real, tmp_p
     assert sorted(p.con.execute("SELECT op_name, transport FROM comm_bandwidth").fetchall()) == sorted(pairs)
 
 
+def test_newer_msprofs_block_count_is_blocknum(real, tmp_path):
+    """Newer msprof names the block count blockNum, and blockDim is another figure there (an
+    Ascend 950's threads per block, a STRING_IDS id, "N/A" elsewhere): every kernel had shown
+    that id as its block count."""
+    src = db_path(real, "level1", 0)
+    db = tmp_path / "rank0_ascend_pt" / OUT / src.name
+    db.parent.mkdir(parents=True)
+    shutil.copy(src, db)
+    shutil.copy(src.parents[1] / "profiler_info_0.json", db.parents[1])
+    w = sqlite3.connect(db)
+    w.execute("ALTER TABLE COMPUTE_TASK_INFO RENAME COLUMN blockDim TO blockNum")
+    (na,) = w.execute("SELECT id FROM STRING_IDS WHERE value = 'N/A'").fetchone()
+    w.execute(f"ALTER TABLE COMPUTE_TASK_INFO ADD COLUMN blockDim INTEGER DEFAULT {na}")
+    w.commit()
+    w.close()
+    q = "SELECT name, start_ns, block_dim FROM kernels ORDER BY ALL"
+    got = load_profile(db.parents[1]).con.execute(q).fetchall()
+    assert got == load_profile(src.parents[1]).con.execute(q).fetchall()
+    assert len({b for *_, b in got}) > 3
+
+
 def test_loading_writes_nothing_into_the_profile(real, tmp_path):
     """Rank 0 of level1 comes with -wal/-shm files; sqlite must not touch or add any."""
     root = tmp_path / "rank0_ascend_pt"

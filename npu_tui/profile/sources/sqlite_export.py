@@ -78,7 +78,7 @@ CREATE OR REPLACE TEMP TABLE stg_db_device AS
 SELECT t.connectionId AS connection_id, int32_or_null({deviceId}) AS device_id,
        s_name.value AS name, clean_text(s_type.value) AS type, clean_text(s_core.value) AS core,
        int_or_null(t.startNs) AS start_ns, int_or_null(t.endNs) - int_or_null(t.startNs) AS dur_ns,
-       int_or_null({waitNs}) AS wait_ns, int32_or_null({blockDim}) AS block_dim,
+       int_or_null({waitNs}) AS wait_ns, int32_or_null({block}) AS block_dim,
        int_or_null({streamId}) AS stream_id, int_or_null({taskId}) AS task_id,
        clean_text(s_ish.value) AS input_shapes, clean_text(s_idt.value) AS input_dtypes,
        clean_text(s_ifm.value) AS input_formats, clean_text(s_osh.value) AS output_shapes,
@@ -95,9 +95,12 @@ LEFT JOIN stg_db_STRING_IDS s_osh ON s_osh.id = {outputShapes}
 LEFT JOIN stg_db_STRING_IDS s_odt ON s_odt.id = {outputDataTypes}
 """
 # Columns of COMPUTE_TASK_INFO (c) and TASK (t) that some versions lack.
-COMPUTE_OPTIONAL = {"c": ("waitNs", "blockDim", "opType", "taskType", "inputShapes", "inputDataTypes",
+COMPUTE_OPTIONAL = {"c": ("waitNs", "opType", "taskType", "inputShapes", "inputDataTypes",
                           "inputFormats", "outputShapes", "outputDataTypes"),
                     "t": ("deviceId", "streamId", "taskId")}
+# The block count: blockNum in newer msprof, where blockDim is another figure (an Ascend 950's
+# threads per block, as a STRING_IDS id); blockDim before.
+BLOCK_COLUMNS = ("blockNum", "blockDim")
 NO_COMPUTE = """
 CREATE OR REPLACE TEMP TABLE stg_db_device (
     connection_id VARCHAR, device_id BIGINT, name VARCHAR, type VARCHAR, core VARCHAR,
@@ -457,8 +460,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     if "TASK" in cols and "STRING_IDS" in cols:
         con.execute(STEPS if "STEP_TIME" in cols else NO_STEPS)
         if "COMPUTE_TASK_INFO" in cols:
-            con.execute(COMPUTE_TASKS.format(**{
-                name: _qualified(alias, cols["COMPUTE_TASK_INFO" if alias == "c" else "TASK"], name)
+            info = cols["COMPUTE_TASK_INFO"]
+            con.execute(COMPUTE_TASKS.format(block=next(
+                (_qualified("c", info, b) for b in BLOCK_COLUMNS if b in info), "NULL"), **{
+                name: _qualified(alias, info if alias == "c" else cols["TASK"], name)
                 for alias, names in COMPUTE_OPTIONAL.items() for name in names}))
         else:
             con.execute(NO_COMPUTE)
