@@ -272,6 +272,48 @@ def test_msprofs_communication_analyzer_db_beside_a_mindspore_export(real, tmp_p
     assert sorted(p.con.execute("SELECT op_name, transport FROM comm_bandwidth").fetchall()) == sorted(pairs)
 
 
+# torch_npu 6.0.RC1's column names (its prof_common_func/constant.py), camelCase from 6.0.RC2 on.
+RC1_NAMES = {
+    "RANK_DEVICE_MAP": {"rankId": "rank_id", "deviceId": "device_id"},
+    "MEMORY_RECORD": {"timestamp": "time_stamp", "totalAllocated": "total_allocated", "totalReserved": "total_reserved",
+                      "totalActive": "total_active", "streamPtr": "stream_ptr", "deviceId": "device_id"},
+    "OP_MEMORY": {"allocationTime": "allocation_time", "releaseTime": "release_time",
+                  "activeReleaseTime": "active_release_time", "activeDuration": "active_duration",
+                  "allocationTotalAllocated": "allocation_total_allocated",
+                  "allocationTotalReserved": "allocation_total_reserved",
+                  "allocationTotalActive": "allocation_total_active", "releaseTotalAllocated": "release_total_allocated",
+                  "releaseTotalReserved": "release_total_reserved", "releaseTotalActive": "release_total_active",
+                  "streamPtr": "stream_ptr", "deviceId": "device_id"},
+}
+
+
+def test_torch_npu_6_0_rc1s_column_names(real, tmp_path):
+    """torch_npu 6.0.RC1 wrote RANK_DEVICE_MAP, MEMORY_RECORD and OP_MEMORY in snake_case: the
+    rank map had failed the whole db as damaged (a binder error, 0 kernels), and without it
+    every memory row was skipped. They read as the camelCase names do."""
+    src = db_path(real, "level1", 0)
+    db = tmp_path / "rank0_ascend_pt" / OUT / src.name
+    db.parent.mkdir(parents=True)
+    shutil.copy(src, db)
+    shutil.copy(src.parents[1] / "profiler_info_0.json", db.parents[1])
+    w = sqlite3.connect(db)
+    if not w.execute("SELECT count(*) FROM sqlite_master WHERE name = 'RANK_DEVICE_MAP'").fetchone()[0]:
+        w.execute("CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER)")
+        w.execute("INSERT INTO RANK_DEVICE_MAP VALUES (0, 0)")
+    for table, names in RC1_NAMES.items():
+        for camel, snake in names.items():
+            w.execute(f'ALTER TABLE {table} RENAME COLUMN "{camel}" TO "{snake}"')
+    w.commit()
+    w.close()
+    p, want = load_profile(db.parents[1]), load_profile(src.parents[1])
+    for q in ("SELECT count(*), sum(dur_ns) FROM kernels", "SELECT device_id FROM ranks",
+              "SELECT count(*), max(allocated_bytes), max(reserved_bytes) FROM memory_record",
+              "SELECT count(*), count(release_ns), sum(size_bytes) FROM operator_memory"):
+        assert p.con.execute(q).fetchall() == want.con.execute(q).fetchall(), q
+    assert p.con.execute("SELECT count(*) FROM operator_memory").fetchone()[0] > 100
+    assert p.con.execute("SELECT sum(skipped_rows) FROM load_log").fetchone() == (0,)
+
+
 def test_newer_msprofs_block_count_is_blocknum(real, tmp_path):
     """Newer msprof names the block count blockNum, and blockDim is another figure there (an
     Ascend 950's threads per block, a STRING_IDS id, "N/A" elsewhere): every kernel had shown

@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import duckdb
 
@@ -539,14 +539,14 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         if not fills[target]:
             continue
         lacking = [f"no {names_in} table to name them"] if names_in not in cols else []
-        lacking += [f"no {c} column" for c in needed if c not in cols[table]]
+        lacking += [f"no {c} column" for c in needed if col(cols[table], *_spellings(c)) == "NULL"]
         if lacking:
             n = con.execute(f"SELECT count(*) FROM stg_db_{table}").fetchone()[0]
             if n:
                 skipped += n
                 note = "; ".join(filter(None, [note, f"{table}'s {n:,} rows not loaded: {', '.join(lacking)}"]))
             continue
-        fields = {k: col(cols[table], v) for k, v in names.items()}
+        fields = {k: col(cols[table], *_spellings(v)) for k, v in names.items()}
         n = _insert(con, sql.format(**fields), rank)
         total = con.execute("SELECT count(*) " + read.format(table=table, **fields)).fetchone()[0]
         rows, skipped = rows + n, skipped + total - n
@@ -559,13 +559,25 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     return LoadResult(rows=rows, skipped=skipped, note=note)
 
 
+def _spellings(column: str) -> Tuple[str, ...]:
+    """A column's name as torch_npu's exports write it, and as 6.0.RC1's did (snake_case:
+    total_allocated, device_id, and time_stamp for timestamp)."""
+    snake = OLDER_NAMES.get(column) or re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", column).lower()
+    return (column, snake) if snake != column else (column,)
+
+
+# 6.0.RC1's names that are not the others' in snake_case.
+OLDER_NAMES = {"timestamp": "time_stamp"}
+
+
 def _context(con, ctx: RankContext, cols: Dict[str, List[str]]) -> None:
     """Device id from RANK_DEVICE_MAP (this rank's row, else the only one) and versions from
     META_DATA, where the file records them."""
     if "RANK_DEVICE_MAP" in cols and ctx.device_id is None:
+        c = cols["RANK_DEVICE_MAP"]
         row = con.execute(
-            "SELECT int_or_null(deviceId) FROM stg_db_RANK_DEVICE_MAP "
-            "ORDER BY int_or_null(rankId) IS DISTINCT FROM ? LIMIT 1", [ctx.rank]
+            f"SELECT int_or_null({col(c, *_spellings('deviceId'))}) FROM stg_db_RANK_DEVICE_MAP "
+            f"ORDER BY int_or_null({col(c, *_spellings('rankId'))}) IS DISTINCT FROM ? LIMIT 1", [ctx.rank]
         ).fetchone()
         ctx.device_id = row[0] if row else None
     if "META_DATA" in cols:
