@@ -99,6 +99,26 @@ def test_mindspores_step_column(real, tmp_path):
     assert load_profile(dst).con.execute(q).fetchall() == load_profile(src).con.execute(q).fetchall() == [(50, 191)]
 
 
+def test_mindspores_operator_details_of_names_and_shapes(real, tmp_path):
+    """MindSpore writes operator_details.csv with Name and Input Shapes alone: no times, by design.
+    It had been an error ("not an operator_details table"), the run incomplete, exit 2."""
+    import csv
+
+    from npu_tui.profile.health import failed, health
+
+    dst = tmp_path / "rank0_ascend_ms"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", dst)
+    od = dst / "ASCEND_PROFILER_OUTPUT" / "operator_details.csv"
+    rows = csv_rows(od)
+    with open(od, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["Name", "Input Shapes"], *[[r["Name"], r["Input Shapes"]] for r in rows]])
+    p = load_profile(dst)
+    items = [i for i in health(p) if i.file == str(od)]
+    assert [(i.severity, i.what) for i in items] == [
+        ("info", "operator_details.csv: MindSpore's operator names and input shapes without times: not loaded")]
+    assert not failed(health(p)) and p.con.execute("SELECT count(*) FROM kernels").fetchone() == (191,)
+
+
 def tree_digest(root: Path):
     return {str(f.relative_to(root)): (f.stat().st_size, f.stat().st_mtime_ns,
                                        hashlib.sha256(f.read_bytes()).hexdigest())

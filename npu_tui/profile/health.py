@@ -14,6 +14,7 @@ from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 from .sources.kineto import NO_TOTALS
+from .sources.operator_details import MINDSPORES
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, VIEWERS_TABLES
 
@@ -115,6 +116,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"delimited by", "{name} could not be read: {note_head}", "save it with commas between the cells, or "
      "copy the profiler's own file again"),
     (re.escape(NO_TOTALS), "{name}: {note}", "profile with a newer torch, whose [memory] events give the totals"),
+    (re.escape(MINDSPORES), "{name}: {note}", ""),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # Notes of a file that stops before its end (chrome_trace.stage_trace's): cut, or its gzip damaged.
@@ -146,7 +148,7 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
 # Notes of files left out by design: nothing is missing.
 # (A split in place of its merged file that failed: that file's error names it.)
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
-                       r"^a copy of|^in place of .*, which gave nothing$")
+                       r"^a copy of|^in place of .*, which gave nothing$|" + re.escape(MINDSPORES))
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
 LEFT_BESIDE = re.compile(r"^db export of another run")
 # A time with an exponent counts as none: it is a spreadsheet's rounding (1.73641E+15 for a start).

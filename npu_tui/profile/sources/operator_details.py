@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from .base import LoadResult, RankContext, csv_header
+from .base import LoadResult, RankContext, csv_header, read_head
 from .csvfile import load_rows
 
 KIND = "operator_details"
@@ -19,6 +19,10 @@ FILE_NAMES = ("operator_details.csv",)
 STAGE = "stg_operator_details"
 # kernel_details.csv also has Name and Input Shapes, but never host durations or a call stack.
 HOST_COLUMNS = {"Host Self Duration(us)", "Call Stack"}
+# MindSpore writes the file with these columns alone (its ms_operator_details_viewer): no times to
+# load, which is by design, not damage.
+NAMES_ONLY = {"Name", "Input Shapes"}
+MINDSPORES = "MindSpore's operator names and input shapes without times: not loaded"
 
 INSERT = """
 INSERT INTO operators
@@ -42,6 +46,8 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    if set(csv_header(read_head(path))) == NAMES_ONLY:
+        return LoadResult(rows=0, note=MINDSPORES)
     return load_rows(con, path, ctx, STAGE, INSERT, {
         "name": "Name", "shapes": "Input Shapes", "stack": "Call Stack", "host_self": "Host Self Duration(us)",
         "host_total": "Host Total Duration(us)", "device_self": "Device Self Duration(us)",
