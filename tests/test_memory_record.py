@@ -54,3 +54,29 @@ def test_bad_rows_are_counted_and_a_header_only_file_is_said(tmp_path):
     (rank / "memory_record.csv").write_text(HEADER)
     with pytest.raises(ProfileError, match="memory_record.csv: header only, no memory records"):
         load_profile(rank.parent)
+
+
+def test_mindspores_framework_components(real, tmp_path):
+    """MindSpore's memory_record.csv names its framework's allocators MindSpore and MindSpore+GE
+    (its ascend_memory_viewer), where torch_npu's are PTA and PTA+GE: they had been passed over,
+    the peak read as the whole process's (APP) and no allocated figure, so no memory finding could
+    fire."""
+    import shutil
+
+    from npu_tui.session import open_session
+
+    src = real / "msinsight-pt-2rank-levels" / "text" / "level1" / "rank0_ascend_pt"
+    dst = tmp_path / "rank0_ascend_ms"
+    shutil.copytree(src, dst)
+    mr = dst / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    lines = mr.read_text().splitlines(keepends=True)
+    renamed = [lines[0]] + [line.replace("PTA+GE,", "MindSpore+GE,", 1) if line.startswith("PTA+GE,")
+                            else line.replace("PTA,", "MindSpore,", 1) if line.startswith("PTA,") else line
+                            for line in lines[1:]]
+    assert sum(line.startswith("MindSpore") for line in renamed) > 100
+    mr.write_text("".join(renamed))
+    q = "SELECT * FROM memory_peaks ORDER BY ALL"
+    got = open_session(dst, cache=False).con.execute(q).fetchall()
+    assert got == open_session(src, cache=False).con.execute(q).fetchall()
+    assert got[0][2] is not None  # allocated, which APP does not give
+
