@@ -476,6 +476,60 @@ def test_msprofs_db_export_beside_its_raw_data(real, tmp_path):
     assert p.con.execute("SELECT count(*) FROM comm_ops").fetchone() == (0,)
 
 
+def test_msprofs_own_memory_files_in_kb(real, tmp_path):
+    """msprof writes memory_record_*, npu_module_mem_* and operator_memory_*.csv with its totals
+    in KB, and operator_memory without a release time (its Duration is how long the block was
+    held); MindSpore copies npu_module_mem as is. The first two had been refused as damaged (the
+    run incomplete, exit 2), and every allocation read as never released. Here the real level1
+    rank's files, written msprof's way, give the same memory as torch_npu's own."""
+    src = real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
+    prof = msprof_merged(real, tmp_path / "msprof")
+    out = prof / "mindstudio_profiler_output"
+
+    def kb(mb: str) -> str:
+        return repr(float(mb) * 1024) if mb.strip() else ""
+
+    def write(name: str, header: list, rows: list) -> None:
+        with open(out / name, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([["Device_id", *header, "Device"], *[["3", *r, "NPU:3"] for r in rows]])
+
+    records = [r for r in _csv_rows(src / "memory_record.csv") if r["Component"] != "APP"]
+    write("memory_record_20250101.csv", ["Component", "Timestamp(us)", "Total Allocated(KB)", "Total Reserved(KB)"],
+          [[r["Component"], r["Timestamp(us)"], kb(r["Total Allocated(MB)"]), kb(r["Total Reserved(MB)"])]
+           for r in records])
+    modules = _csv_rows(src / "npu_module_mem.csv")
+    write("npu_module_mem_20250101.csv", ["Component", "Timestamp(us)", "Total Reserved(KB)"],
+          [[r["Component"], r["Timestamp(us)"], kb(r["Total Reserved(MB)"])] for r in modules]
+          + [["SLOG", modules[-1]["Timestamp(us)"], "-1"]])  # msprof's -1: only the release was recorded
+    ops = [r for r in _csv_rows(src / "operator_memory.csv") if r["Release Time(us)"].strip()]
+    write("operator_memory_20250101.csv", ["Name", "Size(KB)", "Allocation Time(us)", "Duration(us)",
+                                           "Allocation Total Allocated(KB)", "Allocation Total Reserved(KB)",
+                                           "Release Total Allocated(KB)", "Release Total Reserved(KB)"],
+          [[r["Name"], r["Size(KB)"], r["Allocation Time(us)"], r["Duration(us)"],
+            kb(r["Allocation Total Allocated(MB)"]), kb(r["Allocation Total Reserved(MB)"]),
+            kb(r["Release Total Allocated(MB)"]), kb(r["Release Total Reserved(MB)"])] for r in ops])
+    p, want = load_profile(prof), load_profile(src.parent)
+    from npu_tui.profile.health import failed, health
+
+    assert failed(health(p)) == []
+    q = "SELECT component, ts_ns, allocated_bytes, reserved_bytes FROM memory_record WHERE component <> 'APP' ORDER BY ALL"
+    assert p.con.execute(q).fetchall() == want.con.execute(q).fetchall() and len(records) > 100
+    q = "SELECT component, ts_ns, reserved_bytes FROM npu_module_mem ORDER BY ALL"
+    got = p.con.execute(q).fetchall()
+    assert sorted(got, key=str) == sorted(want.con.execute(q).fetchall() + [("SLOG", got[-1][1], None)], key=str)
+    q = ("SELECT name, size_bytes, alloc_ns, release_ns, round(alloc_allocated_mb, 6), round(release_reserved_mb, 6) "
+         "FROM operator_memory WHERE release_ns IS NOT NULL ORDER BY ALL")
+    mine, theirs = p.con.execute(q).fetchall(), want.con.execute(q).fetchall()
+    assert len(mine) == len(theirs) == len(ops) > 10
+    # release = allocation + Duration, each in µs to 3 places: 1 ns apart at most
+    assert all(a[:3] == b[:3] and abs(a[3] - b[3]) <= 1 and a[4:] == b[4:] for a, b in zip(mine, theirs))
+
+
+def _csv_rows(path: Path) -> list:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
 def output_dir_communication(real: Path) -> Path:
     return real / "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json"
 

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import duckdb
 
@@ -476,13 +476,14 @@ def col(columns: List[str], *names: str) -> str:
 
 
 def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stage: str, insert: str,
-              names: Dict[str, str], usable: Callable[[List[str]], bool], not_it: str, empty: str,
-              summary: str = "") -> LoadResult:
+              names: Dict[str, Union[str, Tuple[str, ...]]], usable: Callable[[List[str]], bool], not_it: str,
+              empty: str, summary: str = "") -> LoadResult:
     """The whole load of a one-table CSV: stage it, check it is the table (``usable(columns)``,
     else SourceError ``not_it``) and not a header alone (``empty``), then run ``insert`` with
-    ``{table}`` and each ``{placeholder}`` of ``names`` set to its column (NULL where the file has
-    none). Rows the insert drops count as skipped, beside the rows the reader rejected, except
-    those ``summary`` (a condition, with the same placeholders) calls the file's own totals."""
+    ``{table}`` and each ``{placeholder}`` of ``names`` set to its column (the first present of
+    several names; NULL where the file has none). Rows the insert drops count as skipped, beside the
+    rows the reader rejected, except those ``summary`` (a condition, with the same placeholders)
+    calls the file's own totals."""
     columns, rejected, note = stage_csv(con, path, stage)
     try:
         if not usable(columns):
@@ -490,7 +491,7 @@ def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stag
         total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError(empty)
-        cols = {key: col(columns, name) for key, name in names.items()}
+        cols = {key: col(columns, *((name,) if isinstance(name, str) else name)) for key, name in names.items()}
         if summary:
             total -= con.execute(f"SELECT count(*) FROM {stage} WHERE {summary.format(**cols)}").fetchone()[0]
         sql = insert.format(table=stage, **cols)

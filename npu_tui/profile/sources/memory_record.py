@@ -1,7 +1,7 @@
 """memory_record.csv: the device memory over time that ``profile_memory=True`` records, per
 component (PTA: the framework's allocator, GE, APP: the whole process): MB allocated, reserved and
 active at each timestamp. A component that does not track a quantity leaves the cell empty (APP
-writes reserved only). msprof writes it as ``memory_record_{timestamp}.csv``.
+writes reserved only). msprof writes it as ``memory_record_{timestamp}.csv``, in KB.
 """
 
 from __future__ import annotations
@@ -17,30 +17,37 @@ KIND = "memory_record"
 FILE_NAMES = ("memory_record.csv",)
 NAME_PREFIXES = ("memory_record_",)
 STAGE = "stg_memory_record"
-# npu_module_mem.csv shares Component, Timestamp(us) and Total Reserved(MB): per device module, not
-# the process's memory. Allocated tells the two apart.
-REQUIRED = {"Component", "Timestamp(us)", "Total Allocated(MB)", "Total Reserved(MB)"}
+# npu_module_mem.csv shares Component, Timestamp(us) and Total Reserved: per device module, not the
+# process's memory. Allocated tells the two apart. Totals in MB, or in KB as msprof writes its own.
+REQUIRED = {"Component", "Timestamp(us)"}
+ALLOCATED = {"Total Allocated(MB)", "Total Allocated(KB)"}
+RESERVED = {"Total Reserved(MB)", "Total Reserved(KB)"}
 
 # k_component: DuckDB's names are case-insensitive, so "component" would be the file's raw Component
 # column, not the cleaned one.
 INSERT = """
 INSERT INTO memory_record
-SELECT $rank, clean_text({device}), k_component, ts_ns, mb_bytes(num({allocated})), mb_bytes(num({reserved})),
-       mb_bytes(num({active})), clean_text({stream})
+SELECT $rank, clean_text({device}), k_component, ts_ns,
+       coalesce(mb_bytes(num({allocated})), kb_bytes(num({allocated_kb}))),
+       coalesce(mb_bytes(num({reserved})), kb_bytes(num({reserved_kb}))), mb_bytes(num({active})), clean_text({stream})
 FROM (SELECT *, clean_text({component}) AS k_component, ts_to_ns({ts}) AS ts_ns FROM {table})
 WHERE k_component IS NOT NULL AND ts_ns IS NOT NULL
 """
 
 
+def _is_it(columns) -> bool:
+    cols = set(columns)
+    return REQUIRED <= cols and bool(ALLOCATED & cols) and bool(RESERVED & cols)
+
+
 def sniff(head: bytes) -> bool:
-    return REQUIRED <= set(csv_header(head))
+    return _is_it(csv_header(head))
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     return load_rows(con, path, ctx, STAGE, INSERT, {
         "component": "Component", "ts": "Timestamp(us)", "allocated": "Total Allocated(MB)",
-        "reserved": "Total Reserved(MB)", "active": "Total Active(MB)", "stream": "Stream Ptr",
-        "device": "Device Type",
-    }, lambda columns: REQUIRED <= set(columns),
-        "not a memory_record table: no Component / Timestamp(us) / Total Allocated(MB) / Total Reserved(MB)",
+        "allocated_kb": "Total Allocated(KB)", "reserved": "Total Reserved(MB)", "reserved_kb": "Total Reserved(KB)",
+        "active": "Total Active(MB)", "stream": "Stream Ptr", "device": ("Device Type", "Device"),
+    }, _is_it, "not a memory_record table: no Component / Timestamp(us) / Total Allocated(MB) / Total Reserved(MB)",
         "header only, no memory records")

@@ -1,6 +1,6 @@
 """npu_module_mem.csv: memory reserved by each of the device's software modules (SLOG, APP, AICPU,
-...) over time, MB. Shares Component, Timestamp(us) and Total Reserved(MB) with memory_record.csv,
-which alone has Total Allocated(MB).
+...) over time, MB (KB in msprof's own, which MindSpore copies). Shares Component, Timestamp(us) and
+Total Reserved with memory_record.csv, which alone has Total Allocated.
 """
 
 from __future__ import annotations
@@ -16,25 +16,31 @@ KIND = "npu_module_mem"
 FILE_NAMES = ("npu_module_mem.csv",)
 NAME_PREFIXES = ("npu_module_mem_",)
 STAGE = "stg_npu_module_mem"
-REQUIRED = {"Component", "Timestamp(us)", "Total Reserved(MB)"}
-NOT_IT = "Total Allocated(MB)"  # memory_record.csv's
+REQUIRED = {"Component", "Timestamp(us)"}
+# in MB, or in KB as msprof writes its own (and MindSpore copies it)
+RESERVED = {"Total Reserved(MB)", "Total Reserved(KB)"}
+NOT_IT = {"Total Allocated(MB)", "Total Allocated(KB)"}  # memory_record.csv's
 
 INSERT = """
 INSERT INTO npu_module_mem
-SELECT $rank, clean_text({device}), k_component, ts_ns, mb_bytes(num({reserved}))
+SELECT $rank, clean_text({device}), k_component, ts_ns, coalesce(mb_bytes(num({reserved})), kb_bytes(num({reserved_kb})))
 FROM (SELECT *, clean_text({component}) AS k_component, ts_to_ns({ts}) AS ts_ns FROM {table})
 WHERE k_component IS NOT NULL AND ts_ns IS NOT NULL
 """
 
 
+def _is_it(columns) -> bool:
+    cols = set(columns)
+    return REQUIRED <= cols and bool(RESERVED & cols) and not NOT_IT & cols
+
+
 def sniff(head: bytes) -> bool:
-    cols = set(csv_header(head))
-    return REQUIRED <= cols and NOT_IT not in cols
+    return _is_it(csv_header(head))
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     return load_rows(con, path, ctx, STAGE, INSERT, {
-        "component": "Component", "ts": "Timestamp(us)", "reserved": "Total Reserved(MB)", "device": "Device",
-    }, lambda columns: REQUIRED <= set(columns) and NOT_IT not in columns,
-        "not an npu_module_mem table: no Component / Timestamp(us) / Total Reserved(MB)",
+        "component": "Component", "ts": "Timestamp(us)", "reserved": "Total Reserved(MB)",
+        "reserved_kb": "Total Reserved(KB)", "device": "Device",
+    }, _is_it, "not an npu_module_mem table: no Component / Timestamp(us) / Total Reserved(MB)",
         "header only, no module memory records")
