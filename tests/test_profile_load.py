@@ -119,6 +119,38 @@ def test_mindspores_operator_details_of_names_and_shapes(real, tmp_path):
     assert not failed(health(p)) and p.con.execute("SELECT count(*) FROM kernels").fetchone() == (191,)
 
 
+@pytest.mark.parametrize("told_by", ["folder", "profiler_info"])
+def test_mindspores_stage_is_not_its_step(real, tmp_path, told_by):
+    """MindSpore's step_trace_time.csv writes as Stage the span of the step's HCCL tasks (0 on
+    one device, without them): its step had read as 0 ms, or here 106 ms of a 136.6 ms step, and
+    the account "agreed" with a step of 0. Its step is what the overlap lanes partition. A
+    MindSpore rank is told by its *_ascend_ms folder, or by its profiler_info (ms_version, its
+    level under profiler_parameters)."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / ("rank0_ascend_ms" if told_by == "folder" else "rank0_ascend_pt")
+    shutil.copytree(src, dst)
+    if told_by == "profiler_info":
+        (dst / "profiler_info_0.json").write_text(json.dumps({
+            "profiler_parameters": {"profiler_level": "Level1"}, "ms_profiler_info": {"rank_id": 0},
+            "ms_version": "2.6.0", "cann_version": "8.1.RC1"}))
+    st = dst / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
+    (row,) = csv_rows(st)
+    assert float(row["Stage"]) == pytest.approx(136581.0)
+    hccl = 106003.5  # the span of this rank's 4 hcom_allReduce tasks in kernel_details.csv
+    header = list(row)
+    with open(st, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, header)
+        w.writeheader()
+        w.writerow({**row, "Stage": str(hccl)})
+    got = open_session(dst, cache=False)
+    want = open_session(src, cache=False)
+    (mine,), (theirs,) = got.report["step_account_check"], want.report["step_account_check"]
+    assert not mine["differs"] and mine["deviation"] == pytest.approx(theirs["deviation"], abs=1e-6)
+    q = "SELECT rank, step, round(stage_us, 1) FROM step_trace"
+    assert got.con.execute(q).fetchall() == want.con.execute(q).fetchall() == [(0, 50, 136581.0)]
+    assert got.con.execute("SELECT profiler_level FROM ranks").fetchone() == ("Level1",)
+
+
 def tree_digest(root: Path):
     return {str(f.relative_to(root)): (f.stat().st_size, f.stat().st_mtime_ns,
                                        hashlib.sha256(f.read_bytes()).hexdigest())

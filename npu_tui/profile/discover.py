@@ -25,7 +25,8 @@ from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head, 
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
 
-RANK_DIR_SUFFIXES = ("_ascend_pt", "_ascend_ms")
+MINDSPORE_SUFFIX = "_ascend_ms"  # MindSpore's rank folders (torch_npu's: _ascend_pt)
+RANK_DIR_SUFFIXES = ("_ascend_pt", MINDSPORE_SUFFIX)
 CLUSTER_DIR = "cluster_analysis_output"  # msprof-analyze writes its job-wide outputs here
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")

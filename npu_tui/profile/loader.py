@@ -17,7 +17,7 @@ import duckdb
 
 from ..text import path_text
 from .cache import Store, cache_key, discard, loaded_base, open_cached, start_store
-from .discover import Discovery, RankSource, discover, more_traces, traces_ended
+from .discover import MINDSPORE_SUFFIX, Discovery, RankSource, discover, more_traces, traces_ended
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
 from .sources import cluster_modules, source_modules
@@ -564,7 +564,8 @@ def _rank_jobs(disc: Discovery) -> List[_RankJob]:
     modules = source_modules()
     jobs = []
     for src in sorted(disc.ranks, key=lambda s: s.rank):
-        ctx = RankContext(rank=src.rank, root=src.root, files=src.files, source_format=src.source_format)
+        ctx = RankContext(rank=src.rank, root=src.root, files=src.files, source_format=src.source_format,
+                          mindspore=any(p.name.endswith(MINDSPORE_SUFFIX) for p in (src.root, src.root.parent)))
         _apply_info(ctx, src.info)
         if src.device is not None:
             ctx.device_id = ctx.device_only = src.device
@@ -718,10 +719,15 @@ def load_profile(path, progress=None, cancelled=None, cache=False, background=Fa
 
 
 def _apply_info(ctx: RankContext, info: dict) -> None:
-    """Settings recorded in profiler_info.json (the profiler level, versions where present)."""
+    """Settings recorded in profiler_info.json (the profiler level, versions where present; MindSpore
+    keeps its level under profiler_parameters and names its own version)."""
     cfg = info.get("config", {}) if isinstance(info, dict) else {}
     exp = cfg.get("experimental_config", {}) if isinstance(cfg, dict) else {}
     level = exp.get("_profiler_level") if isinstance(exp, dict) else None
+    if isinstance(info, dict) and "ms_version" in info:
+        ctx.mindspore = True
+        params = info.get("profiler_parameters")
+        level = params.get("profiler_level") if isinstance(params, dict) else None
     if isinstance(level, str):
         ctx.profiler_level = level
     for key in ("torch_npu_version", "cann_version"):

@@ -29,6 +29,9 @@ class RankContext:
     cann_version: Optional[str] = None
     profiler_level: Optional[str] = None
     world_size: Optional[int] = None
+    # MindSpore's profiler wrote it (a *_ascend_ms folder, or its profiler_info): its files mostly
+    # read as torch_npu's, but for step_trace_time.csv's Stage (see there).
+    mindspore: bool = False
     # Kinds that have already put rows in, so a later source can defer to a better one
     # (trace_view kernels are only used when kernel_details.csv gave none).
     loaded: Set[str] = field(default_factory=set)

@@ -34,11 +34,15 @@ SELECT *, num({computing}) AS st_computing, COALESCE(int32_or_null({device_id}),
            PARTITION BY st_device, st_step, st_computing IS NULL ORDER BY rowid) > 1 AS st_again
 FROM {table}
 """
+# Stage is the step as the profiler timed it, less its bubble (torch_npu). MindSpore's is the span
+# of the step's HCCL tasks instead (0 without them, on one device): its step is what the overlap
+# lanes partition, Computing + Communication(Not Overlapped) + Free.
 INSERT = """
 INSERT INTO step_trace
 SELECT $rank, st_device, st_step,
        st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
-       num({stage}), num({bubble}), num({comm_excl_recv}), num({preparing}), $source
+       CASE WHEN $mindspore THEN st_computing + num({comm_not_overlapped}) + num({free}) ELSE num({stage}) END,
+       num({bubble}), num({comm_excl_recv}), num({preparing}), $source
 -- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.
 FROM (""" + ROWS + """)
 WHERE st_computing IS NOT NULL AND NOT st_again
@@ -76,7 +80,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             preparing=col(columns, "Preparing"),
         )
         sql = INSERT.format(**names)
-        params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name}
+        params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name, "mindspore": ctx.mindspore}
         rows = con.execute(sql, params).fetchone()[0]
         repeated = con.execute(REPEATED.format(**names), {"device_id": ctx.device_id}).fetchone()[0]
         if repeated:
