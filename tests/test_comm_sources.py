@@ -385,3 +385,18 @@ def test_torch_npu_5s_matrix_of_every_op_and_their_total(real, tmp_path):
     want = open_session(src.parent, cache=False).con.execute(q).fetchall()
     assert got == want and len(got) == 7
 
+
+def test_mindspores_matrix_names_its_ops_op_name(real, tmp_path):
+    """MindSpore's communication_matrix.json names a link's op "op_name" (its
+    ascend_communication_viewer), torch_npu's "Op Name": every link's op had been empty."""
+    src = output_dir(real, "level1", 0)
+    out = tmp_path / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir()
+    text = (src / "communication_matrix.json").read_text()
+    assert text.count('"Op Name"') > 10
+    (out / "communication_matrix.json").write_text(text.replace('"Op Name"', '"op_name"'))
+    q = "SELECT op_key, src_rank, dst_rank, op_name FROM comm_matrix ORDER BY ALL"
+    got = load_profile(out).con.execute(q).fetchall()
+    assert got == load_profile(src / "communication_matrix.json").con.execute(q).fetchall()
+    assert sum(1 for *_, name in got if name) > 10
+

@@ -20,8 +20,9 @@ FILE_NAMES = ("communication_matrix.json",)
 STAGE = "stg_communication_matrix"
 TRANSPORT = b'"Transport Type"'
 
+# (MindSpore names the op "op_name")
 OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DOUBLE,
-    "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE, "Op Name" VARCHAR))"""
+    "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE, "Op Name" VARCHAR, "op_name" VARCHAR))"""
 
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
@@ -31,7 +32,7 @@ FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_o
 
 # A link's columns from its "src-dst" key and value, and the links kept (a src-dst key, some figure);
 # shared with msprof-analyze's cluster matrix.
-LINK_COLUMNS = """clean_text(v."Op Name"),
+LINK_COLUMNS = """clean_text(coalesce(v."Op Name", v."op_name")),
        TRY_CAST(regexp_extract(link, '^([0-9]+)-[0-9]+$', 1) AS INTEGER),
        TRY_CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
        clean_text(v."Transport Type"), v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)"
