@@ -405,8 +405,8 @@ def test_text_appended_after_a_whole_trace_is_set_aside_not_taken_for_a_cut(real
 @pytest.mark.parametrize("shape", ["array", "object"])
 def test_a_bracket_in_the_last_event_is_not_taken_for_the_end_before_appended_text(tmp_path, shape):
     """A ']' inside the last event (its args' list, or a string such as "[6]") can make a document
-    that ends early too: the events' own ']' is the end. The same file cut just after such a
-    string is cut, not whole with text after it. Text after the end in another encoding (a GBK log line)
+    that ends early too: the events' own ']' is the end. The same file cut just after such a ']'
+    is cut, not whole with text after it (nor whole, with its last event malformed). Text after the end in another encoding (a GBK log line)
     is text after the end all the same."""
     evs = [{"ph": "X", "cat": "cpu_op", "name": f"aten::op{i}", "pid": 1, "tid": 1, "ts": 10.0 * i, "dur": 5.0,
             "args": {"grid": [1, 2, {"x": [3]}], "Concrete Inputs": "[6]"}} for i in range(4)]
@@ -418,11 +418,13 @@ def test_a_bracket_in_the_last_event_is_not_taken_for_the_end_before_appended_te
         staged = stage_trace(connect(), path, "stg_after", phases=kineto.PHASES)
         assert (staged.events, staged.lost, staged.cut) == (4, 0, False)
         assert staged.note.startswith(note) and staged.note.endswith(": not part of it (text appended to the file?), ignored")
-    if shape == "array":  # (an object cut there reads as one whose closing brace alone is missing)
-        cut = doc[:doc.rindex(b'"[6]"') + len(b'"[6]"')]  # inside the last event, just after its string "[6]"
-        path.write_bytes(cut + b"\n")
+    # Cut inside the last event, just after a ']' of a string or a list of its args (after a '}'
+    # too, of a list of objects; an object's there had read as one whose closing brace alone is
+    # missing):
+    for end in (b'"[6]', b'"[6]"', b'[3]', b'[3]}]'):
+        path.write_bytes(doc[:doc.rindex(end) + len(end)] + b"\n")
         staged = stage_trace(connect(), path, "stg_cut", phases=kineto.PHASES)
-        assert (staged.events, staged.lost, staged.cut) == (3, 1, True) and staged.note.startswith("file cut short")
+        assert (staged.events, staged.lost, staged.cut) == (3, 1, True) and staged.note.startswith("file cut short"), end
 
 
 def test_a_gpu_trace_cut_before_its_device_events_says_so_not_to_profile_the_device(real, tmp_path, capsys):

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import duckdb
 
@@ -350,17 +350,20 @@ def _span(path: Path, shape: str, size: int) -> _Span:
     # rest, which never parses. (No key after the events holds a "ph".)
     last_event = tail.rfind(b'"ph"')
     found = None
+    boundaries = [m.end() for m in EVENT_BOUNDARY.finditer(tail)]
     for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
+        # The events' ']' ends a list of values: not a ']' inside a string or a list of the last
+        # event, where a file cut just after it, or text appended, would look like its end.
+        if close and not _ends_values(tail, close, start - tail_at, boundaries):
+            continue
         rest = tail[close + 1:]
         # (an object whose own closing brace alone is missing still holds every event and key)
         meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
             ({} if rest.strip() == b"" else None)
         after = b""
-        # Text after the end follows the events' ']', which follows an event's '}' (or the list's
-        # '['): not a ']' inside a string or a list of the last event, cut just after it.
-        if meta is None and (close == 0 or tail[:close].rstrip().endswith((b"}", b"["))):
+        if meta is None:
             meta, after = _meta_then_text(prefix, rest)
         if meta is not None:
             found = close, meta, after
@@ -400,6 +403,31 @@ def _meta(prefix: bytes, rest: bytes):
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+# How far back from a ']' _ends_values reads: an event boundary further back is too costly to
+# parse from, and the ']' is judged by the byte before it.
+VALUES_READ = 1 << 20
+
+
+def _ends_values(tail: bytes, close: int, list_at: int, boundaries: List[int]) -> bool:
+    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``: what
+    follows the last event boundary (or the list's start) before it that it can be read from, up to
+    it, parses as JSON values. A ']' inside the last event's args does not: it follows an event
+    cut in two (a '}' of a list of objects in them too). ``boundaries``: where the events after
+    boundaries start (EVENT_BOUNDARY's ends)."""
+    froms = ([list_at] if 0 <= list_at < close else []) + [b for b in boundaries if b < close]
+    if not froms:
+        return tail[:close].rstrip().endswith((b"}", b"["))
+    for at in reversed(froms):
+        if close - at > VALUES_READ:
+            return tail[:close].rstrip().endswith((b"}", b"["))
+        try:
+            json.loads(b"[" + tail[at:close] + b"]")
+            return True
+        except ValueError:
+            continue
+    return False
 
 
 def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
