@@ -234,10 +234,18 @@ def test_cluster_outputs_of_another_run_are_said(real, level1_job, tmp_path):
     shutil.rmtree(job / "cluster_analysis_output")
     shutil.copytree(LEVEL1_CLUSTER, job / "cluster_analysis_output")
     trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"
-    trace.write_text(trace.read_text().replace("131912", "231912"))
+    text = trace.read_text()
+    assert text.count(",8878.295") == 1
+    trace.write_text(text.replace(",8878.295", ",9878.295"))
     assert mismatch(job) == [("warning", "cluster_step_trace_time.csv does not match the ranks loaded: rank 1, "
-                                         "step 50: 231,912.50 us there, 131,912.50 us in its own files; "
+                                         "step 50: Computing 9,878.30 us there, 8,878.30 us in its own files; "
                                          "msprof-analyze's output of another run?")]
+    # MindSpore's ranks: msprof-analyze copies their Stage, the span of their HCCL tasks, which
+    # is not their step; their other figures agree.
+    trace.write_text(text.replace("131912.5", "96359.047"))
+    for rank in (0, 1):
+        (job / f"rank{rank}_ascend_pt").rename(job / f"rank{rank}_ascend_ms")
+    assert mismatch(job) == []
 
 
 def test_links_count_each_kinds_total_once(real):

@@ -499,9 +499,9 @@ def test_msprofs_own_memory_files_in_kb(real, tmp_path):
            for r in records])
     modules = _csv_rows(src / "npu_module_mem.csv")
     write("npu_module_mem_20250101.csv", ["Component", "Timestamp(us)", "Total Reserved(KB)"],
-          [[r["Component"], r["Timestamp(us)"], kb(r["Total Reserved(MB)"])] for r in modules]
-          + [["SLOG", modules[-1]["Timestamp(us)"], "-1"]])  # msprof's -1: only the release was recorded
-    ops = [r for r in _csv_rows(src / "operator_memory.csv") if r["Release Time(us)"].strip()]
+          [[r["Component"], r["Timestamp(us)"], kb(r["Total Reserved(MB)"])] for r in modules])
+    # (torch_npu's rows never released have no Duration: nor have msprof's, and both read so)
+    ops = _csv_rows(src / "operator_memory.csv")
     write("operator_memory_20250101.csv", ["Name", "Size(KB)", "Allocation Time(us)", "Duration(us)",
                                            "Allocation Total Allocated(KB)", "Allocation Total Reserved(KB)",
                                            "Release Total Allocated(KB)", "Release Total Reserved(KB)"],
@@ -515,14 +515,15 @@ def test_msprofs_own_memory_files_in_kb(real, tmp_path):
     q = "SELECT component, ts_ns, allocated_bytes, reserved_bytes FROM memory_record WHERE component <> 'APP' ORDER BY ALL"
     assert p.con.execute(q).fetchall() == want.con.execute(q).fetchall() and len(records) > 100
     q = "SELECT component, ts_ns, reserved_bytes FROM npu_module_mem ORDER BY ALL"
-    got = p.con.execute(q).fetchall()
-    assert sorted(got, key=str) == sorted(want.con.execute(q).fetchall() + [("SLOG", got[-1][1], None)], key=str)
+    assert p.con.execute(q).fetchall() == want.con.execute(q).fetchall()
     q = ("SELECT name, size_bytes, alloc_ns, release_ns, round(alloc_allocated_mb, 6), round(release_reserved_mb, 6) "
-         "FROM operator_memory WHERE release_ns IS NOT NULL ORDER BY ALL")
+         "FROM operator_memory ORDER BY ALL")
     mine, theirs = p.con.execute(q).fetchall(), want.con.execute(q).fetchall()
     assert len(mine) == len(theirs) == len(ops) > 10
+    assert 0 < sum(a[3] is None for a in mine) == sum(b[3] is None for b in theirs) < len(mine)
     # release = allocation + Duration, each in µs to 3 places: 1 ns apart at most
-    assert all(a[:3] == b[:3] and abs(a[3] - b[3]) <= 1 and a[4:] == b[4:] for a, b in zip(mine, theirs))
+    assert all(a[:3] == b[:3] and (a[3] == b[3] or abs(a[3] - b[3]) <= 1) and a[4:] == b[4:]
+               for a, b in zip(mine, theirs))
 
 
 def _csv_rows(path: Path) -> list:

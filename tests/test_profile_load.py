@@ -149,6 +149,14 @@ def test_mindspores_stage_is_not_its_step(real, tmp_path, told_by):
     q = "SELECT rank, step, round(stage_us, 1) FROM step_trace"
     assert got.con.execute(q).fetchall() == want.con.execute(q).fetchall() == [(0, 50, 136581.0)]
     assert got.con.execute("SELECT profiler_level FROM ranks").fetchone() == ("Level1",)
+    # Its output folder opened alone is the same rank's; an empty cell is none of the step.
+    with open(st, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, header)
+        w.writeheader()
+        w.writerow({**row, "Stage": str(hccl), "Free": ""})
+    free = float(row["Free"])
+    assert load_profile(dst / "ASCEND_PROFILER_OUTPUT", cache=False).con.execute(q).fetchall() == [
+        (0, 50, round(136581.009 - free, 1))]
 
 
 def tree_digest(root: Path):

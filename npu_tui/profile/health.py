@@ -255,15 +255,16 @@ MISSING_FILE_PARSING = ("if its parse is still running (its raw PROF_* data is t
 
 # A cluster step trace row for a rank loaded here, whose own step_trace_time (or analysis.db) has
 # no such step or other figures. Its figures are copies, as written: only their rounding differs.
+# (Computing: Stage is MindSpore's HCCL span, which its ranks' step_trace does not keep)
 CLUSTER_MISMATCH = """
-WITH own AS (SELECT s.rank, s.step, s.stage_us FROM step_trace s JOIN ranks r USING (rank)
+WITH own AS (SELECT s.rank, s.step, s.computing_us FROM step_trace s JOIN ranks r USING (rank)
              WHERE r.source_format IN ('torch_npu', 'db')),
-theirs AS (SELECT rank, step, stage_us FROM cluster_step_trace
+theirs AS (SELECT rank, step, computing_us FROM cluster_step_trace
            WHERE type = 'rank' AND rank IN (SELECT rank FROM own))
-SELECT (SELECT min(file) FROM load_log WHERE kind IN ('cluster_step_trace', 'cluster_db')), t.rank, t.step, t.stage_us,
-       o.stage_us, count(*) OVER ()
+SELECT (SELECT min(file) FROM load_log WHERE kind IN ('cluster_step_trace', 'cluster_db')), t.rank, t.step,
+       t.computing_us, o.computing_us, count(*) OVER ()
 FROM theirs t LEFT JOIN own o ON o.rank = t.rank AND o.step IS NOT DISTINCT FROM t.step
-WHERE o.rank IS NULL OR abs(t.stage_us - o.stage_us) > ? * greatest(abs(o.stage_us), 1)
+WHERE o.rank IS NULL OR abs(t.computing_us - o.computing_us) > ? * greatest(abs(o.computing_us), 1)
 ORDER BY t.rank, t.step NULLS FIRST
 LIMIT 1
 """
@@ -481,14 +482,14 @@ def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
 
 def _cluster_mismatch(profile) -> List[HealthItem]:
     """msprof-analyze's cluster step trace copies each rank's step_trace_time rows; one that holds
-    other figures for a rank loaded here is another run's (a job run again into the folder)."""
+    another Computing for a rank loaded here is another run's (a job run again into the folder)."""
     row = profile.con.execute(CLUSTER_MISMATCH, [CLUSTER_SAME]).fetchone()
     if row is None:
         return []
     file, rank, step, theirs, own, n = row
     at = f"rank {rank}, " + ("its row without a step" if step is None else f"step {step}")
     differs = (f"{at}: not among its own files' steps" if own is None else
-               f"{at}: {theirs:,.2f} us there, {own:,.2f} us in its own files")
+               f"{at}: Computing {theirs:,.2f} us there, {own:,.2f} us in its own files")
     more = f" (and {n - 1} more)" if n > 1 else ""
     return [HealthItem("warning", None, profile.named(file), f"{PurePath(file).name} does not match the ranks loaded: "
                        f"{differs}{more}; msprof-analyze's output of another run?", CLUSTER_MISMATCH_FIX, 0)]

@@ -94,6 +94,5 @@ CREATE OR REPLACE MACRO kineto_list(j) AS
 
 -- MB as the profiler writes them (binary: 2^20 bytes) -> bytes, to the byte; NULL stays NULL.
 CREATE OR REPLACE MACRO mb_bytes(x) AS TRY_CAST(round(x * 1048576) AS BIGINT);
--- KB as msprof writes its own memory files -> bytes; a negative count is none (msprof's -1: "only
--- the release was recorded").
-CREATE OR REPLACE MACRO kb_bytes(x) AS CASE WHEN x >= 0 THEN TRY_CAST(round(x * 1024) AS BIGINT) END;
+-- KB as msprof writes its own memory files -> bytes, as mb_bytes.
+CREATE OR REPLACE MACRO kb_bytes(x) AS TRY_CAST(round(x * 1024) AS BIGINT);

@@ -49,5 +49,6 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         "component": "Component", "ts": "Timestamp(us)", "allocated": "Total Allocated(MB)",
         "allocated_kb": "Total Allocated(KB)", "reserved": "Total Reserved(MB)", "reserved_kb": "Total Reserved(KB)",
         "active": "Total Active(MB)", "stream": "Stream Ptr", "device": ("Device Type", "Device"),
-    }, _is_it, "not a memory_record table: no Component / Timestamp(us) / Total Allocated(MB) / Total Reserved(MB)",
+    }, _is_it, "not a memory_record table: no Component / Timestamp(us) / Total Allocated(MB or KB) / "
+                "Total Reserved(MB or KB)",
         "header only, no memory records")

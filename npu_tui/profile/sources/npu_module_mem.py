@@ -42,5 +42,5 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     return load_rows(con, path, ctx, STAGE, INSERT, {
         "component": "Component", "ts": "Timestamp(us)", "reserved": "Total Reserved(MB)",
         "reserved_kb": "Total Reserved(KB)", "device": "Device",
-    }, _is_it, "not an npu_module_mem table: no Component / Timestamp(us) / Total Reserved(MB)",
+    }, _is_it, "not an npu_module_mem table: no Component / Timestamp(us) / Total Reserved(MB or KB)",
         "header only, no module memory records")

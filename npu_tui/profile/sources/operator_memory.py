@@ -45,7 +45,8 @@ RELEASE = "Release Time(us)"
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    released = "ts_to_ns({release})" if RELEASE in csv_header(read_head(path)) else "alloc_ns + us_to_ns({duration})"
+    released = "ts_to_ns({release})" if RELEASE in csv_header(read_head(path)) else \
+        "CASE WHEN us_to_ns({duration}) >= 0 THEN alloc_ns + us_to_ns({duration}) END"
     return load_rows(con, path, ctx, STAGE, INSERT.replace("{released}", released), {
         "name": "Name", "size": "Size(KB)", "alloc": "Allocation Time(us)", "release": RELEASE,
         "active_release": "Active Release Time(us)", "duration": "Duration(us)",
