@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import duckdb
 
@@ -350,13 +350,12 @@ def _span(path: Path, shape: str, size: int) -> _Span:
     # rest, which never parses. (No key after the events holds a "ph".)
     last_event = tail.rfind(b'"ph"')
     found = None
-    boundaries = [m.end() for m in EVENT_BOUNDARY.finditer(tail)]
     for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
         # The events' ']' ends a list of values: not a ']' inside a string or a list of the last
         # event, where a file cut just after it, or text appended, would look like its end.
-        if close and not _ends_values(tail, close, start - tail_at, boundaries):
+        if close and not _ends_values(tail, close, start - tail_at):
             continue
         rest = tail[close + 1:]
         # (an object whose own closing brace alone is missing still holds every event and key)
@@ -410,24 +409,22 @@ def _meta(prefix: bytes, rest: bytes):
 VALUES_READ = 1 << 20
 
 
-def _ends_values(tail: bytes, close: int, list_at: int, boundaries: List[int]) -> bool:
+def _ends_values(tail: bytes, close: int, list_at: int) -> bool:
     """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``: what
     follows the last event boundary (or the list's start) before it that it can be read from, up to
     it, parses as JSON values. A ']' inside the last event's args does not: it follows an event
-    cut in two (a '}' of a list of objects in them too). ``boundaries``: where the events after
-    boundaries start (EVENT_BOUNDARY's ends)."""
-    froms = ([list_at] if 0 <= list_at < close else []) + [b for b in boundaries if b < close]
-    if not froms:
-        return tail[:close].rstrip().endswith((b"}", b"["))
+    cut in two (a '}' of a list of objects in them too)."""
+    near = max(0, close - VALUES_READ)
+    froms = ([list_at] if near <= list_at < close else []) + [
+        m.end() for m in EVENT_BOUNDARY.finditer(tail, near, close)]
     for at in reversed(froms):
-        if close - at > VALUES_READ:
-            return tail[:close].rstrip().endswith((b"}", b"["))
         try:
             json.loads(b"[" + tail[at:close] + b"]")
             return True
         except ValueError:
             continue
-    return False
+    # none within reach (one event of a megabyte or more), or none that parses
+    return not froms and tail[:close].rstrip().endswith((b"}", b"["))
 
 
 def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
