@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from npu_tui.profile import ProfileError, load_profile
+from npu_tui.profile.discover import discover
 from npu_tui.profile.schema import connect
 from npu_tui.profile.sources import trace_view
 from npu_tui.profile.sources.base import read_head
@@ -96,6 +97,30 @@ def test_a_comm_process_named_communication_gives_the_same_kernels(real, tmp_pat
     got = load_profile(d).con.execute(q).fetchall()
     assert got == load_profile(bare(tmp_path, out / "trace_view.json")).con.execute(q).fetchall()
     assert [k[3] for k in got].count("HCCL") == 4
+
+
+def test_torch_npu_5s_trace_of_msprofs_timeline_first(real, tmp_path):
+    """torch_npu 5.0 wrote trace_view.json as msprof's timeline with its own events after it (its
+    trace_view_parser extends the list): the head reads as msprof's, and the file had loaded as an
+    msprof timeline, without its flows (425 here) and its ProfilerStep steps, nothing said. Its
+    end shows torch's events: it is a trace_view."""
+    out = real / LEVELS / "level1/rank0_ascend_pt" / OUT
+    evs = json.loads((out / "trace_view.json").read_text())
+    names = process_names(evs)
+    torch_pids = {pid for pid, name in names.items() if name == "Python"}
+    torch = [e.get("pid") in torch_pids or e.get("cat") in ("async_npu", "async_task_queue", "fwdbwd") for e in evs]
+    assert 1000 < sum(torch) < len(evs)
+    d = tmp_path / "v50"
+    d.mkdir()
+    (d / "trace_view.json").write_text(json.dumps([e for e, t in zip(evs, torch) if not t] +
+                                                  [e for e, t in zip(evs, torch) if t]))
+    assert discover(d / "trace_view.json").ranks[0].files.keys() == {"trace_view"}
+    p, want = load_profile(d), load_profile(bare(tmp_path, out / "trace_view.json"))
+    assert p.formats == ["trace_view"]
+    for q in ("SELECT count(*) FROM flows", "SELECT step, count(*) FROM kernels GROUP BY step",
+              "SELECT count(*) FROM host_events", "SELECT lane, count(*) FROM overlap_lanes GROUP BY lane ORDER BY lane"):
+        assert p.con.execute(q).fetchall() == want.con.execute(q).fetchall(), q
+    assert p.con.execute("SELECT count(*) FROM flows").fetchone()[0] == 425
 
 
 @pytest.mark.parametrize("level,rank", [("level1", 0), ("level1", 1), ("level0", 0)])

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..text import literal
 from .errors import ProfileError
-from .sources import cluster_modules, source_modules
+from .sources import cluster_modules, msprof_timeline, source_modules
 from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
@@ -95,6 +95,8 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
     if head.strip():
         for m in modules:
             if m.sniff(head):
+                if m.KIND == "msprof_timeline" and msprof_timeline.torch_npus(_end(path)):
+                    return "trace_view"
                 # A trace whose head shows no event that tells whose it is: what its name says.
                 named = kind_by_name(path.name, modules) if m.KIND in TRACE_KINDS else None
                 return named if named in TRACE_KINDS and not flavour_told(head) else m.KIND

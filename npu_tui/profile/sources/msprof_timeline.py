@@ -47,6 +47,11 @@ _ARRAY = re.compile(rb"^\s*\[\s*\{")
 _MSPROF_PROCESS = re.compile(rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(Ascend Hardware|HCCL|Communication|Step Trace|'
                              rb'Overlap Analysis)"')
 _TORCH_HOST = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function)"')
+# torch_npu 5.0's trace_view.json is msprof's timeline first, its own events after (its
+# trace_view_parser extends the list with them): its head reads as msprof's, its end shows torch's
+# host events or its flows to the device.
+_TORCH_END = re.compile(rb'"cat"\s*:\s*"(cpu_op|python_function|async_npu|async_task_queue|fwdbwd)"'
+                        rb'|"name"\s*:\s*"torch_to_npu"')
 
 EVENTS = """
 CREATE OR REPLACE TEMP TABLE msp_event AS
@@ -115,6 +120,12 @@ TEMP_TABLES = ("msp_event", "msp_step")
 def sniff(head: bytes) -> bool:
     return (bool(_ARRAY.match(head)) and bool(_MSPROF_PROCESS.search(head))
             and not _TORCH_HOST.search(head))
+
+
+def torch_npus(end: bytes) -> bool:
+    """Whether a file that sniffs as msprof's timeline is torch_npu's trace_view.json of 5.0, by
+    its last bytes."""
+    return bool(_TORCH_END.search(end))
 
 
 def load_order(paths: List[Path]) -> List[Path]:
