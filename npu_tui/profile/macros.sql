@@ -80,6 +80,9 @@ CREATE OR REPLACE MACRO type_from_name(n) AS
 -- has a thread of ops per group and "Plane N" threads of their tasks.
 CREATE OR REPLACE MACRO comm_process(p) AS p IN ('HCCL', 'Communication');
 
+-- A step as the profilers' step tables write it ("50", "50.0" or "step50") -> its number, NULL for none.
+CREATE OR REPLACE MACRO step_of(x) AS int_or_null(regexp_replace(clean_text(x), '^step\s*', '', 'i'));
+
 -- The step a `ProfilerStep#N` range marks (what prof.step() records), NULL for any other name.
 CREATE OR REPLACE MACRO profiler_step(n) AS
     CASE WHEN regexp_full_match(n, 'ProfilerStep#[0-9]+') THEN TRY_CAST(regexp_extract(n, '#([0-9]+)$', 1) AS INTEGER) END;

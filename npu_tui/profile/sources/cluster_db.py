@@ -10,128 +10,97 @@ the sum of its ops, are left out, as from the json.
 
 from __future__ import annotations
 
-import sqlite3
-import tempfile
 from pathlib import Path
-from typing import Dict, List
+from typing import Optional
 
 import duckdb
 
 from ..errors import SourceError
+from . import cluster_step_trace
 from .base import LoadResult, RankContext
 from .csvfile import col
-from .sqlite_export import CLUSTER_TABLES, MAGIC, STAGE_PREFIX, open_db, stage_table
+from .sqlite_export import CLUSTER_TABLES, MAGIC, STAGE_PREFIX, opened_db, stage_table
 
 KIND = "cluster_db"
 FILE_NAMES = ("cluster_analysis.db",)
-# Each table read, by the names versions give it.
-TABLES = {
-    "step_trace": ("ClusterStepTraceTime",),
-    "time": ("ClusterCommunicationTime", "ClusterCommAnalyzerTime"),
-    "matrix": ("ClusterCommunicationMatrix", "ClusterCommAnalyzerMatrix"),
-    "groups": ("CommunicationGroupMapping", "CommunicationGroup"),
-}
 TOTAL = "Total Op Info"
-# The step of a row: "step3", "3", or "" (no schedule).
-STEP = "int_or_null(regexp_replace(clean_text({}), '^step\\s*', '', 'i'))"
 
-STEP_TRACE = """
-INSERT INTO cluster_step_trace
-SELECT {step}, kind, CASE WHEN kind = 'rank' THEN int_or_null(clean_text({index})) END,
-       CASE WHEN kind <> 'rank' THEN clean_text({index}) END,
-       st_computing, num({comm_not_overlapped}), num({overlapped}), num({communication}), num({free}),
-       num({stage}), num({bubble}), num({excl_recv}), num({preparing})
-FROM (SELECT *, lower(clean_text({type})) AS kind, num({computing}) AS st_computing FROM {table})
-WHERE st_computing IS NOT NULL AND kind IS NOT NULL
-"""
 COMM_TIME = """
 INSERT INTO cluster_comm_ops
-SELECT {ranks}, {step}, {op}, {group}, int_or_null({rank}), us_decimal({start}), num({elapse}), num({transit}),
-       num({wait}), num({sync}), num({idle})
+SELECT {ranks}, step_of({step}), {op}, {group}, int_or_null({rank}), us_decimal({start}), num({elapse}),
+       num({transit}), num({wait}), num({sync}), num({idle})
 FROM {table} t
 WHERE {op} IS DISTINCT FROM $total AND amount(num({elapse})) IS NOT NULL AND int_or_null({rank}) IS NOT NULL
 """
 COMM_MATRIX = """
 INSERT INTO cluster_comm_matrix
-SELECT {ranks}, {step}, {op} || '@' || {group}, {op_name}, int_or_null({src}), int_or_null({dst}), {transport},
-       num({size}), num({time}), num({bandwidth})
+SELECT {ranks}, step_of({step}), {op} || '@' || {group}, {op_name}, int_or_null({src}), int_or_null({dst}),
+       {transport}, num({size}), num({time}), num({bandwidth})
 FROM {table} t
 WHERE {op} IS DISTINCT FROM $total
   AND NOT (text_not_amount({size}) OR text_not_amount({time}) OR text_not_amount({bandwidth}))
 """
+# Each table read: the names versions give it, the table its rows go to, how, and its columns by
+# the placeholders of that SQL (the first of several names the file has).
+READ = (
+    (("ClusterStepTraceTime",), "cluster_step_trace", cluster_step_trace.INSERT, {
+        "step": ("step",), "type": ("type",), "index": ("index",), "computing": ("computing",),
+        "comm_not_overlapped": ("communication_not_overlapped",), "overlapped": ("overlapped",),
+        "comm": ("communication",), "free": ("free",), "stage": ("stage",), "bubble": ("bubble",),
+        "comm_excl_recv": ("communication_not_overlapped_and_exclude_receive",), "preparing": ("preparing",)}),
+    (("ClusterCommunicationTime", "ClusterCommAnalyzerTime"), "cluster_comm_ops", COMM_TIME, {
+        "step": ("step",), "op": ("hccl_op_name",), "group": ("group_name",), "rank": ("rank_id", "rank"),
+        "start": ("start_timestamp",), "elapse": ("elapsed_time", "elapse_time"), "transit": ("transit_time",),
+        "wait": ("wait_time",), "sync": ("synchronization_time",), "idle": ("idle_time",)}),
+    (("ClusterCommunicationMatrix", "ClusterCommAnalyzerMatrix"), "cluster_comm_matrix", COMM_MATRIX, {
+        "step": ("step",), "op": ("hccl_op_name",), "group": ("group_name",), "op_name": ("op_name",),
+        "src": ("src_rank",), "dst": ("dst_rank",), "transport": ("transport_type",), "size": ("transit_size",),
+        "time": ("transit_time",), "bandwidth": ("bandwidth",)}),
+)
+GROUPS = ("CommunicationGroupMapping", "CommunicationGroup")
 ROWS = "SELECT count(*) FILTER (WHERE {op} IS DISTINCT FROM $total) FROM {table} t"
-RANK_SET = "(SELECT any_value(g.{ranks}) FROM {table} g WHERE g.{group} = t.{own})"
+# A row's rank group: the rank set the group mapping gives its group.
+RANK_SET = "(SELECT any_value(g.{ranks}) FROM {groups} g WHERE g.{name} = t.{group})"
+# Said of a cluster_analysis.db whose tables the csv and json beside it filled (health: by design).
+BESIDE = "db export beside files"
 
 
 def sniff(head: bytes) -> bool:
     return head.startswith(MAGIC) and bool(CLUSTER_TABLES.search(head))
 
 
-def _staged(con: duckdb.DuckDBPyConnection, path: Path) -> Dict[str, List[str]]:
-    """Each table of TABLES the file holds, staged: its columns, by TABLES' key."""
-    if path.stat().st_size == 0:  # SQLite takes a 0-byte file for a new, empty database
-        raise SourceError("empty file")
-    try:
-        with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
-            sq = open_db(path, Path(tmp))
-            try:
-                present = {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                found = {key: next((n for n in names if n in present), None) for key, names in TABLES.items()}
-                return {key: [name, *stage_table(sq, con, name, Path(tmp))] for key, name in found.items() if name}
-            finally:
-                sq.close()
-    except sqlite3.Error as e:
-        raise SourceError(f"unreadable SQLite file: {e}") from None
-
-
-def _empty(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+def _first(names, present) -> Optional[str]:
+    return next((n for n in names if n in present), None)
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    staged = _staged(con, path)
+    with opened_db(path) as (sq, tmp, present):
+        wanted = [n for n in (*(_first(r[0], present) for r in READ), _first(GROUPS, present)) if n]
+        cols = {n: stage_table(sq, con, n, tmp) for n in wanted}
     try:
-        if not set(staged) - {"groups"}:
+        if not set(cols) - set(GROUPS):
             raise SourceError("SQLite file without msprof-analyze's cluster tables")
-        ranks = "NULL"
-        if "groups" in staged:
-            name, *g = staged["groups"]
-            if col(g, "rank_set") != "NULL" and col(g, "group_name") != "NULL":
-                ranks = RANK_SET.format(ranks=col(g, "rank_set"), table=STAGE_PREFIX + name,
-                                        group=col(g, "group_name"), own="{group}")
+        groups = _first(GROUPS, cols)
         rows = total = 0
         given = []  # what the csv / json beside it gave already
-        for key, target, sql in (("step_trace", "cluster_step_trace", STEP_TRACE), ("time", "cluster_comm_ops", COMM_TIME),
-                                 ("matrix", "cluster_comm_matrix", COMM_MATRIX)):
-            if key not in staged:
+        for names, target, sql, fields in READ:
+            name = _first(names, cols)
+            if name is None:
                 continue
-            if not _empty(con, target):
+            if con.execute(f"SELECT count(*) FROM {target}").fetchone()[0]:
                 given.append(target)
                 continue
-            name, *c = staged[key]
-            names = {"table": STAGE_PREFIX + name, "step": STEP.format(col(c, "step")), "op": col(c, "hccl_op_name"),
-                     "group": col(c, "group_name")}
-            fields = {**names, "ranks": ranks.format(**names),
-                      **{k: col(c, *v) for k, v in {
-                          "index": ("index",), "type": ("type",), "computing": ("computing",),
-                          "comm_not_overlapped": ("communication_not_overlapped",), "overlapped": ("overlapped",),
-                          "communication": ("communication",), "free": ("free",), "stage": ("stage",),
-                          "bubble": ("bubble",), "excl_recv": ("communication_not_overlapped_and_exclude_receive",),
-                          "preparing": ("preparing",), "rank": ("rank_id", "rank"),
-                          "start": ("start_timestamp",), "elapse": ("elapsed_time", "elapse_time"),
-                          "transit": ("transit_time",), "wait": ("wait_time",), "sync": ("synchronization_time",),
-                          "idle": ("idle_time",), "op_name": ("op_name",), "src": ("src_rank",), "dst": ("dst_rank",),
-                          "transport": ("transport_type",), "size": ("transit_size",), "time": ("transit_time",),
-                          "bandwidth": ("bandwidth",)}.items()}}
-            rows += con.execute(sql.format(**fields), {"total": TOTAL} if key != "step_trace" else {}).fetchone()[0]
-            total += con.execute(ROWS.format(**fields), {"total": TOTAL}).fetchone()[0]
+            got = {"op": "NULL", "group": "NULL", **{k: col(cols[name], *v) for k, v in fields.items()}}
+            g = cols.get(groups, [])
+            rank_set, group_name = col(g, "rank_set"), col(g, "group_name")
+            got["ranks"] = "NULL" if "NULL" in (rank_set, group_name, got["group"]) else RANK_SET.format(
+                ranks=rank_set, groups=f"{STAGE_PREFIX}{groups}", name=group_name, group=got["group"])
+            got["table"] = STAGE_PREFIX + name
+            rows += con.execute(sql.format(**got), {"total": TOTAL} if "$total" in sql else {}).fetchone()[0]
+            total += con.execute(ROWS.format(**got), {"total": TOTAL}).fetchone()[0]
         if given and not total:
             return LoadResult(rows=0, note=f"{BESIDE}: not loaded, the files beside it gave the {', '.join(given)}")
         return LoadResult(rows=rows, skipped=total - rows)
     finally:
-        for name, *_ in staged.values():
+        for name in cols:
             con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{name}")
-
-
-# Said of a cluster_analysis.db whose tables the csv and json beside it filled (health: by design).
-BESIDE = "db export beside files"

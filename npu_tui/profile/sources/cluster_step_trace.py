@@ -20,7 +20,7 @@ REQUIRED = {"Type", "Index", "Computing", "Communication(Not Overlapped)"}
 
 INSERT = """
 INSERT INTO cluster_step_trace
-SELECT int_or_null(regexp_replace(clean_text({step}), '^step\\s*', '', 'i')), kind,
+SELECT step_of({step}), kind,
        CASE WHEN kind = 'rank' THEN int_or_null(clean_text({index})) END,
        CASE WHEN kind <> 'rank' THEN clean_text({index}) END,
        st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),

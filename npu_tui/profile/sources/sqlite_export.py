@@ -18,8 +18,9 @@ import re
 import shutil
 import sqlite3
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, Iterator, List, Set, Tuple
 
 import duckdb
 
@@ -343,7 +344,7 @@ def _nonempty(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
-def open_db(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
+def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
     """The SQLite file ``path`` opened read-only, nothing written beside it: where a write-ahead
     log or rollback journal holds part of its state, a copy of both in ``tmp``."""
     suffix = next((s for s in SIDE_FILES if _nonempty(Path(f"{path}{s}"))), None)
@@ -364,7 +365,7 @@ def open_db(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connectio
                 if side.exists() or tries <= 1:
                     raise
                 # A rollback journal goes at its writer's commit: the db is then whole; look again.
-                return open_db(path, tmp, tries - 1)
+                return _open(path, tmp, tries - 1)
             if after == before:
                 break
         else:
@@ -409,24 +410,31 @@ def _insert(con, sql: str, params: dict) -> int:
     return con.execute(sql, params).fetchone()[0]
 
 
-def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+@contextmanager
+def opened_db(path: Path) -> Iterator[Tuple[sqlite3.Connection, Path, Set[str]]]:
+    """The SQLite file ``path`` read-only (_open), a temporary folder to stage its tables through
+    (stage_table) and the names of its tables; SourceError for an empty or unreadable file."""
     if path.stat().st_size == 0:  # SQLite takes a 0-byte file for a new, empty database
         raise SourceError("empty file")
     try:
         with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
-            sq = open_db(path, Path(tmp))
+            sq = _open(path, Path(tmp))
             try:
-                present = {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                wanted = [t for t in TABLES if t in present]
-                if not wanted:
-                    raise SourceError("SQLite file without profiler tables")
-                cols = {t: stage_table(sq, con, t, Path(tmp)) for t in wanted}
-                # Communication tasks recorded (a table not staged: it can hold millions of rows).
-                comm_tasks = "COMMUNICATION_TASK_INFO" in present and sq.execute(COMM_TASKS).fetchone()[0]
+                yield sq, Path(tmp), {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             finally:
                 sq.close()
     except sqlite3.Error as e:
         raise SourceError(f"unreadable SQLite file: {e}") from None
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    with opened_db(path) as (sq, tmp, present):
+        wanted = [t for t in TABLES if t in present]
+        if not wanted:
+            raise SourceError("SQLite file without profiler tables")
+        cols = {t: stage_table(sq, con, t, tmp) for t in wanted}
+        # Communication tasks recorded (a table not staged: it can hold millions of rows).
+        comm_tasks = "COMMUNICATION_TASK_INFO" in present and sq.execute(COMM_TASKS).fetchone()[0]
     # On failure the loader's rollback drops the staged tables with everything else.
     result = _map(con, path, ctx, cols, comm_tasks)
     con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)", [[ctx.rank, path.name, t] for t in cols])
