@@ -583,27 +583,24 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
         left_out += [(f, f"msprof's analysis over {names}, whose ops it does not tell apart by device: not loaded")
                      for v in analyze.values() for f in v]
         analyze = {}
+    by_db = bool(dbs) and not text  # the db export stands in for a text export
     if _is_dir(merged) and len(devices) > 1:
         out = _split_by_device(prof, merged, devices, modules)
-        out[0].left_out += left_out
-        return out
-    if _is_dir(merged) or (dbs and not text and len(devices) <= 1):
-        files = _merged_groups(_group(_files(merged), modules), analyze) if _is_dir(merged) else {"sqlite_export": dbs}
-        return [RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
-                           rank=_msprof_rank(devices[0]) if devices else None, left_out=left_out)]
-    if not text:  # (a db export over several devices, or none and raw data only)
-        for dev in devices:
-            if not dbs and _is_dir(dev / "data"):
-                _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof "
-                          f"--export=on --output={prof}")
-        return [RankSource(root=prof, source_format="db", files={"sqlite_export": dbs}, left_out=[(
+    elif _is_dir(merged) or (by_db and len(devices) <= 1):
+        files = _merged_groups(_group(_files(merged), modules) if _is_dir(merged) else {"sqlite_export": dbs}, analyze)
+        out = [RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
+                          rank=_msprof_rank(devices[0]) if devices else None)]
+    elif by_db:
+        out = [RankSource(root=prof, source_format="db", files={"sqlite_export": dbs}, left_out=[(
             db, f"{MERGED_AS_ONE}: a db export over {names}, whose tasks are not told apart by device here; "
-                f"its figures are the devices' together") for db in dbs])] if dbs else []
-    out = [RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze), rank=_msprof_rank(dev))
-           for dev, files in texts.items() if files]
-    out[0].left_out += left_out
+                f"its figures are the devices' together") for db in dbs])]
+    else:
+        out = [RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze),
+                          rank=_msprof_rank(dev)) for dev, files in texts.items() if files]
+    if out:
+        out[0].left_out += left_out
     for dev in devices:
-        if not texts[dev] and _is_dir(dev / "data"):
+        if not texts.get(dev) and not _is_dir(merged) and not by_db and _is_dir(dev / "data"):
             _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof --export=on "
                       f"--output={prof}")
     return out
