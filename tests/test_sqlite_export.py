@@ -272,6 +272,16 @@ def test_msprofs_communication_analyzer_db_beside_a_mindspore_export(real, tmp_p
     assert sorted(p.con.execute("SELECT op_name, transport FROM comm_bandwidth").fetchall()) == sorted(pairs)
 
 
+def db_copy(real: Path, tmp_path: Path):
+    """The level1 rank 0 db export, and a copy of it in a rank folder of its own to edit."""
+    src = db_path(real, "level1", 0)
+    db = tmp_path / "rank0_ascend_pt" / OUT / src.name
+    db.parent.mkdir(parents=True)
+    shutil.copy(src, db)
+    shutil.copy(src.parents[1] / "profiler_info_0.json", db.parents[1])
+    return src, db
+
+
 # torch_npu 6.0.RC1's column names (its prof_common_func/constant.py), camelCase from 6.0.RC2 on.
 RC1_NAMES = {
     "RANK_DEVICE_MAP": {"rankId": "rank_id", "deviceId": "device_id"},
@@ -291,11 +301,7 @@ def test_torch_npu_6_0_rc1s_column_names(real, tmp_path):
     """torch_npu 6.0.RC1 wrote RANK_DEVICE_MAP, MEMORY_RECORD and OP_MEMORY in snake_case: the
     rank map had failed the whole db as damaged (a binder error, 0 kernels), and without it
     every memory row was skipped. They read as the camelCase names do."""
-    src = db_path(real, "level1", 0)
-    db = tmp_path / "rank0_ascend_pt" / OUT / src.name
-    db.parent.mkdir(parents=True)
-    shutil.copy(src, db)
-    shutil.copy(src.parents[1] / "profiler_info_0.json", db.parents[1])
+    src, db = db_copy(real, tmp_path)
     w = sqlite3.connect(db)
     if not w.execute("SELECT count(*) FROM sqlite_master WHERE name = 'RANK_DEVICE_MAP'").fetchone()[0]:
         w.execute("CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER)")
@@ -318,11 +324,7 @@ def test_newer_msprofs_block_count_is_blocknum(real, tmp_path):
     """Newer msprof names the block count blockNum, and blockDim is another figure there (an
     Ascend 950's threads per block, a STRING_IDS id, "N/A" elsewhere): every kernel had shown
     that id as its block count."""
-    src = db_path(real, "level1", 0)
-    db = tmp_path / "rank0_ascend_pt" / OUT / src.name
-    db.parent.mkdir(parents=True)
-    shutil.copy(src, db)
-    shutil.copy(src.parents[1] / "profiler_info_0.json", db.parents[1])
+    src, db = db_copy(real, tmp_path)
     w = sqlite3.connect(db)
     w.execute("ALTER TABLE COMPUTE_TASK_INFO RENAME COLUMN blockDim TO blockNum")
     (na,) = w.execute("SELECT id FROM STRING_IDS WHERE value = 'N/A'").fetchone()

@@ -24,7 +24,7 @@ from typing import List, Tuple
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext, read_head, refuse_utf16, trailing_zeros, zeros_note
+from .base import BOM, LoadResult, RankContext, read_head, refuse_utf16, trailing_zeros, zeros_note
 
 KIND = "communication"
 FILE_NAMES = ("communication.json",)
@@ -247,7 +247,7 @@ def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    flat = bool(FLAT_LAYOUT.match(read_head(path).lstrip(b"\xef\xbb\xbf")))
+    flat = bool(FLAT_LAYOUT.match(read_head(path).removeprefix(BOM)))
     try:
         staged = stage_json(con, path, STAGE, OP_TYPE, ("op_key",) if flat else LEVELS)
         if flat:
