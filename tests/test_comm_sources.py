@@ -347,6 +347,36 @@ def test_msprofs_own_communication_analysis_holds_the_ops_at_the_top(real, tmp_p
     assert p.ranks == [3]
 
 
+def test_msprofs_own_matrix_holds_the_ops_at_the_top(real, tmp_path):
+    """msprof --analyze=on writes PROF_*/analyze/communication_matrix.json as its communication.json:
+    ops at the top ("<op>@<group>": links), no steps or kinds, and their sum per link under "Total
+    HCCL Operators". Read as a rank's file, every link was skipped and the report failed (exit 2);
+    now each op's links load without a step or a kind, and the sum is left out."""
+    from test_msprof import msprof_merged
+
+    src = output_dir(real, "level1", 0) / "communication_matrix.json"
+    ops = json.loads(src.read_text())["step50"]["collective"]
+    total = next(k for k in ops if "-total@" in k)
+    flat = {k: v for k, v in ops.items() if k != total}
+    flat["Total HCCL Operators"] = ops[total]
+    prof = msprof_merged(real, tmp_path)
+    (prof / "analyze").mkdir()
+    path = prof / "analyze" / "communication_matrix.json"
+    path.write_text(json.dumps(flat))
+    assert communication_matrix.sniff(read_head(path))
+    q = "SELECT op_key, src_rank, dst_rank, transport, transit_size_mb, transit_time_ms FROM comm_matrix ORDER BY ALL"
+    want = load_profile(src).con.execute(q.replace("FROM comm_matrix", f"FROM comm_matrix WHERE op_key <> '{total}'"))
+    want = want.fetchall()
+    assert len(want) == sum(len(links) for links in flat.values()) - len(ops[total])
+    for opened in (path, tmp_path):
+        p = load_profile(opened)
+        assert p.con.execute(q).fetchall() == want
+        assert p.con.execute("SELECT DISTINCT step, kind FROM comm_matrix").fetchall() == [(None, None)]
+        assert p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'communication_matrix'"
+                             ).fetchall() == [(len(want), 0)]
+        assert [i for i in health(p) if i.severity == "error" or i.lost] == []
+
+
 def test_torch_npu_5s_matrix_of_every_op_and_their_total(real, tmp_path):
     """torch_npu 5.0 (RC3 and 5.0.0) writes communication_matrix.json with every op under its own
     name and "Total Op Info", their sum per link (its communication_parser): the sum had been added

@@ -67,7 +67,7 @@ def trace_flavour(head: bytes) -> Optional[str]:
     array = bool(_ARRAY.match(head))
     if not array and not (_OBJECT.match(head) and _OBJECT_KEY.search(head)):
         return None
-    if _KINETO.search(head):
+    if _kineto_marked(head):
         return "kineto"
     if _TORCH_HOST.search(head) and (array or _STRING_TS.search(head)):
         return "trace_view"
@@ -77,7 +77,13 @@ def trace_flavour(head: bytes) -> Optional[str]:
 def flavour_told(head: bytes) -> bool:
     """Whether the head of a trace shows whose it is (a Kineto mark, torch_npu's host events), or
     trace_flavour only fell back on Kineto for want of events (``{"traceEvents": []}``)."""
-    return bool(_KINETO.search(head) or _TORCH_HOST.search(head))
+    return _kineto_marked(head) or bool(_TORCH_HOST.search(head))
+
+
+@lru_cache(maxsize=4)
+def _kineto_marked(head: bytes) -> bool:
+    """Cached as trace_flavour: its scan of a head without a mark (torch_npu's) is most of discovery's time."""
+    return bool(_KINETO.search(head))
 
 
 EVENT_FIELDS = (

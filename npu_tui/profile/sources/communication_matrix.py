@@ -4,21 +4,25 @@ Layout: ``{"step50": {"collective" | "p2p": {"allreduce-top1@<group>": {"0-1": {
 "Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)", "Op Name"}}}}}``. The profiler keeps only
 representative ops of each type (top1, middle, bottom1..3) plus a ``-total`` entry summing all of
 them; every entry is kept and ``op_key`` tells them apart. Parsed by DuckDB like communication.json.
+msprof's own analysis (``PROF_*/analyze``) writes the ops at the top, without steps or kinds, and
+their sum beside them under "Total HCCL Operators", left out as communication.json's.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
 
-from .base import LoadResult, RankContext
-from .communication import STEP, STEP_LAYOUT, TIME_INFO, drop_json, stage_json
+from .base import BOM, LoadResult, RankContext, read_head
+from .communication import FLAT_TOTAL, LEVELS, NO_LEVELS, STEP, STEP_LAYOUT, TIME_INFO, drop_json, stage_json
 
 KIND = "communication_matrix"
 FILE_NAMES = ("communication_matrix.json",)
 STAGE = "stg_communication_matrix"
 TRANSPORT = b'"Transport Type"'
+FLAT_LAYOUT = re.compile(rb'^\s*\{\s*"[^"]*"\s*:\s*\{\s*"[0-9]+-[0-9]+"\s*:')
 
 # (MindSpore names the op "op_name")
 OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DOUBLE,
@@ -27,7 +31,7 @@ OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DO
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
 SELECT {step} AS step, kind, op_key, l.key AS link, l.value AS v
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops WHERE op_key <> $total)
 """
 
 # A link's columns from its "src-dst" key and value, and the links kept (a src-dst key, some figure);
@@ -51,13 +55,16 @@ WHERE {LINK_FILTER}
 
 
 def sniff(head: bytes) -> bool:
-    return bool(STEP_LAYOUT.match(head)) and TRANSPORT in head and TIME_INFO not in head
+    return bool(STEP_LAYOUT.match(head) or FLAT_LAYOUT.match(head)) and TRANSPORT in head and TIME_INFO not in head
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    flat = bool(FLAT_LAYOUT.match(read_head(path).removeprefix(BOM)))
     try:
-        staged = stage_json(con, path, STAGE, OP_TYPE)
-        con.execute(LINKS.format(table=STAGE, step=STEP))
+        staged = stage_json(con, path, STAGE, OP_TYPE, ("op_key",) if flat else LEVELS)
+        if flat:
+            con.execute(NO_LEVELS.format(table=STAGE))
+        con.execute(LINKS.format(table=STAGE, step=STEP), {"total": FLAT_TOTAL if flat else ""})
         # Links, plus the ops that were not a map of links at all (each lost whole).
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
