@@ -20,7 +20,8 @@ STR = (str, type(None))
 SHAPE = {
     "ranks": {"rank": int, "device_id": (int, type(None)), "kernel_count": int, "kernel_time_us": NUM},
     "steps": {"rank": int, "step": (int, type(None)), "computing_us": NUM, "comm_not_overlapped_us": NUM,
-              "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "source": str, "outlier": bool},
+              "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "bubble_us": (int, float, type(None)),
+              "step_us": NUM, "source": str, "outlier": bool},
     "health": {"severity": str, "rank": (int, type(None)), "file": str, "what": str, "fix": str, "lost": int},
     "step_account_check": {"rank": int, "source": str, "steps": int, "deviation": NUM, "differs": bool},
     "step_account": {"rank": int, "stage": STR, "part": str, "detail": STR, "us_per_step": NUM, "share": NUM,

@@ -45,7 +45,7 @@ def test_run_data_reads_the_reports_step_times_and_pairs_operators_by_identity()
     rd = run_data(prof.con, "/runs/a", report)
     # One time per step, the slowest rank's, as the report's steps give them.
     assert rd.step_us == [11.0, 12.0]
-    assert rd.step_us == [max(s["stage_us"] for s in report["steps"] if s["step"] == n) for n in (1, 2)]
+    assert rd.step_us == [max(s["step_us"] for s in report["steps"] if s["step"] == n) for n in (1, 2)]
     assert rd.step_source == "step_trace_time.csv"
     # The run ids and instance numbers are not part of an operator's identity.
     assert rd.operators == {"hcom_allReduce": (8.0, 2), "trans_TransData": (2.0, 2)}

@@ -123,7 +123,7 @@ def test_the_slow_rank_is_the_same_everywhere(path):
     # The slowest by the report's own step times.
     steps = {}
     for row in s.report["steps"]:
-        steps.setdefault(row["rank"], []).append(row["stage_us"])
+        steps.setdefault(row["rank"], []).append(row["step_us"])
     slowest = max(steps, key=lambda r: sum(steps[r]) / len(steps[r]))
     assert spread == (slowest,) and marked == [slowest] and plotted == slowest
     assert imbalance in ([], [slowest])

@@ -159,6 +159,36 @@ def test_mindspores_stage_is_not_its_step(real, tmp_path, told_by):
         (0, 50, round(136581.009 - free, 1))]
 
 
+@pytest.mark.parametrize("framework", ["torch_npu", "mindspore"])
+def test_a_pipelines_step_is_its_stage_and_bubble(real, tmp_path, framework):
+    """In a pipeline, step_trace_time.csv's Stage leaves out the bubble (the step's receives, waiting
+    for the stage before: torch_npu's Stage = the step less Bubble). The step had been read as
+    Stage alone: a last stage's step short by its bubble, the ranks' spread and the check against
+    the account off by it. Here the real step's 136.6 ms holds a 20 ms bubble, told both ways."""
+    src = real / LEVEL1 / "rank0_ascend_pt"
+    dst = tmp_path / f"rank0_ascend_{'ms' if framework == 'mindspore' else 'pt'}"
+    shutil.copytree(src, dst)
+    st = dst / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
+    (row,) = csv_rows(st)
+    bubble, cno = 20000.0, float(row["Communication(Not Overlapped)"])
+    with open(st, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, list(row))
+        w.writeheader()
+        # MindSpore's Stage is its HCCL tasks' span (above), not read
+        w.writerow({**row, "Bubble": str(bubble), "Stage": "106003.5" if framework == "mindspore" else str(136581.0 - bubble)})
+    got = open_session(dst, cache=False)
+    want = open_session(src, cache=False)
+    q = "SELECT rank, step, round(stage_us, 1), bubble_us, round(step_us, 1) FROM step_breakdown"
+    assert got.con.execute(q).fetchall() == [(0, 50, 136581.0 - bubble, bubble, 136581.0)]
+    (mine,), (theirs,) = got.report["step_account_check"], want.report["step_account_check"]
+    assert not mine["differs"] and mine["deviation"] == pytest.approx(theirs["deviation"], abs=1e-6)
+    step, exposed = got.con.execute("SELECT step_time_us, exposed_comm_us FROM rank_summary").fetchone()
+    assert step == pytest.approx(136581.0) and exposed == pytest.approx(cno - bubble)
+    assert [(s["stage_us"], s["bubble_us"], s["step_us"]) for s in got.report["steps"]] == \
+        [(pytest.approx(136581.0 - bubble), bubble, pytest.approx(136581.0))]
+    assert "bubble" in got.render() and "bubble" not in want.render()
+
+
 def tree_digest(root: Path):
     return {str(f.relative_to(root)): (f.stat().st_size, f.stat().st_mtime_ns,
                                        hashlib.sha256(f.read_bytes()).hexdigest())

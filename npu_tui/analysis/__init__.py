@@ -40,7 +40,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   exposed_kernels_us
 - step_windows: rank, step, start_ns, end_ns
 - step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
-  comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
+  comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us, step_us (stage + bubble), source
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
   free_us, step_source, apart (why the rank is not compared: ranks_apart; NULL when it is)
 - rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over

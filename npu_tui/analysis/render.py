@@ -171,10 +171,12 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out += _account(report, md)
 
     out += _heading("Step breakdown (us per step)", md)
+    # A pipeline's bubble (its receives), which Stage leaves out of the step: said where there is one.
+    bubble = [("bubble_us", "bubble"), ("step_us", "step")] if any(s.get("bubble_us") for s in report["steps"]) else []
     out += _table(report["steps"], [("rank", "rank"), ("step", "step"), ("computing_us", "computing"),
                                     ("comm_not_overlapped_us", "comm not overlapped"),
                                     ("overlapped_us", "overlapped"), ("free_us", "free"),
-                                    ("stage_us", "stage"), ("source", "source"), ("outlier", "warm-up")], md)
+                                    ("stage_us", "stage"), *bubble, ("source", "source"), ("outlier", "warm-up")], md)
 
     out += _heading("Stages", md)
     det = {d["rank"]: d for d in report.get("stage_detection", [])}

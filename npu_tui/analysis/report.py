@@ -20,7 +20,7 @@ TOP_OPERATORS = 5
 
 RANKS_SQL = "SELECT rank, device_id, kernel_count, kernel_time_us FROM rank_summary ORDER BY rank"
 STEPS_SQL = """SELECT b.rank, b.step, b.computing_us, b.comm_not_overlapped_us, b.overlapped_us, b.free_us, b.stage_us,
-                      b.source, coalesce(f.outlier, false) AS outlier
+                      b.bubble_us, b.step_us, b.source, coalesce(f.outlier, false) AS outlier
                FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
                ORDER BY b.rank, b.step"""
 STAGES_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, method

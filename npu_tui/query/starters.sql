@@ -31,7 +31,7 @@ ORDER BY rank, stage;
 
 -- name: Step breakdown per rank
 -- step_breakdown: step_trace_time.csv when present, else the overlap lanes, else kernels.
-SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, source
+SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us, step_us, source
 FROM step_breakdown
 ORDER BY rank, step;
 

@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm and free time (warm-up outliers left out of the means, and counted); apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run), NULL when compared
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run), NULL when compared
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -7,8 +7,8 @@ k AS (
 ),
 s AS (
     SELECT b.rank, count(*) AS steps, count(*) FILTER (WHERE f.outlier) AS outliers,
-           avg(b.stage_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS step_time_us,
-           avg(b.comm_not_overlapped_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS exposed_comm_us,
+           avg(b.step_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS step_time_us,
+           avg(greatest(b.comm_not_overlapped_us - coalesce(b.bubble_us, 0), 0)) FILTER (WHERE NOT coalesce(f.outlier, false)) AS exposed_comm_us,
            avg(b.free_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS free_us,
            any_value(b.source) AS step_source
     FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step

@@ -11,7 +11,7 @@ SELECT *, coalesce(deviation > (SELECT account_tolerance FROM rules_steps), fals
 FROM (
     SELECT b.rank, any_value(b.source) AS source, count(*) AS steps,
            max(greatest(abs(a.compute_us - b.computing_us), abs(a.exposed_us - b.comm_not_overlapped_us),
-                        abs(a.free_us - b.free_us), abs(a.span_us - b.stage_us)) / nullif(b.stage_us, 0)) AS deviation
+                        abs(a.free_us - b.free_us), abs(a.span_us - b.step_us)) / nullif(b.step_us, 0)) AS deviation
     FROM a JOIN step_breakdown b ON b.rank = a.rank AND b.step IS NOT DISTINCT FROM a.step
     WHERE b.source <> 'kernels'
     GROUP BY b.rank

@@ -1,4 +1,4 @@
--- per rank and step, from kernel intervals: computing, comm not overlapped, overlapped, free and stage (us)
+-- per rank and step, from kernel intervals: computing, comm not overlapped, overlapped, free, stage, bubble (none told) and the step's time (us)
 -- Time inside a step's span: running totals at its end minus those at its start (see busy_segments).
 WITH sums AS (
     SELECT w.rank, w.step, w.start_ns, w.end_ns,
@@ -12,5 +12,5 @@ WITH sums AS (
 -- every segment has comm or compute running: busy = computing + comm not overlapped
 SELECT rank, step, computing / 1e3 AS computing_us, comm_not_overlapped / 1e3 AS comm_not_overlapped_us,
        overlapped / 1e3 AS overlapped_us, (end_ns - start_ns - computing - comm_not_overlapped) / 1e3 AS free_us,
-       (end_ns - start_ns) / 1e3 AS stage_us, 'kernels' AS source
+       (end_ns - start_ns) / 1e3 AS stage_us, NULL::DOUBLE AS bubble_us, stage_us AS step_us, 'kernels' AS source
 FROM sums

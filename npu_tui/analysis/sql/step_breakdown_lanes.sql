@@ -1,4 +1,4 @@
--- per rank and step, from the profiler's overlap lanes clipped to the step's span: computing, comm not overlapped, overlapped, free, stage (us)
+-- per rank and step, from the profiler's overlap lanes clipped to the step's span: computing, comm not overlapped, overlapped, free, stage, bubble (none told) and the step's time (us)
 WITH spans AS (
     -- ranks with lanes but no kernels: one span over the lanes
     SELECT rank, step, start_ns, end_ns FROM step_windows
@@ -21,6 +21,7 @@ sums AS (
 -- segment falls in give no row (every segment is in some lane and has a length).
 SELECT rank, step, computing / 1e3 AS computing_us, not_overlapped / 1e3 AS comm_not_overlapped_us,
        greatest(comm - not_overlapped, 0) / 1e3 AS overlapped_us, free / 1e3 AS free_us,
-       (computing + not_overlapped + free) / 1e3 AS stage_us, 'overlap_lanes' AS source
+       (computing + not_overlapped + free) / 1e3 AS stage_us, NULL::DOUBLE AS bubble_us, stage_us AS step_us,
+       'overlap_lanes' AS source
 FROM sums
 WHERE computing + not_overlapped + comm + free > 0

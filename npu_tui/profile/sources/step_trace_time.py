@@ -34,15 +34,16 @@ SELECT *, num({computing}) AS st_computing, COALESCE(int32_or_null({device_id}),
            PARTITION BY st_device, st_step, st_computing IS NULL ORDER BY rowid) > 1 AS st_again
 FROM {table}
 """
-# Stage is the step as the profiler timed it, less its bubble (torch_npu). MindSpore's is the span
-# of the step's HCCL tasks instead (0 without them, on one device): its step is what the overlap
-# lanes partition, Computing + Communication(Not Overlapped) + Free (an empty cell none of it),
-# its bubble included (a pipeline's; 0 elsewhere, where the two are the same).
+# Stage is the step as the profiler timed it, less its bubble (torch_npu: a pipeline's receives; 0
+# elsewhere). MindSpore's is the span of the step's HCCL tasks instead (0 without them, on one
+# device): its step is what the overlap lanes partition, Computing + Communication(Not Overlapped)
+# + Free (an empty cell none of it), so its stage is that less the bubble, as torch_npu's.
 INSERT = """
 INSERT INTO step_trace
 SELECT $rank, st_device, st_step,
        st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
        CASE WHEN $mindspore THEN st_computing + coalesce(num({comm_not_overlapped}), 0) + coalesce(num({free}), 0)
+                                 - coalesce(num({bubble}), 0)
             ELSE num({stage}) END,
        num({bubble}), num({comm_excl_recv}), num({preparing}), $source
 -- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.

@@ -114,7 +114,7 @@ def account_text(report: dict, width: int = 100) -> Text:
         series = sorted(steps.get(rank, []), key=lambda st: st["step"])
         if len(series) > 1:
             text.append("\n" + " " * 9 + "per step ")
-            values = [st.get("stage_us") or 0.0 for st in series][-SPARK_STEPS:]
+            values = [st.get("step_us") or 0.0 for st in series][-SPARK_STEPS:]
             text.append_text(sparkline(values))
             text.append(f" {fmt_us(min(values))}–{fmt_us(max(values))}", style="dim")
             marked = [str(st["step"]) for st in series if st.get("outlier")]
