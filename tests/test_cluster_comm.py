@@ -263,10 +263,10 @@ def test_links_count_each_kinds_total_once(real):
                     if "-total@" in key:
                         for link, v in links.items():
                             src, dst = map(int, link.split("-"))
-                            w = want[(src, dst, v["Transport Type"])]
+                            w = want[(rank, src, dst, v["Transport Type"])]
                             w[0] += v["Transit Size(MB)"]
                             w[1] += v["Transit Time(ms)"]
-    got = {(r["src_rank"], r["dst_rank"], r["transport"]): r for r in s.report["cluster"]["links"]}
+    got = {(r["reported_by"], r["src_local"], r["dst_local"], r["transport"]): r for r in s.report["cluster"]["links"]}
     assert set(got) == set(want)
     for key, (size, time_ms) in want.items():
         # to a byte and a nanosecond (the view rounds its sums so they sort the same every run)
@@ -345,7 +345,7 @@ def test_ranks_that_tie_name_the_lower_rank():
                    (2, 10.0, 2.0, 5, NULL)) t(rank, step_time_us, exposed_comm_us, kernel_count, apart)""")
     con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
-                   t(rank, step, stage_us)""")
+                   t(rank, step, step_us)""")
     con.execute("CREATE TABLE step_flags (rank INTEGER, step INTEGER, outlier BOOLEAN)")
     con.execute("CREATE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
     spread = con.execute(f"SELECT measure, slow_rank FROM ({view_sql('rank_spread')})").fetchall()
@@ -516,3 +516,75 @@ def test_a_cluster_db_without_the_columns_it_needs_says_so(real, tmp_path):
     assert p.con.execute("SELECT count(*) FROM cluster_comm_ops").fetchone() == (0,)
     ((rows, skipped),) = p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'cluster_db'").fetchall()
     assert (rows, skipped) == (9 + 1, 4)
+
+
+# Two tensor-parallel groups {0, 1}, {2, 3} over fast links, and two sequence-parallel groups
+# {0, 2}, {1, 3} over slow ones: each group numbers its ranks 0 and 1, as the files do.
+GROUPS = {"tp01": (0, 1), "tp23": (2, 3), "sp02": (0, 2), "sp13": (1, 3)}
+KERNELS = ("Step Id,Device_id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us)\r\n"
+           "1,{r},aclnnMatmul_MatMulV3Common_MatMulV3,MatMulV3,AI_CORE,1736408883700000.000\t,300.000,0\r\n")
+
+
+def _parallel_job(root: Path, ranks, metadata: bool) -> Path:
+    from npu_tui.profile.sources.profiler_metadata import group_hash
+
+    def link(transport, ms):
+        return {"Transport Type": transport, "Transit Size(MB)": 8.0, "Transit Time(ms)": ms,
+                "Bandwidth(GB/s)": round(8.0 / ms, 4)}
+
+    for r in ranks:
+        folder = root / f"node_{r}_ascend_pt"
+        out = folder / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        (folder / f"profiler_info_{r}.json").write_text(json.dumps({"rank_id": r}))
+        (out / "kernel_details.csv").write_text(KERNELS.format(r=r))
+        ops, info = {}, {}
+        for name, members in GROUPS.items():
+            if r not in members:
+                continue
+            comm = f"10.0.0.1%eth0_6000{members[0]}{members[1]}_0_1700000000"
+            me, ms = members.index(r), (0.05 if name.startswith("tp") else 0.8)
+            ops[f"allreduce-total@{group_hash(comm)}"] = {f"{me}-{me}": link("LOCAL", 0.001),
+                                                          f"{me}-{1 - me}": link("HCCS", ms)}
+            info[comm] = {"group_name": name, "group_rank": me, "global_ranks": list(members)}
+        (out / "communication_matrix.json").write_text(json.dumps({"step1": {"collective": ops, "p2p": {}}}))
+        if metadata:
+            (folder / "profiler_metadata.json").write_text(json.dumps({"parallel_group_info": info}))
+    return root
+
+
+@pytest.mark.parametrize("metadata", [False, True], ids=["self-links", "metadata"])
+def test_a_groups_ranks_are_the_jobs(tmp_path, metadata):
+    """communication_matrix.json numbers a link's ranks within its group: rank 2's "0-1" in its
+    sequence-parallel group is its link to rank 0. The numbers had been read as the job's: rank 0's
+    link to rank 2 (slow) was added to its link to rank 1 (fast) as one "0 → 1", and the slow link
+    was lost. The job's ranks come from profiler_metadata.json's groups, else from the rank whose
+    own file holds the group's link to itself, as msprof-analyze reads them."""
+    s = open_session(_parallel_job(tmp_path / "job", range(4), metadata), cache=False)
+    links = s.con.execute("SELECT src_rank, dst_rank, comm_group, round(gbps, 1), slow FROM comm_links "
+                          "WHERE transport <> 'LOCAL' ORDER BY ALL").fetchall()
+    assert [(src, dst, gbps, slow) for src, dst, _, gbps, slow in links] == [
+        (0, 1, 160.0, False), (0, 2, 10.0, True), (1, 0, 160.0, False), (1, 3, 10.0, True),
+        (2, 0, 10.0, True), (2, 3, 160.0, False), (3, 1, 10.0, True), (3, 2, 160.0, False)]
+    # a group by the name the job gave it, where its metadata says; else as the files name it
+    named = {(src, dst): group for src, dst, group, *_ in links}
+    assert named[(0, 2)] == ("sp02" if metadata else next(g for (a, b), g in named.items() if (a, b) == (2, 0)))
+    assert all((g in GROUPS) == metadata and (g.isdigit() != metadata) for g in named.values())
+    assert [i for i in s.health if "partial rank set" in i.what] == []
+
+
+@pytest.mark.parametrize("metadata", [False, True], ids=["self-links", "metadata"])
+def test_the_ranks_a_group_links_to_that_are_not_loaded(tmp_path, metadata):
+    """Ranks 2 and 3 alone: their tensor-parallel group is whole; their sequence-parallel groups
+    link each to a rank not loaded, numbered 0 within the group. Without metadata which of the
+    job's ranks that is, no file says: counted, not named (it had been named "rank 0, 1", the
+    group's numbers read as the job's, and so a rank that is loaded); with it, named."""
+    s = open_session(_parallel_job(tmp_path / "job", (2, 3), metadata), cache=False)
+    (item,) = [i for i in s.health if "partial rank set" in i.what]
+    if metadata:
+        assert "links to ranks 0, 1, not loaded (2 of 4 ranks loaded)" in item.what
+    else:
+        # at least: the two groups' missing ranks may be one
+        assert "links to at least 1 rank, not loaded (2 of at least 3 ranks loaded)" in item.what
+    told = s.con.execute("SELECT src_rank, dst_rank FROM comm_links WHERE transport = 'HCCS' ORDER BY ALL").fetchall()
+    assert told == ([(2, 0), (2, 3), (3, 1), (3, 2)] if metadata else [(2, 3), (2, None), (3, 2), (3, None)])

@@ -409,8 +409,8 @@ def test_torch_npu_5s_matrix_of_every_op_and_their_total(real, tmp_path):
     (out / "communication_matrix.json").write_text(json.dumps(flat))
     from npu_tui.session import open_session
 
-    q = ("SELECT src_rank, dst_rank, transport, round(size_mb, 4), round(time_ms, 6) FROM comm_links "
-         "WHERE src_rank <> dst_rank ORDER BY ALL")
+    q = ("SELECT src_local, dst_local, transport, round(size_mb, 4), round(time_ms, 6) FROM comm_links "
+         "WHERE src_local <> dst_local ORDER BY ALL")
     got = open_session(tmp_path, cache=False).con.execute(q).fetchall()
     want = open_session(src.parent, cache=False).con.execute(q).fetchall()
     assert got == want and len(got) == 7

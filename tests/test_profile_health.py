@@ -31,7 +31,9 @@ def test_clean_profile_has_nothing_to_say():
 
 
 def test_a_partial_rank_set_names_the_missing_peers(real):
-    """level1 holds ranks 0 and 1 of an 8-rank job: communication_matrix.json links rank 1 to 2–7."""
+    """level1 holds ranks 0 and 1 of an 8-rank job: communication_matrix.json links rank 1 to 2–7,
+    as its group numbers them (which of the job's ranks they are, no file here says; in this group,
+    the job's whole, the same numbers)."""
     import json
 
     folder = real / "msinsight-pt-2rank-levels/text/level1"
@@ -45,7 +47,9 @@ def test_a_partial_rank_set_names_the_missing_peers(real):
     assert peers - {0, 1} == set(range(2, 8))  # from the files themselves
     (item,) = health(load_profile(folder))
     assert item.severity == "warning" and item.rank is None
-    assert "ranks 2–7, which are not loaded (2 of 8 ranks loaded)" in item.what
+    assert item.what == ("partial rank set: the communication data links to at least 6 ranks, not loaded (2 of "
+                         "at least 8 ranks loaded)")
+    assert item.fix.startswith("a rank not loaded is known only by its number within a communication group")
 
 
 def test_profile_still_being_written(tmp_path):

@@ -55,7 +55,7 @@ class Sample:
     root: Path        # what load_profile is given
     target: Path      # the file to damage
     companion: Path   # an intact file that must load the same whatever happens to the target
-    fmt: str          # csv | trace (Chrome-trace JSON) | comm (communication*.json) | sqlite
+    fmt: str          # csv | trace (Chrome-trace JSON) | comm (communication*.json) | json (a document) | sqlite
 
 
 def _op_summary(kernel_details: Path) -> bytes:
@@ -89,6 +89,12 @@ def build(kind: str, real: Path, tmp: Path) -> Sample:
                           *rows, f"0,TOTAL,0,1,,,{total}"]) + "\n"
         t = copy(step, out / "static_op_mem.csv", text.encode())
         return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "csv")
+    if kind == "profiler_metadata":  # no real sample holds its groups: the layout torch_npu writes
+        groups = {f"10.0.0.1%eth0_6000{i}_0_1700000000": {"group_name": name, "group_rank": 0, "global_ranks": ranks}
+                  for i, (name, ranks) in enumerate([("tp", [0, 1]), ("dp", [0, 2])])}
+        doc = {"ENV_VARIABLES": {"HCCL_RDMA_TC": ""}, "parallel_group_info": groups}
+        t = copy(step, rank / "profiler_metadata.json", json.dumps(doc).encode())
+        return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "json")
     if kind == "operator_details":
         t = copy(real / L0 / "operator_details.csv", out / "operator_details.csv")
         return Sample(rank, t, copy(step, out / "step_trace_time.csv"), "csv")
@@ -144,6 +150,7 @@ TARGET_ROWS = {
     "operator_memory": ["SELECT * EXCLUDE (rank) FROM operator_memory"],
     "npu_module_mem": ["SELECT * EXCLUDE (rank) FROM npu_module_mem"],
     "static_op_mem": ["SELECT * EXCLUDE (rank) FROM static_op_mem"],
+    "profiler_metadata": ["SELECT * EXCLUDE (rank) FROM comm_groups"],
 }
 
 LOG = "SELECT rank, rows, skipped_rows, note FROM load_log WHERE file = ?"
@@ -287,6 +294,8 @@ def _text_at(data: bytes, fmt: str) -> int:
     """Inside a string: an event name half-way through a trace, the first op name of a comm file."""
     if fmt == "trace":
         return data.index(b'"name": "', len(data) // 2) + len(b'"name": "')
+    if fmt == "json":  # the first group's comm name
+        return data.index(b'"', data.index(b'"parallel_group_info"') + len(b'"parallel_group_info"')) + 1
     return data.index(b'"', data.index(b"{", data.index(b'"collective"')) + 1) + 1
 
 
@@ -342,15 +351,17 @@ def damaged(data: bytes, fmt: str, damage: str, kind: str) -> bytes:
 
 COMMON = ["empty", "header_only", "truncated_0", "truncated_1", "truncated_2", "garbage", "garbage_middle"]
 TEXT = ["ragged", "overlong", "bad_numbers", "huge_cell", "non_utf8"]
+# (A document's empty object, "{}", is no damage: profiler_metadata.json without groups is the
+# usual one, of a run that was not distributed.)
 DAMAGES = {"csv": COMMON + TEXT, "comm": COMMON + TEXT, "trace": COMMON + TEXT + ["gzip_cut"],
-           "sqlite": COMMON}
+           "json": [d for d in COMMON if d != "header_only"] + ["huge_cell", "non_utf8"], "sqlite": COMMON}
 FORMAT = {"kernel_details": "csv", "op_summary": "csv", "sqlite_export": "sqlite", "trace_view": "trace",
           "msprof_timeline": "trace", "kineto": "trace", "step_trace_time": "csv", "communication": "comm",
           "communication_matrix": "comm", "op_statistic": "csv", "operator_details": "csv",
           "memory_record": "csv", "operator_memory": "csv", "npu_module_mem": "csv",
-          "static_op_mem": "csv"}
+          "static_op_mem": "csv", "profiler_metadata": "json"}
 # Damages confined to a few rows, events or ops (at most 5); the rest of the file must still load.
-ROW_LEVEL = {"csv": TEXT, "comm": TEXT, "trace": TEXT, "sqlite": []}
+ROW_LEVEL = {"csv": TEXT, "comm": TEXT, "trace": TEXT, "json": [], "sqlite": []}
 CASES = [(kind, damage) for kind in SOURCE_ORDER for damage in DAMAGES[FORMAT[kind]]]
 
 
@@ -402,7 +413,7 @@ def test_damaged_file_is_skipped_and_counted(baseline, tmp_path, kind, damage):
     # A row (an event) with bytes of another encoding, or a 10 MB cell, is read as it is: the one
     # damaged row is kept, those bytes written \xNN (a comm file drops the op they are in). Its
     # name as read may put it where the intact one was not (msprof's NOTIFY_RECORD is no kernel).
-    kept = damage == "huge_cell" or damage == "non_utf8" and base.sample.fmt != "comm"
+    kept = damage == "huge_cell" or damage == "non_utf8" and base.sample.fmt not in ("comm", "json")
     if damage == "non_utf8" and kept:
         # said, unless the bytes fell in a column the loader does not read
         assert "kept with those bytes written as \\xNN" in note or got_rows == base.rows, log

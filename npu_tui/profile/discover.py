@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..text import literal
 from .errors import ProfileError
-from .sources import cluster_modules, msprof_timeline, source_modules
+from .sources import cluster_modules, msprof_timeline, profiler_metadata, source_modules
 from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
@@ -456,7 +456,11 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
                 for d in _msprof_output_dirs(prof):
                     for k, v in _group(_files(d), modules).items():
                         files.setdefault(k, []).extend(v)
-    fmt = "db" if set(files) == {"sqlite_export"} else "torch_npu"
+    # Beside profiler_info, the run's communication groups: read with the rank's files, not as one.
+    metadata = folder / profiler_metadata.FILE_NAMES[0]
+    if files and _is_file(metadata):
+        files.setdefault(profiler_metadata.KIND, [metadata])
+    fmt = "db" if set(files) - {profiler_metadata.KIND} == {"sqlite_export"} else "torch_npu"
     return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info, info_problem=problem)
 
 
@@ -515,8 +519,9 @@ def _unparsed(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[P
     done = [_is_file(s.root / OUTPUT_DIR / PARSE_DONE) for s in sources]
     ready, problems = [], []
     for s in sources:
-        # Output files copied up into the rank folder are no parse's: whatever PROF_* beside them.
-        flat = any(f.parent == s.root for fs in s.files.values() for f in fs)
+        # Output files copied up into the rank folder are no parse's: whatever PROF_* beside them
+        # (profiler_metadata.json is the profiler's own, there from the start).
+        flat = any(f.parent == s.root for k, fs in s.files.items() if k != profiler_metadata.KIND for f in fs)
         why = parse_state(s.root, done_elsewhere=any(done)) if s.source_format != "msprof" and not flat else None
         if why:
             problems.append((s.root, why))

@@ -176,13 +176,25 @@ class HealthItem:
         return where + self.what + (f" ({self.fix})" if self.fix else "")
 
 
-# Ranks the communication data links to that were not loaded: the job had more ranks.
+# Ranks the communication data links to that were not loaded: the job had more ranks. The job's
+# ranks where told (comm_matrix's src_global / dst_global), and how many more a group's links number
+# that no loaded rank is (within the group: which of the job's they are is not told; as many as in
+# the group with most, at least).
 PEERS = """
-SELECT list(DISTINCT r ORDER BY r), (SELECT count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank))
-FROM (SELECT src_rank AS r FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank)
-      UNION ALL SELECT dst_rank FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank))
-WHERE r IS NOT NULL AND r NOT IN (SELECT rank FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank))
+WITH m AS (SELECT * FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank)),
+loaded AS (SELECT rank FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)),
+untold AS (
+    SELECT regexp_extract(op_key, '@([^@]*)$', 1) AS grp, count(DISTINCT n) AS n
+    FROM (SELECT op_key, src_rank AS n FROM m WHERE src_global IS NULL
+          UNION ALL SELECT op_key, dst_rank FROM m WHERE dst_global IS NULL)
+    WHERE n IS NOT NULL GROUP BY grp
+)
+SELECT (SELECT list(DISTINCT r ORDER BY r) FROM (SELECT src_global AS r FROM m UNION ALL SELECT dst_global FROM m)
+        WHERE r IS NOT NULL AND r NOT IN (SELECT rank FROM loaded)),
+       (SELECT count(*) FROM loaded), (SELECT coalesce(max(n), 0) FROM untold)
 """
+UNTOLD_PEERS = ("a rank not loaded is known only by its number within a communication group, not as the job's "
+                "rank: its own files, or the loaded ranks' profiler_metadata.json, would tell; ")
 PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until "
                "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
 
@@ -377,16 +389,21 @@ def health(profile) -> List[HealthItem]:
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
-    missing, loaded = profile.con.execute(PEERS, other_run).fetchone()
+    missing, loaded, untold = profile.con.execute(PEERS, other_run).fetchone()
+    missing = missing or []
     world, held = profile.con.execute(
         "SELECT max(world_size), count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)",
         other_run).fetchone()
-    if missing:
+    if missing or untold:
+        told = [rank_list(missing)] if missing else []
+        if untold:
+            told.append(f"at least {_count(untold, 'more rank' if missing else 'rank')}")
+        more = max(len(missing), untold)
         items.append(HealthItem(
             "warning", None, where,
-            f"partial rank set: the communication data links to {rank_list(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not loaded{' from this run' if runs else ''} ({loaded} of "
-            f"{loaded + len(missing)} ranks loaded)", PARTIAL_FIX, 0))
+            f"partial rank set: the communication data links to {' and '.join(told)}, not loaded"
+            f"{' from this run' if runs else ''} ({loaded} of {'at least ' if untold else ''}{loaded + more} "
+            "ranks loaded)", (UNTOLD_PEERS if untold else "") + PARTIAL_FIX, 0))
     elif world and world > held:
         items.append(HealthItem(
             "warning", None, where,

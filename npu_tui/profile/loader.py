@@ -20,7 +20,7 @@ from .cache import Store, cache_key, discard, loaded_base, open_cached, start_st
 from .discover import MINDSPORE_SUFFIX, Discovery, RankSource, discover, more_traces, traces_ended
 from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
-from .sources import cluster_modules, source_modules
+from .sources import cluster_modules, communication_matrix, source_modules
 from .sources.base import LoadResult, RankContext
 
 # progress(done, total, label): called before each file and once at the end, from loader threads.
@@ -657,6 +657,7 @@ def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, str]], size: int, 
         ctx = job.ctx
         con.execute(INSERT_RANK, [ctx.rank, ctx.device_id, _whole(job.src.root), ctx.source_format,
                                   ctx.torch_npu_version, ctx.cann_version, ctx.profiler_level, ctx.world_size])
+    communication_matrix.number_globally(con)  # by every rank's files: a group's ranks are spread over them
     if progress:
         progress(total, total, "done")
 

@@ -100,6 +100,9 @@ CREATE TABLE IF NOT EXISTS comm_bandwidth (
     bandwidth_gbps   DOUBLE
 );
 
+-- src_rank / dst_rank as the file numbers them: within the op's group (op_key's @group), 0 to its
+-- size - 1. src_global / dst_global: the job's ranks they are (comm_groups), NULL where not known;
+-- set once every rank is loaded (communication_matrix.number_globally).
 CREATE TABLE IF NOT EXISTS comm_matrix (
     rank             INTEGER NOT NULL,
     step             INTEGER,
@@ -111,7 +114,20 @@ CREATE TABLE IF NOT EXISTS comm_matrix (
     transport        VARCHAR,
     transit_size_mb  DOUBLE,
     transit_time_ms  DOUBLE,
-    bandwidth_gbps   DOUBLE
+    bandwidth_gbps   DOUBLE,
+    src_global       INTEGER,
+    dst_global       INTEGER
+);
+
+-- profiler_metadata.json's parallel_group_info, as each rank gave it: a communication group's ranks,
+-- local_rank numbering them within it as the comm files do.
+CREATE TABLE IF NOT EXISTS comm_groups (
+    rank         INTEGER,
+    group_name   VARCHAR,   -- as the comm files name it (op@group): a hash of comm_name
+    comm_name    VARCHAR,
+    label        VARCHAR,   -- the name the job gave the group ("tp"), where it gave one
+    local_rank   INTEGER,
+    global_rank  INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS op_statistic (

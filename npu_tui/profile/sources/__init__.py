@@ -38,6 +38,7 @@ SOURCE_ORDER = (
     "operator_memory",
     "npu_module_mem",
     "static_op_mem",
+    "profiler_metadata",
     "sqlite_export",
 )
 

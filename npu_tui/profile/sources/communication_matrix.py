@@ -47,11 +47,44 @@ LINK_FILTER = """regexp_full_match(link, '[0-9]+-[0-9]+')
   AND NOT (not_amount(v."Transit Size(MB)") OR not_amount(v."Transit Time(ms)") OR not_amount(v."Bandwidth(GB/s)"))"""
 
 INSERT = f"""
-INSERT INTO comm_matrix
+INSERT INTO comm_matrix (rank, step, kind, op_key, op_name, src_rank, dst_rank, transport, transit_size_mb,
+                         transit_time_ms, bandwidth_gbps)
 SELECT $rank, step, kind, op_key, {LINK_COLUMNS}
 FROM {{table}}_links
 WHERE {LINK_FILTER}
 """
+
+# A link's ranks are numbered within its op's group (op_key's @group): the job's ranks they are, once
+# every rank is in. profiler_metadata.json's groups say it (comm_groups); else the rank whose own
+# file holds the group's link to itself (src = dst, the local copy HCCL counts), as msprof-analyze
+# reads it; a number two ranks claim is neither's. A number neither tells is NULL: the rank is not
+# loaded. A group nothing tells (no self link, no metadata: older files) keeps the file's numbers,
+# the only reading there is (right for the job's whole group, which numbers ranks as the job does).
+GLOBAL = """
+CREATE OR REPLACE TEMP TABLE comm_numbers AS
+WITH m AS (SELECT rank, src_rank, dst_rank, regexp_extract(op_key, '@([^@]*)$', 1) AS grp FROM comm_matrix),
+told AS (SELECT group_name AS grp, local_rank, min(global_rank) AS global_rank FROM comm_groups GROUP BY ALL
+         HAVING count(DISTINCT global_rank) = 1),
+own AS (SELECT grp, src_rank AS local_rank, min(rank) AS global_rank FROM m
+        WHERE src_rank = dst_rank AND grp <> '' AND grp NOT IN (SELECT grp FROM told)
+        GROUP BY ALL HAVING count(DISTINCT rank) = 1)
+SELECT * FROM told UNION ALL SELECT * FROM own;
+UPDATE comm_matrix SET
+    src_global = CASE WHEN regexp_extract(op_key, '@([^@]*)$', 1) IN (SELECT grp FROM comm_numbers)
+                      THEN (SELECT n.global_rank FROM comm_numbers n
+                            WHERE n.grp = regexp_extract(op_key, '@([^@]*)$', 1) AND n.local_rank = src_rank)
+                      ELSE src_rank END,
+    dst_global = CASE WHEN regexp_extract(op_key, '@([^@]*)$', 1) IN (SELECT grp FROM comm_numbers)
+                      THEN (SELECT n.global_rank FROM comm_numbers n
+                            WHERE n.grp = regexp_extract(op_key, '@([^@]*)$', 1) AND n.local_rank = dst_rank)
+                      ELSE dst_rank END;
+DROP TABLE comm_numbers;
+"""
+
+
+def number_globally(con: duckdb.DuckDBPyConnection) -> None:
+    """Give every link of comm_matrix the job's ranks (GLOBAL); once every rank's files are in."""
+    con.execute(GLOBAL)
 
 
 def sniff(head: bytes) -> bool:

@@ -48,9 +48,13 @@ PLOTS = ("exposure", "gbps", "time")
 def matrix_text(report: dict, measure: str) -> Text:
     """Ranks × ranks from the links of communication_matrix.json (src rows, dst columns), each
     cell the link's GB/s or transit ms over every transport but LOCAL, shaded against the largest;
-    a slow link (comm_links) is marked `!`."""
-    links = [x for x in report.get("cluster", {}).get("links", [])
-             if x.get("dst_rank") is not None and str(x.get("transport") or "").upper() != "LOCAL"]
+    a slow link (comm_links) is marked `!`. Links to ranks not loaded (numbered within their group
+    alone) are counted below it."""
+    remote = [x for x in report.get("cluster", {}).get("links", [])
+              if str(x.get("transport") or "").upper() != "LOCAL"]
+    # (a rank's totals per transport, without a matrix, have no dst and no local numbers)
+    untold = sum(1 for x in remote if x.get("dst_local") is not None and None in (x["src_rank"], x["dst_rank"]))
+    links = [x for x in remote if x.get("src_rank") is not None and x.get("dst_rank") is not None]
     what = "bandwidth, GB/s" if measure == "gbps" else "transit time, ms"
     text = Text().append(f"Links: {what}, src rank (rows) → dst rank (columns)", style="bold")
     if not links:
@@ -78,6 +82,9 @@ def matrix_text(report: dict, measure: str) -> Text:
     text.append("\n").append_text(heat_grid(rows, [str(r) for r in ranks], values, labels=labels))
     if slow:
         text.append("\n! slow link: below the median of its transport's links by the rules' ratio", style="dim")
+    if untold:
+        text.append(f"\n{untold} link{'s' if untold > 1 else ''} to ranks not loaded (the grid below lists "
+                    f"{'them' if untold > 1 else 'it'})", style="dim")
     return text
 
 
