@@ -588,7 +588,15 @@ def test_a_reopened_profile_under_other_rules_takes_their_analysis(profile_copy,
     assert (entry.stat().st_ino, entry.stat().st_size) == (inode, size) and reader.analysed
 
 
-def test_a_load_with_a_file_that_failed_is_not_kept(profile_copy, monkeypatch, capsys):
+@pytest.mark.parametrize("errno_, why, said", [
+    (13, "Permission denied", "cannot be read (permission denied)"),
+    # the system's limits of the moment: a too low ulimit -n, a failing disk or network mount (a
+    # too many open files had been kept, and told as a damaged file)
+    (24, "Too many open files", "could not be read: the system refused for now"),
+    (5, "Input/output error", "could not be read: the system refused for now"),
+    (116, "Stale file handle", "could not be read: the system refused for now"),
+])
+def test_a_load_with_a_file_that_failed_is_not_kept(profile_copy, monkeypatch, capsys, errno_, why, said):
     """The cause is often passing (a permission fixed, a parse that finished) while the files'
     sizes and times, the cache's key, stay as they were: a kept failure would outlive its fix."""
     import builtins
@@ -600,13 +608,16 @@ def test_a_load_with_a_file_that_failed_is_not_kept(profile_copy, monkeypatch, c
 
     def refusing_open(file, *args, **kwargs):  # tests run as root: chmod 000 would not stop them
         if Path(file) == kd:
-            raise PermissionError(13, "Permission denied", str(file))
+            raise OSError(errno_, why, str(file))
         return real_open(file, *args, **kwargs)
 
     with monkeypatch.context() as m:
         m.setattr(builtins, "open", refusing_open)
         assert main(["report", str(profile_copy), "--format", "json"]) == 2
-        assert json.loads(capsys.readouterr().out)["complete"] is False
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["complete"] is False
+        (item,) = [h for h in doc["health"] if h["severity"] == "error"]
+        assert said in item["what"] and "damaged" not in item["fix"]
     assert not list(cache_dir().glob("*.duckdb"))
     assert main(["report", str(profile_copy), "--format", "json", "--partial"]) == 0
     doc = json.loads(capsys.readouterr().out)

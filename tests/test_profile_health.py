@@ -539,3 +539,21 @@ def test_a_file_other_ranks_have_and_one_rank_lacks_is_said(tmp_path):
     (item,) = health(load_profile(demo))
     assert (item.severity, item.rank) == ("error", 0)
     assert "trace_view.json is a named pipe, not a file: left out" in item.what
+
+
+def test_files_dated_ahead_of_this_clock_are_not_waited_on(real, tmp_path, monkeypatch):
+    """Files whose times are hours ahead (copied with cp -p or rsync -a from a machine whose clock
+    runs ahead) had read as written just now: each rank folder waited for them to grow, 0.3 s a
+    rank on every open, cached or not."""
+    import os
+    import time
+
+    from npu_tui.profile import discover as discovery
+
+    rank = _rank_copy(real, tmp_path / "r_ascend_pt")
+    ahead = time.time() + 2 * 3600
+    for f in (rank / "ASCEND_PROFILER_OUTPUT").iterdir():
+        os.utime(f, (ahead, ahead))
+    waits = []
+    monkeypatch.setattr(discovery.time, "sleep", waits.append)
+    assert load_profile(rank).ranks == [0] and waits == []

@@ -1426,3 +1426,93 @@ def test_a_file_that_says_it_is_empty_is_not_opened_to_be_classified(tmp_path, m
     with pytest.raises(ProfileError):
         discover(tmp_path)
     assert "notes.csv" in read and "kmsg" not in read
+
+
+def test_a_working_folder_removed_under_the_shell_is_said(tmp_path, monkeypatch, capsys):
+    """`npu-tui report .` in a folder removed since the shell entered it (a new run re-creating
+    prof_out) had been a traceback from resolving the path."""
+    from npu_tui.cli import main
+
+    gone = tmp_path / "prof_out"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    for path in (".", "../elsewhere"):
+        assert main(["report", path]) == 2
+        assert "the working folder no longer exists" in capsys.readouterr().err
+
+
+def test_without_a_home_the_report_runs_without_a_cache_and_the_console_without_its_files(monkeypatch, capsys):
+    """A user id the system does not know (a container's -u 12345) and no HOME: Path.home() fails.
+    The report had been a traceback; the cache is not needed for one, nor files for the console's
+    history and saved queries, kept for the session instead."""
+    import pwd
+
+    from npu_tui.cli import main
+    from npu_tui.query.history import History
+    from npu_tui.query.saved import SavedQueries
+
+    for name in ("HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "NPU_TUI_CACHE_DIR", "NPU_TUI_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+    def unknown(uid):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert main(["report", str(ROOT / "npu_tui" / "demo" / "diffusion_demo"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["complete"] is True
+    history, saved = History(), SavedQueries()
+    history.add("SELECT 1", True, 1)
+    saved.save("one", "SELECT 1")
+    assert [e.sql for e in history.entries] == ["SELECT 1"] and saved.queries == {"one": "SELECT 1"}
+    assert history.path is None and "no home folder" in history.unsaved
+
+
+def _refusing(monkeypatch, refused: Path) -> None:
+    """open() of ``refused`` fails as without read permission (the tests run as root, whom a
+    chmod 000 does not stop)."""
+    import builtins
+
+    real_open = builtins.open
+
+    def refusing_open(file, *args, **kwargs):
+        if isinstance(file, (str, Path)) and Path(file) == refused:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing_open)
+
+
+@pytest.mark.parametrize("how", ["unreadable", "a pipe"])
+def test_a_trace_named_as_its_maker_liked_that_cannot_be_read_is_said(real, tmp_path, monkeypatch, how):
+    """Kineto traces under names of the user's own (HTA's sampled_rank-N.json.gz): one that cannot
+    be read had been passed over without a word, its rank gone and the report exit 0. Neither its
+    name nor its content tells it is a trace, so it is said as a file that may be one: the run
+    is incomplete."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for n in (0, 1):
+        shutil.copy(real / KINETO / f"sampled_rank-{n}.json.gz", runs)
+    lost = runs / "sampled_rank-1.json.gz"
+    if how == "a pipe":
+        lost.unlink()
+        os.mkfifo(lost)
+    else:
+        _refusing(monkeypatch, lost)
+    p = load_profile(runs)
+    (item,) = [i for i in health(p) if i.severity == "error"]
+    assert item.file == str(lost) and p.ranks == [0]
+    assert ("cannot be read, so whether it is a profiler file cannot be told (Permission denied)" in item.what
+            if how == "unreadable" else "is a named pipe, not a file" in item.what)
+
+
+def test_an_msprof_split_that_cannot_be_read_is_said(real, tmp_path, monkeypatch):
+    """An msprof iteration without its merged msprof_*.json loads from its splits (task_time_*,
+    hccl_*): a split that could not be read had been passed over, its tasks gone without a word."""
+    prof = tmp_path / "PROF_000001_20230818142704567_GQFAMHBKGODKJMLA"
+    shutil.copytree(real / "mindinsight-msprof-2dev-hccl" / prof.name, prof)
+    (prof / "device_1" / "timeline" / "msprof_1_0_1.json").unlink()
+    lost = prof / "device_1" / "timeline" / "hccl_1_0_1.json"
+    _refusing(monkeypatch, lost)
+    items = [i for i in health(load_profile(prof)) if i.severity == "error"]
+    assert [(i.file, "cannot be read (permission denied)" in i.what) for i in items] == [(str(lost), True)]

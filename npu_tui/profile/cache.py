@@ -54,10 +54,15 @@ _stores = itertools.count()
 
 
 def cache_dir() -> Path:
+    """Where cache files go. OSError where there is no such place: no HOME, and a user id the
+    system does not know (a container's ``-u 12345``); the load goes on without the cache."""
     env = os.environ.get("NPU_TUI_CACHE_DIR")
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except (RuntimeError, KeyError):
+        raise OSError("no home folder to keep the cache in (HOME unset, and the user unknown)") from None
     return Path(base) / "npu-tui"
 
 
@@ -124,8 +129,11 @@ def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnec
     """The cache file of ``key``, or None. Read-only unless ``write``: every npu-tui that opens an
     unchanged profile (an app, a report beside it) then shares the file; one that writes keeps
     the others out until it closes."""
-    path = cache_dir() / f"{key}.duckdb"
-    if not path.is_file():
+    try:
+        path = cache_dir() / f"{key}.duckdb"
+        if not path.is_file():
+            return None
+    except OSError:
         return None
     try:
         con = duckdb.connect(str(path), read_only=not write,
@@ -156,8 +164,8 @@ def discard(key: str) -> bool:
     """Remove the cache file of ``key`` (it failed to read), with its write-ahead log: a log left
     behind would not match the next file of that key, and spoil it too. Where this user may not
     remove them, they stay: the load goes on without the cache. Whether a file was removed."""
-    path = cache_dir() / f"{key}.duckdb"
     try:
+        path = cache_dir() / f"{key}.duckdb"
         there = path.exists()
         _remove(path)
     except OSError:
@@ -248,8 +256,8 @@ def start_store(key: str, input_bytes: int, base: str, real: str) -> Optional[St
     when the cache folder cannot take one (not writable, or with less free space than the input's
     size and STORE_ROOM: a load must not fail for want of cache space; one that fills the disk
     all the same loads again into memory)."""
-    folder = cache_dir()
     try:
+        folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         if shutil.disk_usage(folder).free < input_bytes + STORE_ROOM:
             return None

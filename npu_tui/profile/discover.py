@@ -136,6 +136,7 @@ ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 # What a folder under a file's name ends in (a prefix alone, msprof_, would also take a folder).
 FILE_SUFFIXES = (".csv", ".json", ".gz", ".db")
 NOT_A_FILE = "not a file"
+UNKNOWN_UNREADABLE = "cannot be read, so whether it is a profiler file cannot be told"
 LINK_GONE = "a link to nothing (its target is gone)"
 LINK_LOOP = "a link in a loop (it leads back to itself)"
 # A rank or PROF_ folder gathered by a link whose target is gone (a mount away, a folder moved).
@@ -507,7 +508,8 @@ def _growing(files: List[Path]) -> bool:
             out[f] = (st.st_size, st.st_mtime)
         return out
     before = sizes()
-    if not before or time.time() - max(m for _, m in before.values()) > RECENT_S:
+    # (Times far ahead of this clock are no writer's of now: a copy that kept a skewed machine's.)
+    if not before or abs(time.time() - max(m for _, m in before.values())) > RECENT_S:
         return False
     time.sleep(GROWTH_WAIT_S)
     return sizes() != before
@@ -860,6 +862,12 @@ def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
 
 def discover(path: Path) -> Discovery:
     path = Path(path)
+    if not path.is_absolute():
+        try:
+            os.getcwd()
+        except FileNotFoundError:  # removed since the shell entered it (a new run re-creating prof_out)
+            raise ProfileError(f"{path}: the working folder no longer exists; cd into the folder as it is now, "
+                               "or give the path from /") from None
     if path.name in ("", ".."):  # `.` or `..`: its name tells an output or PROF_ folder, so it needs one
         path = path.resolve()  # as the system resolves it: `link/..` is the link target's parent
     try:
@@ -886,8 +894,31 @@ def discover(path: Path) -> Discovery:
         d for s in disc.ranks for d in (s.root, s.root / OUTPUT_DIR)} | {disc.path}
     disc.problems += [(p, _not_a_file(p, what, disc.layout)) for p, what in sorted(not_files.items())
                       if p.parent in beside]
+    disc.problems += _unread_beside({f for s in disc.ranks for fs in s.files.values() for f in fs}, set(not_files))
     disc.problems += list(dict.fromkeys(x for s in disc.ranks for x in s.left_out)) + inside
     return disc
+
+
+def _unread_beside(loaded: set, said: set) -> List[Tuple[Path, str]]:
+    """Entries beside the files loaded, of a profiler file's ending, that could not be read (a
+    file without permission, a pipe, a link to nothing): whether each is a profiler file (a trace
+    named as its maker liked) neither its name nor its content tells, so the run may lack it."""
+    out = []
+    for folder in sorted({f.parent for f in loaded}):
+        for p in _entries(folder):
+            if p in loaded or p in said or not p.name.endswith(FILE_SUFFIXES):
+                continue
+            if not _is_file(p):
+                what = _what_instead(p)
+                if what and what != "a folder":
+                    out.append((p, f"{NOT_A_FILE}: {what}"))
+                continue
+            try:
+                with open(p, "rb") as f:
+                    f.read(1)
+            except OSError as e:
+                out.append((p, f"{UNKNOWN_UNREADABLE} ({e.strerror or type(e).__name__})"))
+    return out
 
 
 def _not_a_file(p: Path, what: str, layout: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Tuple
 
 from ..text import gap_words, path_text, rank_list
-from .discover import kind_by_name, may_be_parsing
+from .discover import UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
@@ -28,6 +28,10 @@ ORDER BY rank NULLS FIRST, file, kind
 NOT_STOPPED = ("the profiler was not stopped cleanly or the copy is incomplete: stop it with "
                "prof.stop() (or leave its with-block) and copy the whole folder again")
 CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
+# The system's refusals of the moment (its limits, a failing disk or network mount): the file may
+# be whole, and reads when they pass.
+SYSTEM_LIMITS = (r"Too many open files|Input/output error|Stale file handle|Resource temporarily unavailable|"
+                 r"Cannot allocate memory|Interrupted system call")
 
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
@@ -63,6 +67,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
      "in its place: copy it again, or point the link at a file that exists"),
+    (re.escape(UNKNOWN_UNREADABLE), "{name} {note}: left out", "make it readable (chmod a+r on the file), "
+     "or move it out of the profile's folder if it is none of the profiler's"),
     (r"^folder gone", "{folder}/ is {note_head}: left out", "mount or copy again the folder the link points "
      "to, or remove the link"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
@@ -112,6 +118,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "cache folder (NPU_TUI_CACHE_DIR), and open it again"),
     (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
      "open the job's rank folders a few at a time"),
+    (SYSTEM_LIMITS, "{name} could not be read: the system refused for now ({note_head})", "open it again; "
+     "for too many open files, raise the limit (ulimit -n) or open the job's rank folders a few at a time; "
+     "for an I/O error or a stale handle, check the disk or the network mount it is on"),
     (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"delimited by", "{name} could not be read: {note_head}", "save it with commas between the cells, or "
      "copy the profiler's own file again"),
@@ -130,7 +139,7 @@ KERNELS_OFF = re.compile(r"holds ([\d,]+) kernels? (" + re.escape(FEWER) + "|" +
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
-                      r"^not split by device")
+                      r"^not split by device|^" + re.escape(UNKNOWN_UNREADABLE))
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
@@ -144,7 +153,7 @@ NOT_READ_ON = re.compile(re.escape(JOINED) + "|" + re.escape(JOINED_TRACE))
 # copy, a new key.)
 PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|^folder gone|No such file|"
                      r"No usable temporary directory|No space left|File too large|"
-                     r"Not a directory|^out of memory|could not be stored")
+                     r"Not a directory|^out of memory|could not be stored|" + SYSTEM_LIMITS)
 # Notes of files left out by design: nothing is missing.
 # (A split in place of its merged file that failed: that file's error names it.)
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"

@@ -27,26 +27,39 @@ class History:
     (renamed, see `set_aside_to`) and a fresh one started, so a bad line never stops the console."""
 
     def __init__(self, path: Optional[Path] = None):
-        self.path = path or state_dir() / HISTORY_FILE
+        # Kept in memory alone where it cannot be on disk (no state folder, or one not writable).
+        self.path: Optional[Path] = None
+        self.unsaved = ""  # why not, once a write failed
+        try:
+            self.path = path or state_dir() / HISTORY_FILE
+        except OSError as e:
+            self.unsaved = str(e)
         self.set_aside_to: Optional[Path] = None
         self.entries: List[Entry] = self._read()
 
     def _read(self) -> List[Entry]:
-        if not self.path.exists():
+        if self.path is None or not self.path.exists():
             return []
         try:
             with self.path.open(encoding="utf-8") as f:
                 return [Entry(**json.loads(line)) for line in f if line.strip()]
         except (ValueError, TypeError, OSError, UnicodeDecodeError):
-            self.set_aside_to = set_aside(self.path)
+            try:
+                self.set_aside_to = set_aside(self.path)
+            except OSError as e:  # not ours to move (another user's folder): left, and not written to
+                self.path, self.unsaved = None, f"{e.strerror or e}: {self.path}"
             return []
 
     def add(self, sql: str, ok: bool, rows: int = 0, elapsed_s: float = 0.0) -> Entry:
         entry = Entry(sql.strip(), time.time(), ok, rows, round(elapsed_s, 6))
         self.entries.append(entry)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(asdict(entry)) + "\n")
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(asdict(entry)) + "\n")
+            except OSError as e:
+                self.path, self.unsaved = None, f"{e.strerror or e}: {self.path}"
         return entry
 
     def search(self, text: str = "") -> List[Entry]:

@@ -27,12 +27,16 @@ class SavedQueries:
     """name -> sql, kept in one JSON object; an unreadable file is set aside, never fatal."""
 
     def __init__(self, path: Optional[Path] = None):
-        self.path = path or state_dir() / SAVED_FILE
+        self.path: Optional[Path] = None  # None: no state folder, saved in memory alone
+        try:
+            self.path = path or state_dir() / SAVED_FILE
+        except OSError:
+            pass
         self.set_aside_to: Optional[Path] = None
         self.queries: Dict[str, str] = self._read()
 
     def _read(self) -> Dict[str, str]:
-        if not self.path.exists():
+        if self.path is None or not self.path.exists():
             return {}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
@@ -40,13 +44,21 @@ class SavedQueries:
                 raise ValueError("not a name -> sql object")
             return data
         except (ValueError, OSError, UnicodeDecodeError):
-            self.set_aside_to = set_aside(self.path)
+            try:
+                self.set_aside_to = set_aside(self.path)
+            except OSError:  # not ours to move: left as it is, and saves kept in memory
+                self.path = None
             return {}
 
     def save(self, name: str, sql: str) -> None:
+        """Raises OSError where the file cannot be written (the query is kept for this session)."""
         self.queries[name] = sql.strip()
-        write_atomic(self.path, json.dumps(self.queries, indent=1, sort_keys=True) + "\n")
+        self._write()
 
     def delete(self, name: str) -> None:
         self.queries.pop(name, None)
-        write_atomic(self.path, json.dumps(self.queries, indent=1, sort_keys=True) + "\n")
+        self._write()
+
+    def _write(self) -> None:
+        if self.path is not None:
+            write_atomic(self.path, json.dumps(self.queries, indent=1, sort_keys=True) + "\n")

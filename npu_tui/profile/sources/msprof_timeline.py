@@ -34,6 +34,9 @@ STAGE = "stg_msprof"
 # holds (task_time_0_2_5.json: msprof_0_2_5.json); without that file beside them, they are the
 # iteration's only record.
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
+# By their names too: one that cannot be read (or is empty) is said, not passed over. (The
+# timeline's JSON alone: the summary folder's CSVs share the prefixes.)
+NAME_PATTERN = re.compile(r"^(?:task_time|hccl|step_trace)_\d+_\d+_\d+\.json$")
 SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
 # A merged file that lost events (cut, or damaged), beside its iteration's splits: they hold that
 # iteration whole but for its overlap lanes and host events, so they load in its place, not beside

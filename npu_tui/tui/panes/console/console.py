@@ -301,7 +301,12 @@ class SqlConsole(Widget):
 
         def named(name: Optional[str]) -> None:
             if name:
-                self.saved.save(name, text)
+                try:
+                    self.saved.save(name, text)
+                except OSError as e:
+                    self.notify(f"kept as {literal(name)} for this session; not written: {e.strerror or e}",
+                                severity="warning", markup=False)
+                    return
                 self.notify(f"saved as {literal(name)}", markup=False)
 
         self.app.push_screen(SaveQueryScreen(), named)

@@ -102,7 +102,11 @@ class QueriesScreen(ModalScreen[Optional[str]]):
     def action_forget(self) -> None:
         index = self.query_one(OptionList).highlighted
         if index is not None and self.entries[index][2]:
-            self.saved.delete(self.entries[index][0])
+            try:
+                self.saved.delete(self.entries[index][0])
+            except OSError as e:
+                self.notify(f"forgotten for this session; the file not written: {e.strerror or e}",
+                            severity="warning", markup=False)
             self._fill()
 
 
