@@ -1516,3 +1516,31 @@ def test_an_msprof_split_that_cannot_be_read_is_said(real, tmp_path, monkeypatch
     _refusing(monkeypatch, lost)
     items = [i for i in health(load_profile(prof)) if i.severity == "error"]
     assert [(i.file, "cannot be read (permission denied)" in i.what) for i in items] == [(str(lost), True)]
+
+
+def test_a_folder_beside_the_ranks_not_searched_keeps_the_cache_until_it_is_readable(tmp_path, monkeypatch):
+    """A folder beside the ranks that cannot be read (another user's, lost+found) had kept the
+    cache off for good: every open a cold load. It is cached with its warning, and once readable
+    (its mode changed, not its size or time) the profile is another key: loaded afresh, unsaid."""
+    from npu_tui.demo import PATH as DEMO
+    from npu_tui.session import Session
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    profile = tmp_path / "job"
+    shutil.copytree(DEMO, profile)
+    private = profile / "private"
+    private.mkdir()
+    private.chmod(0o000)
+
+    def said(session):
+        return [h.what for h in session.health if "not searched" in h.what]
+
+    with monkeypatch.context() as m:
+        _refuse_folder(m, private)
+        first = Session.load(profile)
+        first.analyse()
+        again = Session.load(profile)
+        assert said(first) and said(again) == said(first) and again.profile.from_cache
+    private.chmod(0o755)
+    opened = Session.load(profile)
+    assert not opened.profile.from_cache and said(opened) == []

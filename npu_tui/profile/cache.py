@@ -108,6 +108,10 @@ def cache_key(disc: Discovery) -> Optional[str]:
             files += _rank_infos(s.root) if s.root.is_dir() else []
         for line in _stat_lines(files, disc.path):
             h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them
+        # And what discovery said, with each entry's mode: a folder not searched for want of
+        # permission, searched once it is given (chmod changes no size or time), is another key.
+        for p, note in sorted(disc.problems):
+            h.update(f"{p}\0{note}\0{p.lstat().st_mode}\n".encode("utf-8", "surrogateescape"))
     except OSError:
         return None
     return h.hexdigest()[:32]

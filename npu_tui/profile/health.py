@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Tuple
 
 from ..text import gap_words, path_text, rank_list
-from .discover import UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
+from .discover import NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
@@ -559,9 +559,10 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
 
 
 def passing_failure(profile) -> bool:
-    """Whether a file or folder of the load failed for a PASSING cause."""
+    """Whether a file or folder of the load failed for a PASSING cause. (A folder not searched is
+    none of the load's: once readable, it is another key, cache_key.)"""
     notes = profile.con.execute("SELECT note FROM load_log WHERE note <> ''").fetchall()
-    return any(PASSING.search(note) for (note,) in notes)
+    return any(PASSING.search(note) and not note.startswith(NOT_SEARCHED) for (note,) in notes)
 
 
 def failed(items: List[HealthItem]) -> List[HealthItem]:
