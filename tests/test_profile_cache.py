@@ -163,6 +163,30 @@ def test_the_files_of_a_load_whose_process_is_gone_are_removed_by_the_next(profi
     assert not any(f.exists() for f in orphans) and running.exists()
 
 
+def test_a_load_in_another_container_sharing_the_folder_keeps_its_files(profile_copy):
+    """Containers sharing a home each number their processes: a store named by a pid that is none
+    here may be a live load in another, whose files had been removed under it. Its DuckDB holds a
+    lock on the store: while held, the store and its log stay; once let go, they go."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    store, log = folder / f".0123abcd.{gone}.0.tmp", folder / f".0123abcd.{gone}.0.tmp.wal"
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "c.execute('CREATE TABLE t (a INTEGER)'); print('held', flush=True); sys.stdin.read()",
+                               str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        log.write_bytes(b"log")
+        labels(profile_copy)
+        assert store.exists() and log.exists()
+    finally:
+        holder.communicate("")
+    shutil.rmtree(profile_copy / "rank1_ascend_pt")  # another profile: a fresh load sweeps again
+    labels(profile_copy)
+    assert not store.exists() and not log.exists()
+
+
 def test_an_orphan_this_user_cannot_remove_leaves_the_cache_working(profile_copy, monkeypatch):
     """A shared cache folder (sticky, another user's temporary file of a load long gone): it is
     left, and this load is still cached."""

@@ -16,6 +16,7 @@ by whoever hits it (``discard``) and the profile loaded afresh. Never inside the
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import itertools
 import os
@@ -277,14 +278,34 @@ def _remove(path: Path) -> None:
 
 
 def _remove_orphans(folder: Path) -> None:
-    """Temporary files of stores whose process is gone (killed while loading)."""
-    for f in folder.iterdir():
-        m = TEMP_NAME.match(f.name)
-        if m and not _alive(int(m.group(1))):
-            try:
-                f.unlink(missing_ok=True)
-            except OSError:  # another user's, in a shared folder: theirs to remove
-                pass
+    """Temporary files of stores whose process is gone (killed while loading). A pid alone does
+    not tell: an npu-tui in another container sharing the folder has pids of its own, which may
+    be none here; the store file it writes is locked by its DuckDB, and it and its log are kept."""
+    names = [(f, TEMP_NAME.match(f.name)) for f in folder.iterdir()]
+    temps = [(f, m) for f, m in names if m and not _alive(int(m.group(1)))]
+    held = {f.name for f, m in temps if not m.group(2) and _locked(f)}
+    for f, m in temps:
+        if f.name.removesuffix(".wal") in held:
+            continue
+        try:
+            f.unlink(missing_ok=True)
+        except OSError:  # another user's, in a shared folder: theirs to remove
+            pass
+
+
+def _locked(path: Path) -> bool:
+    """Whether another process holds DuckDB's write lock on ``path``."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # (releases the lock this took, as any close of the file would)
+    return False
 
 
 def _alive(pid: int) -> bool:
