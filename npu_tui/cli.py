@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -273,23 +274,39 @@ def cmd_report(args) -> int:
 COMMANDS = {"report": cmd_report, "sql": cmd_sql, "diff": cmd_diff, "collect": cmd_collect}
 
 
+_SIGNALLED: List[int] = []
+
+
+def _stop(signum: int, frame) -> None:
+    """SIGTERM or SIGHUP (a job's time limit, a closed SSH session) stops a headless command as
+    Ctrl-C does: a load in progress takes its cache file along, not left for the next to sweep."""
+    _SIGNALLED.append(signum)
+    raise KeyboardInterrupt
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .profile.errors import ProfileError
 
+    headless = bool(argv) and argv[0] in SUBCOMMANDS
+    before = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGHUP)} if headless else {}
+    _SIGNALLED.clear()
     try:
-        if argv and argv[0] in SUBCOMMANDS:
+        if headless:
             args = _sub_parser().parse_args(argv)
             return COMMANDS[args.command](args)
         return cmd_open(_open_parser().parse_args(argv))
     except ProfileError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        return 130
+        return 128 + (_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
     except RuntimeError as e:
         # DuckDB's answer to Ctrl-C during a query, in place of the KeyboardInterrupt
         if str(e) == "Query interrupted":
-            return 130
+            return 128 + (_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
         raise
     except BrokenPipeError:
         return 0
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

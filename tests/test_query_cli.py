@@ -2,10 +2,13 @@
 
 import csv
 import io
+import os
 import subprocess
 import sys
 from decimal import Decimal
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,3 +83,35 @@ def test_ctrl_c_during_a_query_exits_130_without_a_traceback():
     KeyboardInterrupt: the CLI still stops quietly, as for Ctrl-C anywhere else."""
     done = subprocess.run([sys.executable, "-c", CTRL_C], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
+
+
+TERMINATED = """
+import os, signal, sys
+from npu_tui import cli
+from npu_tui.profile import loader
+
+load_all = loader._load_all
+
+def stopped(*args, **kwargs):  # a job's time limit, or the SSH session closed, while the load runs
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
+    return load_all(*args, **kwargs)
+
+loader._load_all = stopped
+sys.exit(cli.main(["report", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_report_terminated_while_loading_leaves_no_cache_file(tmp_path, name):
+    """Killed by SIGTERM or SIGHUP, the load's cache file had stayed behind until the next cold load
+    swept it; it goes as on Ctrl-C, and the exit is the signal's, without a traceback."""
+    import signal
+
+    from npu_tui.demo import PATH as DEMO
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "NPU_TUI_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", TERMINATED, str(DEMO), name], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 128 + getattr(signal, name) and "Traceback" not in done.stderr, done.stderr
+    assert list(cache.iterdir()) == []
