@@ -29,7 +29,7 @@ FILE_NAME = {
     "communication_matrix": "communication_matrix.json", "op_statistic": "op_statistic.csv",
     "operator_details": "operator_details.csv", "memory_record": "memory_record.csv",
     "operator_memory": "operator_memory.csv", "npu_module_mem": "npu_module_mem.csv",
-    "static_op_mem": "static_op_mem.csv",
+    "static_op_mem": "static_op_mem.csv", "profiler_metadata": "profiler_metadata.json",
 }
 HEADERS = {
     "kernel_details": ["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
@@ -102,6 +102,10 @@ def json_text(draw, kind: str) -> bytes:
             st.dictionaries(st.text(max_size=8), json_values, max_size=4))}}
         if draw(st.booleans()):
             doc = draw(json_values)
+    elif kind == "profiler_metadata":
+        group = st.fixed_dictionaries({}, optional={"group_name": json_values, "group_rank": json_values,
+                                                    "global_ranks": st.lists(json_values, max_size=4) | json_values})
+        doc = {"parallel_group_info": draw(st.dictionaries(st.text(max_size=8), group | json_values, max_size=3))}
     else:
         events = draw(st.lists(event, max_size=10))
         doc = {"traceEvents": events, "distributedInfo": draw(json_values)} if kind == "kineto" else events
@@ -144,7 +148,7 @@ def test_random_csv(data):
 @given(data=st.data())
 def test_random_json(data):
     kind = data.draw(st.sampled_from(["trace_view", "msprof_timeline", "kineto", "communication",
-                                      "communication_matrix"]))
+                                      "communication_matrix", "profiler_metadata"]))
     load_only_profile_or_error(kind, data.draw(json_text(kind)))
 
 
