@@ -14,6 +14,7 @@ import zlib
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Dict, List, Optional, Tuple
@@ -109,13 +110,24 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
 
 def kind_by_name(name: str, modules: List[ModuleType]) -> Optional[str]:
     """The source kind the profiler's name for a file says (without reading it)."""
+    exact, named = _names(tuple(modules))
+    if name in exact:
+        return exact[name]
+    return next((kind for kind, prefixes, pattern in named if name.startswith(prefixes)
+                 or (pattern is not None and pattern.search(name))), None)
+
+
+@lru_cache(maxsize=4)
+def _names(modules: Tuple[ModuleType, ...]):
+    """kind_by_name's lookups, built once: the profiler's exact names, then, in the modules' order,
+    each kind's name prefixes and pattern (a folder of 50k files asks for every one)."""
+    exact: Dict[str, str] = {}
     for m in modules:
-        pattern = getattr(m, "NAME_PATTERN", None)
-        if name in m.FILE_NAMES or any(
-            name.startswith(p) for p in getattr(m, "NAME_PREFIXES", ())
-        ) or (pattern is not None and pattern.search(name)):
-            return m.KIND
-    return None
+        for n in m.FILE_NAMES:
+            exact.setdefault(n, m.KIND)
+    named = [(m.KIND, tuple(getattr(m, "NAME_PREFIXES", ())), getattr(m, "NAME_PATTERN", None)) for m in modules
+             if getattr(m, "NAME_PREFIXES", ()) or getattr(m, "NAME_PATTERN", None) is not None]
+    return exact, named
 
 
 # The folders this thread's discovery could not list, and why (permission denied): said in the
@@ -149,7 +161,9 @@ def _listing(folder: Path) -> List[Path]:
     """The folder's entries; OSError where they cannot be listed, or listed but not looked at: a
     folder with read permission and no search permission (``chmod -R 644`` takes it from folders
     too) lists its names, and every stat or open of one fails."""
-    entries = sorted(folder.iterdir())
+    # (by name: in one folder the same order as the paths', at a tenth of the cost, which at 50k
+    # files beside a profile was seconds an open)
+    entries = sorted(folder.iterdir(), key=lambda p: p.name)
     if entries:
         try:
             entries[0].lstat()
