@@ -222,7 +222,7 @@ def cmd_collect(args) -> int:
         return _fail(str(e))
     if result.status == "cancelled":
         print(f"npu-tui: cancelled; {result.run_dir} keeps the log", file=sys.stderr)
-        return 130
+        return _stopped_code()
     if result.status != "ok":
         return _fail(f"collection failed: {result.error} (log: {result.run_dir / 'collect.log'})")
     print(f"npu-tui: collected into {result.run_dir}; parsing", file=sys.stderr)
@@ -284,6 +284,11 @@ def _stop(signum: int, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _stopped_code() -> int:
+    """The exit of a command stopped by a signal, as a shell reports it: 128 + its number."""
+    return 128 + (_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .profile.errors import ProfileError
@@ -299,11 +304,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ProfileError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        return 128 + (_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
+        return _stopped_code()
     except RuntimeError as e:
         # DuckDB's answer to Ctrl-C during a query, in place of the KeyboardInterrupt
         if str(e) == "Query interrupted":
-            return 128 + (_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
+            return _stopped_code()
         raise
     except BrokenPipeError:
         return 0

@@ -525,7 +525,9 @@ KERNELS = ("Step Id,Device_id,Name,Type,Accelerator Core,Start Time(us),Duration
            "1,{r},aclnnMatmul_MatMulV3Common_MatMulV3,MatMulV3,AI_CORE,1736408883700000.000\t,300.000,0\r\n")
 
 
-def _parallel_job(root: Path, ranks, metadata: bool) -> Path:
+def _parallel_job(root: Path, ranks, metadata: bool, groups=GROUPS) -> Path:
+    """Rank folders of a job in ``groups`` (a name starting "pp": a pipeline's pair, the first
+    sending to the second over RDMA, without self links), each group a comm name of its own."""
     from npu_tui.profile.sources.profiler_metadata import group_hash
 
     def link(transport, ms):
@@ -538,16 +540,19 @@ def _parallel_job(root: Path, ranks, metadata: bool) -> Path:
         out.mkdir(parents=True)
         (folder / f"profiler_info_{r}.json").write_text(json.dumps({"rank_id": r}))
         (out / "kernel_details.csv").write_text(KERNELS.format(r=r))
-        ops, info = {}, {}
-        for name, members in GROUPS.items():
+        ops, p2p, info = {}, {}, {}
+        for name, members in groups.items():
             if r not in members:
                 continue
             comm = f"10.0.0.1%eth0_6000{members[0]}{members[1]}_0_1700000000"
             me, ms = members.index(r), (0.05 if name.startswith("tp") else 0.8)
-            ops[f"allreduce-total@{group_hash(comm)}"] = {f"{me}-{me}": link("LOCAL", 0.001),
-                                                          f"{me}-{1 - me}": link("HCCS", ms)}
+            if name.startswith("pp"):
+                p2p[f"{'send' if me == 0 else 'receive'}-total@{group_hash(comm)}"] = {"0-1": link("RDMA", 2.0)}
+            else:
+                ops[f"allreduce-total@{group_hash(comm)}"] = {f"{me}-{me}": link("LOCAL", 0.001),
+                                                              f"{me}-{1 - me}": link("HCCS", ms)}
             info[comm] = {"group_name": name, "group_rank": me, "global_ranks": list(members)}
-        (out / "communication_matrix.json").write_text(json.dumps({"step1": {"collective": ops, "p2p": {}}}))
+        (out / "communication_matrix.json").write_text(json.dumps({"step1": {"collective": ops, "p2p": p2p}}))
         if metadata:
             (folder / "profiler_metadata.json").write_text(json.dumps({"parallel_group_info": info}))
     return root
@@ -588,3 +593,43 @@ def test_the_ranks_a_group_links_to_that_are_not_loaded(tmp_path, metadata):
         assert "links to at least 1 rank, not loaded (2 of at least 3 ranks loaded)" in item.what
     told = s.con.execute("SELECT src_rank, dst_rank FROM comm_links WHERE transport = 'HCCS' ORDER BY ALL").fetchall()
     assert told == ([(2, 0), (2, 3), (3, 1), (3, 2)] if metadata else [(2, 3), (2, None), (3, 2), (3, None)])
+
+
+def test_a_pipelines_send_and_receive_number_its_pair(tmp_path):
+    """A pipeline's groups (a pair each, send and receive) hold no self link: the ranks had been read
+    as the file numbers them, rank 0's send to rank 2 drawn as "0 -> 1", and added to the tensor-
+    parallel link there. A send's src and a receive's dst are the reporting rank's. In the matrix
+    the link both ends report counts once."""
+    from npu_tui.tui.panes.comm import matrix_text
+
+    groups = {"tp01": (0, 1), "tp23": (2, 3), "pp02": (0, 2), "pp13": (1, 3)}
+    s = open_session(_parallel_job(tmp_path / "job", range(4), False, groups), cache=False)
+    rdma = s.con.execute("SELECT reported_by, src_rank, dst_rank FROM comm_links WHERE transport = 'RDMA' "
+                         "ORDER BY ALL").fetchall()
+    assert rdma == [(0, 0, 2), (1, 1, 3), (2, 0, 2), (3, 1, 3)]
+    cells = matrix_text(s.report, "time_ms").plain
+    assert "rank 0    -    0.1   2.0    -" in cells  # 2.0 ms once, not 4.0 (sent and received)
+
+
+def test_the_matrix_of_a_rank_whose_peers_are_not_loaded_says_so(real, tmp_path):
+    """One rank of the real 8-rank job: each of its links leads to a rank not loaded (numbered
+    within the group alone). The matrix had said there was no communication_matrix.json."""
+    from npu_tui.tui.panes.comm import matrix_text
+
+    rank = tmp_path / "rank0_ascend_pt"
+    shutil.copytree(real / TEXT / "level1" / "rank0_ascend_pt", rank)
+    text = matrix_text(open_session(rank, cache=False).report, "gbps").plain
+    assert "no communication_matrix.json" not in text
+    assert "no link between the ranks loaded" in text and "7 links to ranks not loaded" in text
+
+
+@pytest.mark.parametrize("damage", ["{broken", '{"parallel_group_info": [1, 2]}'])
+def test_a_damaged_profiler_metadata_costs_the_group_names_alone(tmp_path, damage):
+    """profiler_metadata.json names the groups' ranks, nothing else: damaged, it is a warning, not
+    a run made incomplete (exit 2); its rank's groups are read from the comm files, as without it."""
+    job = _parallel_job(tmp_path / "job", range(4), True)
+    (job / "node_3_ascend_pt" / "profiler_metadata.json").write_text(damage)
+    s = open_session(job, cache=False)
+    (item,) = [i for i in s.health if "profiler_metadata.json" in i.file]
+    assert item.severity == "warning" and s.not_whole == []
+    assert s.con.execute("SELECT count(*) FROM comm_links WHERE dst_rank IS NULL").fetchone() == (0,)

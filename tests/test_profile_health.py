@@ -557,3 +557,36 @@ def test_files_dated_ahead_of_this_clock_are_not_waited_on(real, tmp_path, monke
     waits = []
     monkeypatch.setattr(discovery.time, "sleep", waits.append)
     assert load_profile(rank).ranks == [0] and waits == []
+
+
+def test_one_file_dated_ahead_does_not_hide_one_still_growing(real, tmp_path):
+    """The check looks at each file: one copied from a machine whose clock runs ahead beside one the
+    parse is still writing is a parse in progress all the same."""
+    import os
+    import threading
+    import time
+
+    from npu_tui.profile.discover import _growing
+
+    growing, ahead = tmp_path / "kernel_details.csv", tmp_path / "op_statistic.csv"
+    growing.write_text("x")
+    ahead.write_text("y")
+    os.utime(ahead, (time.time() + 86400, time.time() + 86400))
+    stop, started = threading.Event(), threading.Event()
+
+    def write():
+        with open(growing, "a") as f:
+            while not stop.is_set():
+                f.write("row\n")
+                f.flush()
+                started.set()
+                time.sleep(0.02)
+
+    t = threading.Thread(target=write)
+    t.start()
+    started.wait(10)
+    try:
+        assert _growing([growing, ahead])
+    finally:
+        stop.set()
+        t.join()

@@ -1463,7 +1463,8 @@ def test_without_a_home_the_report_runs_without_a_cache_and_the_console_without_
     assert json.loads(capsys.readouterr().out)["complete"] is True
     history, saved = History(), SavedQueries()
     history.add("SELECT 1", True, 1)
-    saved.save("one", "SELECT 1")
+    with pytest.raises(OSError, match="no home folder"):  # the console says it is kept for the session
+        saved.save("one", "SELECT 1")
     assert [e.sql for e in history.entries] == ["SELECT 1"] and saved.queries == {"one": "SELECT 1"}
     assert history.path is None and "no home folder" in history.unsaved
 
@@ -1544,3 +1545,21 @@ def test_a_folder_beside_the_ranks_not_searched_keeps_the_cache_until_it_is_read
     private.chmod(0o755)
     opened = Session.load(profile)
     assert not opened.profile.from_cache and said(opened) == []
+
+
+def test_only_traces_named_as_their_makers_liked_are_guessed_at(real, tmp_path, monkeypatch):
+    """An unreadable file among the fixed-named files of a torch_npu output (a user's notes.csv) is
+    no profiler file: not said, and the run whole. Nor is a profiler_metadata.json among Kineto
+    traces a rank of its own."""
+    rank = tmp_path / "r_ascend_pt"
+    shutil.copytree(real / L1, rank / "ASCEND_PROFILER_OUTPUT")
+    (rank / "ASCEND_PROFILER_OUTPUT" / "my_notes.csv").write_text("a,b\n")
+    with monkeypatch.context() as m:
+        _refusing(m, rank / "ASCEND_PROFILER_OUTPUT" / "my_notes.csv")
+        assert [i for i in health(load_profile(rank)) if i.severity == "error"] == []
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for n in (0, 1):
+        shutil.copy(real / KINETO / f"sampled_rank-{n}.json.gz", runs)
+    (runs / "profiler_metadata.json").write_text('{"parallel_group_info": {}}')
+    assert load_profile(runs).ranks == [0, 1]

@@ -55,7 +55,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - comm_op_times: rank, op_type, kind, source, ops, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms, wait_ratio,
   exposed_ms (the op's kernel time no compute covers)
   (communication.json, else the kernels the rules call Comm)
-- comm_links: src_rank, dst_rank, transport, ops, size_mb, time_ms, gbps
+- comm_links: reported_by, comm_group, src_rank, dst_rank (the job's; NULL for a rank not loaded),
+  src_local, dst_local (within the group), transport, ops, size_mb, time_ms, gbps, median_gbps, slow
 - link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps
 
 Macros: op_name(name) (operator identity), type_key(type) (the profiler's missing type as 'N/A').

@@ -236,7 +236,8 @@ def _document(report: Dict[str, Any], md: bool) -> str:
         out += _table(cluster["links"], [("src_rank", "src"), ("dst_rank", "dst"), ("transport", "link"),
                                          ("size_mb", "MB"), ("time_ms", "ms"), ("gbps", "GB/s"),
                                          ("median_gbps", "median GB/s"), ("slow", "slow"),
-                                         ("reported_by", "reported by"), ("comm_group", "group")], md)
+                                         ("reported_by", "reported by"), ("dst_local", "dst in group"),
+                                         ("comm_group", "group")], md)
     if cluster.get("step_trace"):
         out += _heading("Cluster step trace (msprof-analyze, us)", md)
         out += _table(cluster["step_trace"], [("step", "step"), ("type", "type"), ("rank", "rank"), ("ranks", "ranks"),

@@ -294,13 +294,14 @@ def _remove_orphans(folder: Path) -> None:
 
 
 def _locked(path: Path) -> bool:
-    """Whether another process holds DuckDB's write lock on ``path``."""
+    """Whether another process holds DuckDB's write lock on ``path`` (read-only: another user's
+    store may be read, not written)."""
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return False
     try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
         return True
     finally:

@@ -40,6 +40,7 @@ WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
 PARSE_DONE = "analyse.done"
 RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice
 GROWTH_WAIT_S = 0.3
+FUTURE_S = 600.0
 INFO_UNREADABLE = "profiler_info cannot be read"
 ALONE = "not a distributed run (rank_id -1)"
 NO_DIST = "not a distributed run (no distributedInfo)"
@@ -312,7 +313,8 @@ def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]
             _say(f, f"{GZIP_COPY} {f.name[:-3]} beside it: not loaded, or every event would count twice")
             continue
         kind = kinds[f.name] if f.name in kinds else classify(f, modules)
-        if kind:
+        # (profiler_metadata.json goes with its rank folder's files, _rank_source: alone it is no rank's)
+        if kind and kind != profiler_metadata.KIND:
             out.setdefault(kind, []).append(f)
     by_kind = {m.KIND: m for m in modules}
     return {kind: _one_each(fs, by_kind[kind]) if len(fs) > 1 else fs for kind, fs in out.items()}
@@ -522,8 +524,11 @@ def _growing(files: List[Path]) -> bool:
             out[f] = (st.st_size, st.st_mtime)
         return out
     before = sizes()
-    # (Times far ahead of this clock are no writer's of now: a copy that kept a skewed machine's.)
-    if not before or abs(time.time() - max(m for _, m in before.values())) > RECENT_S:
+    # A file written within RECENT_S, or dated ahead of this clock by less than FUTURE_S (a file
+    # server's clock a little ahead); one far ahead is no writer's of now, but a copy that kept a
+    # skewed machine's times.
+    now = time.time()
+    if not any(-FUTURE_S <= now - m <= RECENT_S for _, m in before.values()):
         return False
     time.sleep(GROWTH_WAIT_S)
     return sizes() != before
@@ -908,19 +913,20 @@ def discover(path: Path) -> Discovery:
         d for s in disc.ranks for d in (s.root, s.root / OUTPUT_DIR)} | {disc.path}
     disc.problems += [(p, _not_a_file(p, what, disc.layout)) for p, what in sorted(not_files.items())
                       if p.parent in beside]
-    disc.problems += _unread_beside({f for s in disc.ranks for fs in s.files.values() for f in fs}, set(not_files))
+    disc.problems += _unread_beside({f for s in disc.ranks for f in s.files.get("kineto", [])}, set(not_files))
     disc.problems += list(dict.fromkeys(x for s in disc.ranks for x in s.left_out)) + inside
     return disc
 
 
-def _unread_beside(loaded: set, said: set) -> List[Tuple[Path, str]]:
-    """Entries beside the files loaded, of a profiler file's ending, that could not be read (a
-    file without permission, a pipe, a link to nothing): whether each is a profiler file (a trace
-    named as its maker liked) neither its name nor its content tells, so the run may lack it."""
+def _unread_beside(traces: set, said: set) -> List[Tuple[Path, str]]:
+    """Entries beside the Kineto traces loaded, of a trace's ending, that could not be read (a file
+    without permission, a pipe, a link to nothing): named as its maker liked, whether each is a
+    trace neither its name nor its content tells, so the run may lack it. (The other profilers'
+    files have fixed names: one that cannot be read is its loader's error.)"""
     out = []
-    for folder in sorted({f.parent for f in loaded}):
+    for folder in sorted({f.parent for f in traces}):
         for p in _entries(folder):
-            if p in loaded or p in said or not p.name.endswith(FILE_SUFFIXES):
+            if p in traces or p in said or not p.name.endswith((".json", ".json.gz")):
                 continue
             if not _is_file(p):
                 what = _what_instead(p)

@@ -15,6 +15,7 @@ from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
+from .sources.profiler_metadata import KIND as METADATA
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, VIEWERS_TABLES
 
@@ -67,6 +68,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
      "in its place: copy it again, or point the link at a file that exists"),
+    (SYSTEM_LIMITS, "{name} could not be read: the system refused for now ({note_head})", "open it again; "
+     "for too many open files, raise the limit (ulimit -n) or open the job's rank folders a few at a time; "
+     "for an I/O error or a stale handle, check the disk or the network mount it is on"),
     (re.escape(UNKNOWN_UNREADABLE), "{name} {note}: left out", "make it readable (chmod a+r on the file), "
      "or move it out of the profile's folder if it is none of the profiler's"),
     (r"^folder gone", "{folder}/ is {note_head}: left out", "mount or copy again the folder the link points "
@@ -118,9 +122,6 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "cache folder (NPU_TUI_CACHE_DIR), and open it again"),
     (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
      "open the job's rank folders a few at a time"),
-    (SYSTEM_LIMITS, "{name} could not be read: the system refused for now ({note_head})", "open it again; "
-     "for too many open files, raise the limit (ulimit -n) or open the job's rank folders a few at a time; "
-     "for an I/O error or a stale handle, check the disk or the network mount it is on"),
     (r"^tables missing", "{name}: {note}", CORRUPT),
     (r"delimited by", "{name} could not be read: {note_head}", "save it with commas between the cells, or "
      "copy the profiler's own file again"),
@@ -215,12 +216,14 @@ CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder 
 # rank drops out of what compares the ranks, without a file having failed.
 MISSING_FILES = """
 -- A db export's analysis db (analysis.db: steps, communication) is a file of its own beside the
--- profiler db, read by the same loader: missing, it is missed apart.
+-- profiler db, read by the same loader: missing, it is missed apart. profiler_metadata.json's
+-- groups are the job's: the other ranks' tell them as well.
 WITH have AS (SELECT DISTINCT l.rank, l.kind, l.file, r.source_format,
                      CASE WHEN l.kind = 'sqlite_export' AND list_contains($analysis, parse_filename(l.file))
                           THEN 'analysis' ELSE l.kind END AS part
               FROM load_log l JOIN ranks r USING (rank)
-              WHERE l.kind NOT IN ('discovery', 'ignored') AND NOT list_contains($other_run::INTEGER[], l.rank)),
+              WHERE l.kind NOT IN ('discovery', 'ignored', $metadata)
+                    AND NOT list_contains($other_run::INTEGER[], l.rank)),
 -- Named as the ranks name it where they all do; else (a name with a time or a rank in it) by its kind.
 kinds AS (SELECT source_format, kind, part, count(DISTINCT rank) AS ranks,
                  CASE WHEN count(DISTINCT parse_filename(file)) = 1
@@ -378,7 +381,8 @@ def health(profile) -> List[HealthItem]:
     items += runs
     other_run = {"other_run": sorted({i.rank for i in runs})}
     analysis = {"analysis": list(ANALYSIS_DBS)}
-    for rank, path, kind, name, having in profile.con.execute(MISSING_FILES, {**other_run, **analysis}).fetchall():
+    for rank, path, kind, name, having in profile.con.execute(
+            MISSING_FILES, {**other_run, **analysis, "metadata": METADATA}).fetchall():
         if (kind in KERNEL_SOURCES and rank in said) or (rank, kind) in deferred | left_out:
             continue
         folder, fix = profile.named(path), MISSING_FILE_FIX.format(name=name)
@@ -541,7 +545,8 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
-    elif LEFT_BESIDE.search(note):
+    elif LEFT_BESIDE.search(note) or kind == METADATA:
+        # (profiler_metadata.json lost costs the names of ranks not loaded, no figure)
         severity = "warning"
     elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
           or UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note)):

@@ -101,8 +101,9 @@ CREATE TABLE IF NOT EXISTS comm_bandwidth (
 );
 
 -- src_rank / dst_rank as the file numbers them: within the op's group (op_key's @group), 0 to its
--- size - 1. src_global / dst_global: the job's ranks they are (comm_groups), NULL where not known;
--- set once every rank is loaded (communication_matrix.number_globally).
+-- size - 1. src_global / dst_global: the job's ranks they are (communication_matrix.GLOBAL), set
+-- once every rank is loaded; NULL for a rank not loaded, and the file's numbers in a group nothing
+-- tells (no metadata, self link, send or receive).
 CREATE TABLE IF NOT EXISTS comm_matrix (
     rank             INTEGER NOT NULL,
     step             INTEGER,

@@ -28,10 +28,11 @@ class SavedQueries:
 
     def __init__(self, path: Optional[Path] = None):
         self.path: Optional[Path] = None  # None: no state folder, saved in memory alone
+        self.unsaved = ""  # why not
         try:
             self.path = path or state_dir() / SAVED_FILE
-        except OSError:
-            pass
+        except OSError as e:
+            self.unsaved = str(e)
         self.set_aside_to: Optional[Path] = None
         self.queries: Dict[str, str] = self._read()
 
@@ -46,8 +47,8 @@ class SavedQueries:
         except (ValueError, OSError, UnicodeDecodeError):
             try:
                 self.set_aside_to = set_aside(self.path)
-            except OSError:  # not ours to move: left as it is, and saves kept in memory
-                self.path = None
+            except OSError as e:  # not ours to move: left as it is, and saves kept in memory
+                self.path, self.unsaved = None, f"{e.strerror or e}: {self.path}"
             return {}
 
     def save(self, name: str, sql: str) -> None:
@@ -60,5 +61,6 @@ class SavedQueries:
         self._write()
 
     def _write(self) -> None:
-        if self.path is not None:
-            write_atomic(self.path, json.dumps(self.queries, indent=1, sort_keys=True) + "\n")
+        if self.path is None:
+            raise OSError(self.unsaved)
+        write_atomic(self.path, json.dumps(self.queries, indent=1, sort_keys=True) + "\n")

@@ -12,10 +12,10 @@ STATE_DIR_ENV = "NPU_TUI_STATE_DIR"
 def state_dir() -> Path:
     """$NPU_TUI_STATE_DIR, else $XDG_STATE_HOME/npu-tui, else ~/.local/state/npu-tui. OSError where
     there is none: no HOME, and a user id the system does not know (a container's ``-u 12345``)."""
-    explicit = os.environ.get(STATE_DIR_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
     try:
+        explicit = os.environ.get(STATE_DIR_ENV)
+        if explicit:
+            return Path(explicit).expanduser()
         base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
         return Path(base).expanduser() / "npu-tui"
     except (RuntimeError, KeyError):

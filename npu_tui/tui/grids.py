@@ -49,7 +49,8 @@ COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst",
                      Column("transport", "transport"), Column("ops", "ops", "int"),
                      Column("size_mb", "MB", "float"), Column("time_ms", "time ms", "ms"),
                      Column("gbps", "GB/s", "float"), Column("median_gbps", "median GB/s", "float"),
-                     Column("slow", "slow", "flag"), Column("comm_group", "group"))
+                     Column("slow", "slow", "flag"), Column("dst_local", "dst in group", "int"),
+                     Column("comm_group", "group"))
 FINDING_COLUMNS = (Column("type", "type"),) + OP_COLUMNS
 
 RANKS = GridQuery("Ranks (kernel time and span: totals; step, exposed comm, free: mean per step)", "rank_times",

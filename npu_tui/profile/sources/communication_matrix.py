@@ -55,29 +55,35 @@ WHERE {LINK_FILTER}
 """
 
 # A link's ranks are numbered within its op's group (op_key's @group): the job's ranks they are, once
-# every rank is in. profiler_metadata.json's groups say it (comm_groups); else the rank whose own
-# file holds the group's link to itself (src = dst, the local copy HCCL counts), as msprof-analyze
-# reads it; a number two ranks claim is neither's. A number neither tells is NULL: the rank is not
-# loaded. A group nothing tells (no self link, no metadata: older files) keeps the file's numbers,
+# every rank is in. profiler_metadata.json's groups say it (comm_groups); else each rank's own file
+# does, as msprof-analyze reads it: the group's link to itself (src = dst, the local copy HCCL
+# counts) is the reporting rank's, and so is a send's src and a receive's dst (a pipeline's groups
+# have no self link). A number two ranks claim is neither's. A number a told group's files give no
+# rank for is NULL: a rank not loaded. A group nothing tells (older files) keeps the file's numbers,
 # the only reading there is (right for the job's whole group, which numbers ranks as the job does).
 GLOBAL = """
 CREATE OR REPLACE TEMP TABLE comm_numbers AS
-WITH m AS (SELECT rank, src_rank, dst_rank, regexp_extract(op_key, '@([^@]*)$', 1) AS grp FROM comm_matrix),
+WITH m AS (SELECT rank, src_rank, dst_rank, lower(op_key) AS op, regexp_extract(op_key, '@([^@]*)$', 1) AS grp
+           FROM comm_matrix),
 told AS (SELECT group_name AS grp, local_rank, min(global_rank) AS global_rank FROM comm_groups GROUP BY ALL
          HAVING count(DISTINCT global_rank) = 1),
-own AS (SELECT grp, src_rank AS local_rank, min(rank) AS global_rank FROM m
-        WHERE src_rank = dst_rank AND grp <> '' AND grp NOT IN (SELECT grp FROM told)
+claims AS (
+    SELECT grp, rank, CASE WHEN src_rank = dst_rank THEN src_rank
+                           WHEN op LIKE '%send%' THEN src_rank
+                           WHEN op LIKE '%receive%' OR op LIKE '%recv%' THEN dst_rank END AS local_rank
+    FROM m WHERE grp <> '' AND grp NOT IN (SELECT grp FROM told)
+),
+own AS (SELECT grp, local_rank, min(rank) AS global_rank FROM claims WHERE local_rank IS NOT NULL
         GROUP BY ALL HAVING count(DISTINCT rank) = 1)
 SELECT * FROM told UNION ALL SELECT * FROM own;
-UPDATE comm_matrix SET
-    src_global = CASE WHEN regexp_extract(op_key, '@([^@]*)$', 1) IN (SELECT grp FROM comm_numbers)
-                      THEN (SELECT n.global_rank FROM comm_numbers n
-                            WHERE n.grp = regexp_extract(op_key, '@([^@]*)$', 1) AND n.local_rank = src_rank)
-                      ELSE src_rank END,
-    dst_global = CASE WHEN regexp_extract(op_key, '@([^@]*)$', 1) IN (SELECT grp FROM comm_numbers)
-                      THEN (SELECT n.global_rank FROM comm_numbers n
-                            WHERE n.grp = regexp_extract(op_key, '@([^@]*)$', 1) AND n.local_rank = dst_rank)
-                      ELSE dst_rank END;
+UPDATE comm_matrix SET src_global = g.src, dst_global = g.dst
+FROM (SELECT m.rowid AS row, CASE WHEN t.grp IS NULL THEN m.src_rank ELSE s.global_rank END AS src,
+             CASE WHEN t.grp IS NULL THEN m.dst_rank ELSE d.global_rank END AS dst
+      FROM (SELECT rowid, src_rank, dst_rank, regexp_extract(op_key, '@([^@]*)$', 1) AS grp FROM comm_matrix) m
+      LEFT JOIN (SELECT DISTINCT grp FROM comm_numbers) t USING (grp)
+      LEFT JOIN comm_numbers s ON s.grp = m.grp AND s.local_rank = m.src_rank
+      LEFT JOIN comm_numbers d ON d.grp = m.grp AND d.local_rank = m.dst_rank) g
+WHERE comm_matrix.rowid = g.row;
 DROP TABLE comm_numbers;
 """
 

@@ -4,7 +4,7 @@ operators (wait vs transit), bandwidth per link."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -48,8 +48,9 @@ PLOTS = ("exposure", "gbps", "time")
 def matrix_text(report: dict, measure: str) -> Text:
     """Ranks × ranks from the links of communication_matrix.json (src rows, dst columns), each
     cell the link's GB/s or transit ms over every transport but LOCAL, shaded against the largest;
-    a slow link (comm_links) is marked `!`. Links to ranks not loaded (numbered within their group
-    alone) are counted below it."""
+    a slow link (comm_links) is marked `!`. A link both its ends report (a pipeline's send and
+    receive) counts once, by the report that moved most. Links to ranks not loaded (numbered within
+    their group alone) are counted below it."""
     remote = [x for x in report.get("cluster", {}).get("links", [])
               if str(x.get("transport") or "").upper() != "LOCAL"]
     # (a rank's totals per transport, without a matrix, have no dst and no local numbers)
@@ -57,17 +58,20 @@ def matrix_text(report: dict, measure: str) -> Text:
     links = [x for x in remote if x.get("src_rank") is not None and x.get("dst_rank") is not None]
     what = "bandwidth, GB/s" if measure == "gbps" else "transit time, ms"
     text = Text().append(f"Links: {what}, src rank (rows) → dst rank (columns)", style="bold")
-    if not links:
+    if not links and not untold:
         return text.append("\n  no communication_matrix.json in this profile", style="dim")
-    size: Dict[Tuple[int, int], float] = defaultdict(float)
-    time_ms: Dict[Tuple[int, int], float] = defaultdict(float)
+    by_reporter: Dict[Tuple[int, int], Dict[Any, List[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
     slow = set()
     for x in links:
         key = (x["src_rank"], x["dst_rank"])
-        size[key] += x.get("size_mb") or 0.0
-        time_ms[key] += x.get("time_ms") or 0.0
+        moved = by_reporter[key][x.get("reported_by")]
+        moved[0] += x.get("size_mb") or 0.0
+        moved[1] += x.get("time_ms") or 0.0
         if x.get("slow"):
             slow.add(key)
+    size, time_ms = {}, {}
+    for key, reports in by_reporter.items():
+        size[key], time_ms[key] = max(reports.values())
     figure: Dict[Tuple[int, int], Optional[float]] = {
         k: (size[k] / time_ms[k] if time_ms[k] else None) if measure == "gbps" else time_ms[k] for k in size}
     top = max((v for v in figure.values() if v), default=0.0)
@@ -79,12 +83,15 @@ def matrix_text(report: dict, measure: str) -> Text:
             cell = (f"rank {src}", str(dst))
             values[cell] = v / top if top else 0.0
             labels[cell] = f"{v:.1f}" + ("!" if (src, dst) in slow else "")
-    text.append("\n").append_text(heat_grid(rows, [str(r) for r in ranks], values, labels=labels))
+    if links:
+        text.append("\n").append_text(heat_grid(rows, [str(r) for r in ranks], values, labels=labels))
+    else:
+        text.append("\n  no link between the ranks loaded", style="dim")
     if slow:
         text.append("\n! slow link: below the median of its transport's links by the rules' ratio", style="dim")
     if untold:
         text.append(f"\n{untold} link{'s' if untold > 1 else ''} to ranks not loaded (the grid below lists "
-                    f"{'them' if untold > 1 else 'it'})", style="dim")
+                    f"{'them' if untold > 1 else 'it'}, by their number within the group)", style="dim")
     return text
 
 

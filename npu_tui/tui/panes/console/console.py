@@ -121,6 +121,9 @@ class SqlConsole(Widget):
             if kept.set_aside_to is not None:
                 self.notify(f"unreadable file set aside as {literal(kept.set_aside_to)}",
                             severity="warning", markup=False)
+        if self.history.unsaved:
+            self.notify(f"history and saved queries kept for this session only: {literal(self.history.unsaved)}",
+                        severity="warning", markup=False)
         self.set_interval(0.2, self._tick)
 
     # -- the interface the app uses ------------------------------------------------------------
