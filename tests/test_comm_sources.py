@@ -318,21 +318,28 @@ def test_zero_bytes_that_end_a_communication_file_are_not_read(tmp_path, zeros):
     assert logged == (2, 1, said if zeros == 4096 else "")
 
 
+def _in_analyze(real, tmp_path, src: Path, total: str) -> Path:
+    """``src``'s step of collective ops as msprof --analyze=on writes them, in a PROF folder's
+    analyze/: the ops at the top, their sum (``total``) under "Total HCCL Operators"."""
+    from test_msprof import msprof_merged
+
+    ops = json.loads(src.read_text())["step50"]["collective"]
+    flat = {k: v for k, v in ops.items() if k != total}
+    flat["Total HCCL Operators"] = ops[total]
+    prof = msprof_merged(real, tmp_path)
+    (prof / "analyze").mkdir()
+    path = prof / "analyze" / src.name
+    path.write_text(json.dumps(flat))
+    return path
+
+
 def test_msprofs_own_communication_analysis_holds_the_ops_at_the_top(real, tmp_path):
     """msprof --analyze=on writes PROF_*/analyze/communication.json with the ops at the top (no
     steps, no kinds) and their sum under "Total HCCL Operators". It was never looked for, and
     opened directly read as "every one of its rows skipped"; now its ops load as a rank's file's do,
     without a step or a kind, and in a PROF folder they are that folder's rank's."""
-    from test_msprof import msprof_merged
-
     src = output_dir(real, "level1", 0) / "communication.json"
-    ops = json.loads(src.read_text())["step50"]["collective"]
-    flat = {k: v for k, v in ops.items() if k != TOTAL}
-    flat["Total HCCL Operators"] = ops[TOTAL]
-    prof = msprof_merged(real, tmp_path)
-    (prof / "analyze").mkdir()
-    path = prof / "analyze" / "communication.json"
-    path.write_text(json.dumps(flat))
+    path = _in_analyze(real, tmp_path, src, TOTAL)
     q = ("SELECT op_name, group_name, start_us, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms FROM comm_ops "
          "ORDER BY ALL")
     want = load_profile(src).con.execute(q).fetchall()
@@ -352,17 +359,11 @@ def test_msprofs_own_matrix_holds_the_ops_at_the_top(real, tmp_path):
     ops at the top ("<op>@<group>": links), no steps or kinds, and their sum per link under "Total
     HCCL Operators". Read as a rank's file, every link was skipped and the report failed (exit 2);
     now each op's links load without a step or a kind, and the sum is left out."""
-    from test_msprof import msprof_merged
-
     src = output_dir(real, "level1", 0) / "communication_matrix.json"
     ops = json.loads(src.read_text())["step50"]["collective"]
     total = next(k for k in ops if "-total@" in k)
-    flat = {k: v for k, v in ops.items() if k != total}
-    flat["Total HCCL Operators"] = ops[total]
-    prof = msprof_merged(real, tmp_path)
-    (prof / "analyze").mkdir()
-    path = prof / "analyze" / "communication_matrix.json"
-    path.write_text(json.dumps(flat))
+    path = _in_analyze(real, tmp_path, src, total)
+    flat = json.loads(path.read_text())
     assert communication_matrix.sniff(read_head(path))
     q = "SELECT op_key, src_rank, dst_rank, transport, transit_size_mb, transit_time_ms FROM comm_matrix ORDER BY ALL"
     want = load_profile(src).con.execute(q.replace("FROM comm_matrix", f"FROM comm_matrix WHERE op_key <> '{total}'"))

@@ -5,6 +5,7 @@ import csv
 import io
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -452,32 +453,12 @@ def test_raw_data_without_its_parse_is_in_progress(real, tmp_path):
 
 
 def test_files_still_growing_are_in_progress(real, tmp_path):
-    import threading
-    import time
-
     rank = _rank_copy(real, tmp_path / "r_ascend_pt")
-    kd = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
-    stop, started = threading.Event(), threading.Event()
-
-    def write():  # the profiler's parse, still writing
-        with open(kd, "a") as f:
-            while not stop.is_set():
-                f.write(" ")
-                f.flush()
-                started.set()
-                time.sleep(0.02)
-
-    t = threading.Thread(target=write)
-    t.start()
-    started.wait(10)  # under load the thread may not have written before the folder is looked at
-    try:
+    with _written(rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"):
         with pytest.raises(ProfileError, match="still growing"):
             load_profile(rank)
         with pytest.raises(ProfileError, match="still growing"):  # its output folder is the rank too
             load_profile(rank / "ASCEND_PROFILER_OUTPUT")
-    finally:
-        stop.set()
-        t.join()
     # A copy made just now does not grow: it loads.
     fresh = _rank_copy(real, tmp_path / "copy" / "r_ascend_pt")
     assert load_profile(fresh).ranks == [0]
@@ -563,7 +544,6 @@ def test_one_file_dated_ahead_does_not_hide_one_still_growing(real, tmp_path):
     """The check looks at each file: one copied from a machine whose clock runs ahead beside one the
     parse is still writing is a parse in progress all the same."""
     import os
-    import threading
     import time
 
     from npu_tui.profile.discover import _growing
@@ -572,21 +552,31 @@ def test_one_file_dated_ahead_does_not_hide_one_still_growing(real, tmp_path):
     growing.write_text("x")
     ahead.write_text("y")
     os.utime(ahead, (time.time() + 86400, time.time() + 86400))
+    with _written(growing):
+        assert _growing([growing, ahead])
+
+
+@contextmanager
+def _written(path: Path):
+    """``path`` written to as the profiler's parse writes, while the block runs."""
+    import threading
+    import time
+
     stop, started = threading.Event(), threading.Event()
 
     def write():
-        with open(growing, "a") as f:
+        with open(path, "a") as f:
             while not stop.is_set():
-                f.write("row\n")
+                f.write(" ")
                 f.flush()
                 started.set()
                 time.sleep(0.02)
 
     t = threading.Thread(target=write)
     t.start()
-    started.wait(10)
+    started.wait(10)  # under load the thread may not have written before the folder is looked at
     try:
-        assert _growing([growing, ahead])
+        yield
     finally:
         stop.set()
         t.join()
