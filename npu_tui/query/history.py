@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import List, Optional
 
-from .state import set_aside, state_dir
+from .state import set_aside, state_file
 
 HISTORY_FILE = "sql_history.jsonl"
 
@@ -27,13 +27,9 @@ class History:
     (renamed, see `set_aside_to`) and a fresh one started, so a bad line never stops the console."""
 
     def __init__(self, path: Optional[Path] = None):
-        # Kept in memory alone where it cannot be on disk (no state folder, or one not writable).
-        self.path: Optional[Path] = None
-        self.unsaved = ""  # why not, once a write failed
-        try:
-            self.path = path or state_dir() / HISTORY_FILE
-        except OSError as e:
-            self.unsaved = str(e)
+        # Kept in memory alone where it cannot be on disk (no state folder, or one not writable):
+        # path None, and unsaved says why.
+        self.path, self.unsaved = state_file(HISTORY_FILE, path)
         self.set_aside_to: Optional[Path] = None
         self.entries: List[Entry] = self._read()
 

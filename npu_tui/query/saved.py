@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .state import set_aside, state_dir, write_atomic
+from .state import set_aside, state_file, write_atomic
 
 SAVED_FILE = "sql_saved.json"
 STARTERS_FILE = "starters.sql"
@@ -27,12 +27,7 @@ class SavedQueries:
     """name -> sql, kept in one JSON object; an unreadable file is set aside, never fatal."""
 
     def __init__(self, path: Optional[Path] = None):
-        self.path: Optional[Path] = None  # None: no state folder, saved in memory alone
-        self.unsaved = ""  # why not
-        try:
-            self.path = path or state_dir() / SAVED_FILE
-        except OSError as e:
-            self.unsaved = str(e)
+        self.path, self.unsaved = state_file(SAVED_FILE, path)  # (None, why): in memory alone
         self.set_aside_to: Optional[Path] = None
         self.queries: Dict[str, str] = self._read()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Optional, Tuple
 
 STATE_DIR_ENV = "NPU_TUI_STATE_DIR"
 
@@ -20,6 +21,15 @@ def state_dir() -> Path:
         return Path(base).expanduser() / "npu-tui"
     except (RuntimeError, KeyError):
         raise OSError("no home folder to keep the console's history in (HOME unset, and the user unknown)") from None
+
+
+def state_file(name: str, path: Optional[Path] = None) -> Tuple[Optional[Path], str]:
+    """``path``, else ``name`` in the state folder; (None, why) where there is none: the console
+    keeps what it would write there for the session alone."""
+    try:
+        return path or state_dir() / name, ""
+    except OSError as e:
+        return None, str(e)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -19,12 +19,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Pattern, Tuple
 
 import duckdb
 
 from ..errors import SourceError
-from .base import BOM, LoadResult, RankContext, read_head, refuse_utf16, trailing_zeros, zeros_note
+from .base import LoadResult, RankContext, read_head, refuse_utf16, trailing_zeros, zeros_note
 
 KIND = "communication"
 FILE_NAMES = ("communication.json",)
@@ -223,6 +223,18 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
     return Staged(not_objects, not_utf8, gbk, zeros)
 
 
+def stage_either(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
+                 flat_layout: Pattern) -> Tuple[Staged, bool]:
+    """stage_json over a rank's file in either layout: by step and kind, or msprof's own analysis
+    (``flat_layout`` matches its head: the ops at the top), its ops given NULL steps and kinds.
+    Also whether it was the flat one."""
+    flat = bool(flat_layout.match(read_head(path)))
+    staged = stage_json(con, path, table, op_type, ("op_key",) if flat else LEVELS)
+    if flat:
+        con.execute(NO_LEVELS.format(table=table))
+    return staged, flat
+
+
 def _json(text: str) -> bool:
     try:
         json.loads(text.lstrip("\ufeff").rstrip("\0"))
@@ -247,11 +259,8 @@ def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    flat = bool(FLAT_LAYOUT.match(read_head(path).removeprefix(BOM)))
     try:
-        staged = stage_json(con, path, STAGE, OP_TYPE, ("op_key",) if flat else LEVELS)
-        if flat:
-            con.execute(NO_LEVELS.format(table=STAGE))
+        staged, flat = stage_either(con, path, STAGE, OP_TYPE, FLAT_LAYOUT)
         params = {"rank": ctx.rank, "total": FLAT_TOTAL if flat else TOTAL_KEY}
         total = con.execute(COUNT_OPS.format(table=STAGE), {"total": params["total"]}).fetchone()[0]
         sql = {"table": STAGE, "step": STEP, "valid": VALID_TIMES}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from .base import BOM, LoadResult, RankContext, read_head
-from .communication import FLAT_TOTAL, LEVELS, NO_LEVELS, STEP, STEP_LAYOUT, TIME_INFO, drop_json, stage_json
+from .base import LoadResult, RankContext
+from .communication import FLAT_TOTAL, STEP, STEP_LAYOUT, TIME_INFO, drop_json, stage_either
 
 KIND = "communication_matrix"
 FILE_NAMES = ("communication_matrix.json",)
@@ -98,11 +98,8 @@ def sniff(head: bytes) -> bool:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    flat = bool(FLAT_LAYOUT.match(read_head(path).removeprefix(BOM)))
     try:
-        staged = stage_json(con, path, STAGE, OP_TYPE, ("op_key",) if flat else LEVELS)
-        if flat:
-            con.execute(NO_LEVELS.format(table=STAGE))
+        staged, flat = stage_either(con, path, STAGE, OP_TYPE, FLAT_LAYOUT)
         con.execute(LINKS.format(table=STAGE, step=STEP), {"total": FLAT_TOTAL if flat else ""})
         # Links, plus the ops that were not a map of links at all (each lost whole).
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
