@@ -194,7 +194,7 @@ PEERS = """
 WITH m AS (SELECT * FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank)),
 loaded AS (SELECT rank FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)),
 untold AS (
-    SELECT regexp_extract(op_key, '@([^@]*)$', 1) AS grp, count(DISTINCT n) AS n
+    SELECT op_group(op_key) AS grp, count(DISTINCT n) AS n
     FROM (SELECT op_key, src_rank AS n FROM m WHERE src_global IS NULL
           UNION ALL SELECT op_key, dst_rank FROM m WHERE dst_global IS NULL)
     WHERE n IS NOT NULL GROUP BY grp

@@ -99,3 +99,9 @@ CREATE OR REPLACE MACRO kineto_list(j) AS
 CREATE OR REPLACE MACRO mb_bytes(x) AS TRY_CAST(round(x * 1048576) AS BIGINT);
 -- KB as msprof writes its own memory files -> bytes, as mb_bytes.
 CREATE OR REPLACE MACRO kb_bytes(x) AS TRY_CAST(round(x * 1024) AS BIGINT);
+
+-- A comm file's op key names its op and, after its last '@', the communication group
+-- (`hcom_allReduce__586_0_1@8123456789`, `allreduce-top1@8123456789`): the group, NULL where the
+-- key names none, and the op without it.
+CREATE OR REPLACE MACRO op_group(k) AS nullif(regexp_extract(k, '@([^@]*)$', 1), '');
+CREATE OR REPLACE MACRO op_without_group(k) AS regexp_replace(k, '@[^@]*$', '');

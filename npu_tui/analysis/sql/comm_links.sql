@@ -15,7 +15,7 @@ WITH entries AS (
     WHERE NOT EXISTS (SELECT 1 FROM comm_matrix) AND op_key NOT LIKE 'Total Op Info%'
 ),
 kinds AS (
-    SELECT *, regexp_extract(op_key, '^(.*)-[^-@]*@', 1) AS op_kind, regexp_extract(op_key, '@([^@]*)$', 1) AS grp,
+    SELECT *, regexp_extract(op_key, '^(.*)-[^-@]*@', 1) AS op_kind, op_group(op_key) AS grp,
            op_key LIKE '%-total@%' AS total
     FROM entries
 ),
@@ -23,7 +23,7 @@ kept AS (SELECT * FROM kinds QUALIFY total OR NOT bool_or(total) OVER (PARTITION
 labels AS (SELECT group_name AS grp, any_value(label) AS label FROM comm_groups GROUP BY ALL),
 -- Sums the same on every load (exact_sum): the grid sorts by them.
 matrix AS (
-    SELECT k.rank AS reported_by, coalesce(any_value(l.label), nullif(k.grp, '')) AS comm_group, k.src_rank, k.dst_rank,
+    SELECT k.rank AS reported_by, coalesce(any_value(l.label), k.grp) AS comm_group, k.src_rank, k.dst_rank,
            k.src_local, k.dst_local, k.transport, count(*) AS ops, exact_sum(k.transit_size_mb) AS size_mb,
            exact_sum(k.transit_time_ms) AS time_ms
     FROM kept k LEFT JOIN labels l USING (grp)

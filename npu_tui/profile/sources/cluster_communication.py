@@ -29,7 +29,7 @@ TOTAL = "Total Op Info@%"
 INSERT = """
 INSERT INTO cluster_comm_ops
 SELECT group_key, TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER),
-       regexp_replace(op_key, '@[^@]*$', ''), NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
+       op_without_group(op_key), op_group(op_key),
        TRY_CAST(rank_key AS INTEGER), us_decimal(t."Start Timestamp(us)"), t."Elapse Time(ms)",
        t."Transit Time(ms)", t."Wait Time(ms)", t."Synchronization Time(ms)", t."Idle Time(ms)"
 FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key NOT LIKE $total)

@@ -134,8 +134,7 @@ TOTAL_KEY = "Total Op Info"
 
 INSERT_OPS = """
 INSERT INTO comm_ops
-SELECT $rank, {step}, kind, regexp_replace(op_key, '@[^@]*$', ''),
-       NULLIF(regexp_extract(op_key, '@([^@]*)$', 1), ''),
+SELECT $rank, {step}, kind, op_without_group(op_key), op_group(op_key),
        us_decimal(t."Start Timestamp(us)"), t."Elapse Time(ms)", t."Transit Time(ms)",
        t."Wait Time(ms)", t."Synchronization Time(ms)", t."Idle Time(ms)"
 FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total)
@@ -154,7 +153,7 @@ BAD_LINK = """not_amount(b.value."Transit Size(MB)") OR not_amount(b.value."Tran
     OR not_amount(b.value."Bandwidth(GB/s)")"""
 INSERT_BANDWIDTH = """
 INSERT INTO comm_bandwidth
-SELECT $rank, {step}, kind, regexp_replace(op_key, '@[^@]*$', ''), b.key,
+SELECT $rank, {step}, kind, op_without_group(op_key), b.key,
        b.value."Transit Size(MB)", b.value."Transit Time(ms)", b.value."Bandwidth(GB/s)"
 """ + BANDWIDTH + f"WHERE NOT ({BAD_LINK})"
 COUNT_BAD_LINKS = "SELECT count(*) " + BANDWIDTH + f"WHERE {BAD_LINK}"

@@ -63,7 +63,7 @@ WHERE {LINK_FILTER}
 # the only reading there is (right for the job's whole group, which numbers ranks as the job does).
 GLOBAL = """
 CREATE OR REPLACE TEMP TABLE comm_numbers AS
-WITH m AS (SELECT rank, src_rank, dst_rank, lower(op_key) AS op, regexp_extract(op_key, '@([^@]*)$', 1) AS grp
+WITH m AS (SELECT rank, src_rank, dst_rank, lower(op_key) AS op, op_group(op_key) AS grp
            FROM comm_matrix),
 told AS (SELECT group_name AS grp, local_rank, min(global_rank) AS global_rank FROM comm_groups GROUP BY ALL
          HAVING count(DISTINCT global_rank) = 1),
@@ -71,7 +71,7 @@ claims AS (
     SELECT grp, rank, CASE WHEN src_rank = dst_rank THEN src_rank
                            WHEN op LIKE '%send%' THEN src_rank
                            WHEN op LIKE '%receive%' OR op LIKE '%recv%' THEN dst_rank END AS local_rank
-    FROM m WHERE grp <> '' AND grp NOT IN (SELECT grp FROM told)
+    FROM m WHERE grp NOT IN (SELECT grp FROM told)
 ),
 own AS (SELECT grp, local_rank, min(rank) AS global_rank FROM claims WHERE local_rank IS NOT NULL
         GROUP BY ALL HAVING count(DISTINCT rank) = 1)
@@ -79,7 +79,7 @@ SELECT * FROM told UNION ALL SELECT * FROM own;
 UPDATE comm_matrix SET src_global = g.src, dst_global = g.dst
 FROM (SELECT m.rowid AS row, CASE WHEN t.grp IS NULL THEN m.src_rank ELSE s.global_rank END AS src,
              CASE WHEN t.grp IS NULL THEN m.dst_rank ELSE d.global_rank END AS dst
-      FROM (SELECT rowid, src_rank, dst_rank, regexp_extract(op_key, '@([^@]*)$', 1) AS grp FROM comm_matrix) m
+      FROM (SELECT rowid, src_rank, dst_rank, op_group(op_key) AS grp FROM comm_matrix) m
       LEFT JOIN (SELECT DISTINCT grp FROM comm_numbers) t USING (grp)
       LEFT JOIN comm_numbers s ON s.grp = m.grp AND s.local_rank = m.src_rank
       LEFT JOIN comm_numbers d ON d.grp = m.grp AND d.local_rank = m.dst_rank) g
