@@ -227,7 +227,7 @@ class Session:
 
     def _apart(self) -> Dict[int, str]:
         """The ranks the analysis leaves out of its comparisons, and why (health.ranks_apart)."""
-        return ranks_apart(self.health, self.profile.ranks)
+        return ranks_apart(self.health, self.profile)
 
     @property
     def not_whole(self) -> List[str]:

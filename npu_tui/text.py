@@ -46,6 +46,8 @@ def markdown(value: Any) -> str:
 def no_findings(report: Dict[str, Any]) -> str:
     """Why a report holds no finding: no rule crossed its threshold, or none could be tested."""
     if not report.get("ranks"):
+        if report.get("cluster", {}).get("spread"):  # msprof-analyze's step times of each rank
+            return "no threshold crossed by the rules across ranks (the others need each rank's own data)"
         return "no rank's own data to test the rules on"
     if not any(r.get("kernel_count") for r in report["ranks"]):
         return "no kernels were loaded, so no rule could be tested (see the data health)"

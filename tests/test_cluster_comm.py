@@ -173,7 +173,77 @@ def test_a_folder_of_cluster_outputs_alone_loads_them_and_says_what_it_lacks(rea
     assert main(["report", str(folder)]) == 0
     text = capsys.readouterr().out
     assert text.index("only msprof-analyze's cluster outputs") < text.index("Findings")
-    assert "No findings: no rank's own data" in text and "Cluster step trace (msprof-analyze, us)" in text
+    assert "Cluster step trace (msprof-analyze, us)" in text
+
+
+def _cluster_steps(folder):
+    """Per rank, (step time, exposed comm) by hand from cluster_step_trace_time.csv: its step is
+    Computing + Communication(Not Overlapped) + Free (Stage + Bubble in torch_npu's, for which
+    MindSpore writes its HCCL span)."""
+    import csv
+
+    rows = [r for r in csv.DictReader((folder / "cluster_step_trace_time.csv").open()) if r["Type"] == "rank"]
+    return {int(r["Index"]): (float(r["Computing"]) + float(r["Communication(Not Overlapped)"]) + float(r["Free"]),
+                              float(r["Communication(Not Overlapped)"]) - float(r["Bubble"] or 0)) for r in rows}
+
+
+def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
+    """Without the ranks' own files, msprof-analyze's copy of each rank's step trace still tells
+    which rank the others wait for: the comparisons across ranks read it, the other rules need kernels."""
+    from npu_tui.cli import main
+
+    folder = real / ADVISOR
+    want = _cluster_steps(folder)
+    s = open_session(folder, cache=False)
+    got = {r[0]: r[1:] for r in s.con.execute(
+        "SELECT rank, step_time_us, exposed_comm_us, step_source, kernel_count, compared FROM rank_summary").fetchall()}
+    assert got.keys() == want.keys() == set(range(8))
+    for rank, (step, exposed) in want.items():
+        assert got[rank][0] == pytest.approx(step, abs=1e-6) and got[rank][1] == pytest.approx(exposed, abs=1e-6)
+        assert got[rank][2:] == ("cluster_step_trace", 0, True)
+    spread = {m["measure"]: m for m in s.report["cluster"]["spread"]}
+    for measure, i in (("step_time", 0), ("exposed_comm", 1)):
+        values = [v[i] for v in want.values()]
+        assert spread[measure]["ranks"] == 8
+        assert spread[measure]["spread"] == pytest.approx((max(values) - min(values)) / (sum(values) / 8))
+    # Exposed comm 133-756 ms a step: the others wait for rank 1 (it waits least, and comes last to
+    # the broadcasts of cluster_communication.json); step times within 5 %: no step imbalance.
+    assert spread["exposed_comm"]["slow_rank"] == 1
+    assert [(f["rule"], f["rank"]) for f in s.report["findings"]] == [("rank_comm_imbalance", 1)]
+    assert s.report["ranks"] == []  # the ranks loaded: none
+    formats = s.con.execute("SELECT DISTINCT source_format FROM rank_times").fetchall()
+    assert formats == [("cluster step trace",)]
+    assert main(["report", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert "rank_comm_imbalance (rank 1)" in text and "of the findings only those across ranks" in text
+
+
+def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job, tmp_path):
+    """Rank 1's folder left behind, the cluster outputs beside rank 0's: rank 1's step times come
+    from the cluster step trace, and the comparisons cover both ranks, as the warning says."""
+    job = tmp_path / "job"
+    shutil.copytree(level1_job, job)
+    shutil.rmtree(job / "rank1_ascend_pt")
+    want = _cluster_steps(job / "cluster_analysis_output")
+    s = open_session(job, cache=False)
+    assert s.ranks == [0]
+    got = {r[0]: r[1:] for r in s.con.execute(
+        "SELECT rank, step_source, kernel_count > 0, step_time_us FROM rank_summary").fetchall()}
+    assert got[0][:2] == ("step_trace_time.csv", True) and got[1][:2] == ("cluster_step_trace", False)
+    assert got[1][2] == pytest.approx(want[1][0], abs=1e-6)
+    assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2]
+    assert [r["rank"] for r in s.report["ranks"]] == [0]
+    partial = [i for i in s.health if i.what.startswith("partial rank set")]
+    assert len(partial) == 1 and "the step times msprof-analyze's cluster step trace gives of rank 1" in partial[0].fix
+    # Changed for rank 0, the cluster output is another run's: rank 1's copy is not compared.
+    trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"
+    trace.write_text(trace.read_text().replace(",8873.756", ",9873.756"))
+    s = open_session(job, cache=False)
+    assert s.con.execute("SELECT rank, apart, compared FROM rank_summary ORDER BY rank").fetchall() == [
+        (0, None, True), (1, "another run", False)]
+    assert s.report["cluster"]["spread"] == []
+    partial = [i for i in s.health if i.what.startswith("partial rank set")]
+    assert partial[0].fix.endswith("cover the loaded ranks only")
 
 
 @pytest.fixture(scope="module")
@@ -230,6 +300,10 @@ def test_cluster_outputs_of_another_run_are_said(real, level1_job, tmp_path):
     assert mismatch(job) == [("warning", "cluster_step_trace_time.csv does not match the ranks loaded: rank 0, its "
                                          "row without a step: not among its own files' steps (and 1 more); "
                                          "msprof-analyze's output of another run?")]
+    # Its ranks 2-7 are not compared with these two either.
+    apart = open_session(job, cache=False).con.execute(
+        "SELECT list(rank ORDER BY rank) FROM rank_summary WHERE apart = 'another run'").fetchone()[0]
+    assert apart == [2, 3, 4, 5, 6, 7]
     # Same steps, other figures: the step trace of the ranks' own files, one figure changed.
     shutil.rmtree(job / "cluster_analysis_output")
     shutil.copytree(LEVEL1_CLUSTER, job / "cluster_analysis_output")
@@ -341,8 +415,8 @@ def test_ranks_that_tie_name_the_lower_rank():
     from npu_tui.analysis.views import view_sql
 
     con = duckdb.connect()
-    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, 5, NULL), (1, 10.0, 2.0, 5, NULL),
-                   (2, 10.0, 2.0, 5, NULL)) t(rank, step_time_us, exposed_comm_us, kernel_count, apart)""")
+    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, true), (1, 10.0, 2.0, true),
+                   (2, 10.0, 2.0, true)) t(rank, step_time_us, exposed_comm_us, compared)""")
     con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
                    t(rank, step, step_us)""")

@@ -41,10 +41,11 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - step_windows: rank, step, start_ns, end_ns
 - step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us, step_us (stage + bubble), source
+  (a rank not loaded: msprof-analyze's cluster step trace, source cluster_step_trace)
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
-  free_us, step_source, apart (why the rank is not compared: ranks_apart; NULL when it is)
+  free_us, step_source, apart (why the rank is not compared: ranks_apart; NULL when it is), compared
 - rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
-  the ranks with kernels, not apart)
+  the ranks rank_summary compares: with kernels or the cluster step trace's steps, not apart)
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
 - rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
 - step_times: step, ranks, step_us (the slowest rank's), slow_rank

@@ -18,7 +18,9 @@ from .views import ensure_views
 SCHEMA_VERSION = 2
 TOP_OPERATORS = 5
 
-RANKS_SQL = "SELECT rank, device_id, kernel_count, kernel_time_us FROM rank_summary ORDER BY rank"
+# The ranks loaded (cluster.ranks adds those the cluster step trace alone gives).
+RANKS_SQL = """SELECT rank, device_id, kernel_count, kernel_time_us FROM rank_summary
+WHERE step_source IS DISTINCT FROM 'cluster_step_trace' ORDER BY rank"""
 STEPS_SQL = """SELECT b.rank, b.step, b.computing_us, b.comm_not_overlapped_us, b.overlapped_us, b.free_us, b.stage_us,
                       b.bubble_us, b.step_us, b.source, coalesce(f.outlier, false) AS outlier
                FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
@@ -243,7 +245,7 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
     con = profile.con
     if items is None:
         items = health(profile)
-    ensure_views(con, rules, ranks_apart(items, profile.ranks))
+    ensure_views(con, rules, ranks_apart(items, profile))
     got = _side_by_side(con, {
         "ranks": _query(RANKS_SQL), "steps": _query(STEPS_SQL), "stages": _query(STAGES_SQL),
         "step_account": _query(ACCOUNT_SQL), "step_account_check": _query(CHECK_SQL),

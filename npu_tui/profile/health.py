@@ -207,6 +207,9 @@ UNTOLD_PEERS = ("a rank not loaded is known only by its number within a communic
                 "rank: its own files, or the loaded ranks' profiler_metadata.json, would tell; ")
 PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until "
                "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
+PARTIAL_CLUSTER_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until then the "
+                       "cross-rank figures (slow rank, spreads) compare the others by the step times msprof-analyze's "
+                       "cluster step trace gives of {ranks}, and their kernels are missing")
 
 
 CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder beside cluster_analysis_output"
@@ -293,6 +296,10 @@ ORDER BY t.rank, t.step NULLS FIRST
 LIMIT 1
 """
 CLUSTER_SAME = 1e-4
+CLUSTER_OTHER_RUN = "does not match the ranks loaded"
+# The ranks the cluster step trace gives that are not loaded: it stands in for their own files.
+CLUSTER_RANKS = """SELECT DISTINCT rank FROM cluster_step_trace
+WHERE type = 'rank' AND rank IS NOT NULL AND NOT list_contains(?::INTEGER[], rank) ORDER BY rank"""
 CLUSTER_MISMATCH_FIX = ("run msprof-analyze cluster again on this folder, or move the old cluster_analysis_output "
                         "out of it")
 
@@ -358,7 +365,8 @@ def health(profile) -> List[HealthItem]:
         items.insert(0, HealthItem(
             "warning", None, where,
             "only msprof-analyze's cluster outputs here, no rank's own files: communication, links and "
-            "step times as it summed them, and no findings (they need each rank's kernels)", CLUSTER_ONLY_FIX, 0))
+            "each rank's step times as it summed them; of the findings only those across ranks (the others need "
+            "each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     no_kernels = profile.con.execute(NO_KERNELS, {"stopped_early": STOPPED_EARLY}).fetchall()
     for rank, path, fmt, cut in no_kernels:
         if rank in failed_ranks:
@@ -403,6 +411,10 @@ def health(profile) -> List[HealthItem]:
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
     missing, loaded, untold = profile.con.execute(PEERS, other_run).fetchone()
+    mismatch = _cluster_mismatch(profile)
+    stood_in = [] if mismatch or not profile.ranks else \
+        [rank for (rank,) in profile.con.execute(CLUSTER_RANKS, [list(profile.ranks)]).fetchall()]
+    partial_fix = PARTIAL_CLUSTER_FIX.format(ranks=rank_list(stood_in)) if stood_in else PARTIAL_FIX
     missing = missing or []
     world, held = profile.con.execute(
         "SELECT max(world_size), count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)",
@@ -416,18 +428,18 @@ def health(profile) -> List[HealthItem]:
             "warning", None, where,
             f"partial rank set: the communication data links to {' and '.join(told)}, not loaded"
             f"{' from this run' if runs else ''} ({loaded} of {'at least ' if untold else ''}{loaded + more} "
-            "ranks loaded)", (UNTOLD_PEERS if untold else "") + PARTIAL_FIX, 0))
+            "ranks loaded)", (UNTOLD_PEERS if untold else "") + partial_fix, 0))
     elif world and world > held:
         items.append(HealthItem(
             "warning", None, where,
             f"partial rank set: the traces give the job {world} ranks (its world size); "
-            f"{held} of them loaded", PARTIAL_FIX, 0))
+            f"{held} of them loaded", partial_fix, 0))
     sizes = profile.con.execute(WORLD_SIZES, other_run).fetchall()
     if len(sizes) > 1:
         said = "; ".join(f"{rank_list(ranks)} {'says' if len(ranks) == 1 else 'say'} {size}" for size, ranks in sizes)
         items.append(HealthItem("warning", None, where, f"the ranks disagree on the job's world size ({said}): "
                                 "traces of more than one job?", WORLD_SIZES_FIX, 0))
-    items += _cluster_mismatch(profile)
+    items += mismatch
     # One order for the report, the Overview and the health screen: errors, warnings, then what was
     # left out by design; within each, the most rows lost first, then the profile's own items, then
     # the ranks in order.
@@ -483,12 +495,15 @@ def _other_runs(profile) -> List[HealthItem]:
     return items
 
 
-def ranks_apart(items: List[HealthItem], ranks: List[int]) -> Dict[int, str]:
-    """The ranks of ``ranks`` what compares the ranks leaves out, and why: a file of theirs could
-    not be loaded whole, or they are another run's; every one where the processes loaded are
-    separate runs (discovery said so), which no comparison across ranks is about."""
+def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
+    """The ranks what compares the ranks leaves out, and why: a file of theirs could not be loaded
+    whole, or they are another run's; every one where the processes loaded are separate runs
+    (discovery said so), which no comparison across ranks is about; the ranks not loaded that the
+    cluster step trace gives, where it is another run's."""
     separate = any(NOT_DISTRIBUTED in i.what for i in items)
-    apart = {rank: "separate run" for rank in ranks} if separate else {}
+    apart = {rank: "separate run" for rank in profile.ranks} if separate else {}
+    if any(CLUSTER_OTHER_RUN in i.what for i in items):
+        apart.update({rank: "another run" for (rank,) in profile.con.execute(CLUSTER_RANKS, [list(profile.ranks)]).fetchall()})
     apart.update({i.rank: "another run" for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)})
     apart.update({i.rank: "not loaded whole" for i in failed(items) if i.rank is not None})
     return apart
@@ -521,7 +536,7 @@ def _cluster_mismatch(profile) -> List[HealthItem]:
     differs = (f"{at}: not among its own files' steps" if own is None else
                f"{at}: Computing {theirs:,.2f} us there, {own:,.2f} us in its own files")
     more = f" (and {n - 1} more)" if n > 1 else ""
-    return [HealthItem("warning", None, profile.named(file), f"{PurePath(file).name} does not match the ranks loaded: "
+    return [HealthItem("warning", None, profile.named(file), f"{PurePath(file).name} {CLUSTER_OTHER_RUN}: "
                        f"{differs}{more}; msprof-analyze's output of another run?", CLUSTER_MISMATCH_FIX, 0)]
 
 

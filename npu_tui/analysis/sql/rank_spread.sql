@@ -1,12 +1,8 @@
--- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; ranks without a kernel, or apart (rank_summary.apart), are not compared
--- A rank without a kernel (a trace cut before its device events) still has steps where the host
--- marked them, and no comm at all: 0 exposed comm is no measurement, and it would be the rank the
--- others wait for. A rank with a file cut short has lost an unknown part of its steps, and another
--- run's ran other steps: their figures would pass for a fast or a slow rank.
+-- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; only the ranks rank_summary compares (with kernels or the cluster step trace's steps, not apart)
 WITH m AS (
-    SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary WHERE kernel_count > 0 AND apart IS NULL
+    SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary WHERE compared
     UNION ALL
-    SELECT rank, 'exposed_comm', exposed_comm_us FROM rank_summary WHERE kernel_count > 0 AND apart IS NULL
+    SELECT rank, 'exposed_comm', exposed_comm_us FROM rank_summary WHERE compared
 )
 SELECT measure, count(*) AS ranks, min(v) AS min_us, max(v) AS max_us, avg(v ORDER BY rank) AS mean_us,
        CASE WHEN avg(v ORDER BY rank) > 0 THEN (max(v) - min(v)) / avg(v ORDER BY rank) ELSE 0.0 END AS spread,

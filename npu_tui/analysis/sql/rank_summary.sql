@@ -1,5 +1,5 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run), NULL when compared
-WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels),
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run), NULL when compared; compared: whether they take it (a rank with kernels or the cluster step trace's steps, not apart)
+WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels UNION SELECT DISTINCT rank FROM step_breakdown),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
            (max(start_ns + dur_ns) - min(start_ns)) / 1e3 AS span_us
@@ -14,11 +14,17 @@ s AS (
     FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
     GROUP BY b.rank
 )
+-- Compared: a rank without a kernel (a trace cut before its device events) still has steps where
+-- the host marked them, and no comm at all: 0 exposed comm is no measurement, and it would be the
+-- rank the others wait for (the cluster step trace's figures are a rank's own, copied). A rank with
+-- a file cut short has lost an unknown part of its steps, and another run's ran other steps: their
+-- figures would pass for a fast or a slow rank.
 SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id, coalesce(k.kernel_count, 0) AS kernel_count,
        coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, k.span_us, coalesce(s.steps, 0) AS steps,
        coalesce(s.outliers, 0) AS outliers,
        s.step_time_us, s.exposed_comm_us, s.free_us, s.step_source,
-       x.why AS apart
+       x.why AS apart,
+       (coalesce(k.kernel_count, 0) > 0 OR s.step_source = 'cluster_step_trace') AND x.why IS NULL AS compared
 FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)
 LEFT JOIN k USING (rank)

@@ -1,4 +1,4 @@
--- per rank and step: computing, comm not overlapped, overlapped, free, stage, bubble and the step's time (us) from step_trace_time.csv, else overlap lanes, else kernels
+-- per rank and step: computing, comm not overlapped, overlapped, free, stage, bubble and the step's time (us) from step_trace_time.csv, else overlap lanes, else kernels; for a rank whose own files are not here, from msprof-analyze's cluster_step_trace_time.csv
 -- The profiler's Stage leaves out a pipeline's bubble (its receives): the step is the two together.
 WITH traced AS (
     SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us,
@@ -11,6 +11,15 @@ laned AS (
 kerneled AS (
     SELECT * FROM step_breakdown_kernels
     WHERE rank NOT IN (SELECT rank FROM traced UNION ALL SELECT rank FROM laned)
+),
+-- msprof-analyze copies each rank's step trace; its Stage is the HCCL span in MindSpore's, so the
+-- step is what the lanes partition it into: computing + comm not overlapped + free.
+clustered AS (
+    SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us,
+           step_us - coalesce(bubble_us, 0) AS stage_us, bubble_us, step_us, 'cluster_step_trace' AS source
+    FROM (SELECT *, computing_us + comm_not_overlapped_us + free_us AS step_us FROM cluster_step_trace
+          WHERE type = 'rank' AND rank IS NOT NULL)
+    WHERE rank NOT IN (SELECT rank FROM ranks UNION ALL SELECT rank FROM kernels)
 )
-SELECT * FROM traced UNION ALL SELECT * FROM laned UNION ALL SELECT * FROM kerneled
+SELECT * FROM traced UNION ALL SELECT * FROM laned UNION ALL SELECT * FROM kerneled UNION ALL SELECT * FROM clustered
 ORDER BY rank, step

@@ -86,7 +86,10 @@ def account_text(report: dict, width: int = 100) -> Text:
     rows = report.get("step_account", [])
     text = Text().append("Step account, per step", style="bold")
     if not rows:
-        return text.append("\n  no step data in this profile", style="dim")
+        # (step times without kernels: msprof-analyze's cluster step trace alone)
+        why = "no kernels to account for; each rank's step time: 5 Ranks" if report.get("steps") else \
+            "no step data in this profile"
+        return text.append(f"\n  {why}", style="dim")
     check = account_check(report.get("step_account_check", []))
     if check:
         line, differs = check
