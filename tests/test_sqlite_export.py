@@ -750,3 +750,39 @@ def test_a_db_beside_the_text_export_is_said_to_be_left_for_it(real, tmp_path, s
         q = f"SELECT * EXCLUDE (device_id) FROM {table} ORDER BY ALL" if table == "step_trace" else \
             f"SELECT * FROM {table} ORDER BY ALL"
         assert p.con.execute(q).fetchall() == text.con.execute(q).fetchall(), table
+
+
+@pytest.mark.parametrize("beside", [False, True], ids=["db alone", "json beside"])
+def test_a_db_copied_alone_names_its_groups_from_its_meta_data(real, tmp_path, beside):
+    """torch_npu copies profiler_metadata.json into the db's META_DATA: a rank folder holding the db
+    alone still tells which of the job's ranks a group's numbers are (here, a group of ranks 0 and
+    8-14, so its local 1 is rank 8); beside the json, the groups are read once."""
+    from npu_tui.profile.sources.profiler_metadata import group_hash
+    from npu_tui.session import open_session
+
+    src, db = db_copy(real, tmp_path)
+    shutil.copy(src.with_name("analysis.db"), db.with_name("analysis.db"))
+    info = {"comm_world": {"group_name": "world", "group_rank": 0, "global_ranks": [0, *range(8, 15)]}}
+    with sqlite3.connect(db.with_name("analysis.db")) as w:
+        w.execute("UPDATE CommAnalyzerMatrix SET group_name = ?", [group_hash("comm_world")])
+    with sqlite3.connect(db) as w:
+        w.execute("INSERT INTO META_DATA VALUES ('parallel_group_info', ?)", [json.dumps(info)])
+    if beside:
+        (db.parents[1] / "profiler_metadata.json").write_text(json.dumps({"parallel_group_info": info}))
+    s = open_session(tmp_path / "rank0_ascend_pt", cache=False)
+    assert s.con.execute("SELECT local_rank, global_rank, label FROM comm_groups ORDER BY local_rank").fetchall() == [
+        (i, g, "world") for i, g in enumerate([0, *range(8, 15)])]
+    links = s.con.execute("SELECT DISTINCT src_rank, dst_rank, comm_group FROM comm_links ORDER BY ALL").fetchall()
+    assert links == [(0, g, "world") for g in [0, *range(8, 15)]]
+    (item,) = [i for i in s.health if "partial rank set" in i.what]
+    assert "links to ranks 8–14, not loaded" in item.what
+
+
+def test_a_db_whose_meta_data_groups_do_not_parse_says_so(real, tmp_path):
+    src, db = db_copy(real, tmp_path)
+    with sqlite3.connect(db) as w:
+        w.execute("INSERT INTO META_DATA VALUES ('parallel_group_info', '{\"comm_world\": {')")
+    p = load_profile(tmp_path / "rank0_ascend_pt")
+    (note,) = [n for (n,) in p.con.execute("SELECT note FROM load_log WHERE kind = 'sqlite_export'").fetchall() if n]
+    assert note == "META_DATA's parallel_group_info is not valid JSON: the groups' ranks are unknown"
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] > 0

@@ -3,7 +3,8 @@ of a distributed run, ``parallel_group_info``: ``{<hccl comm name>: {"group_name
 "group_rank": 1, "global_ranks": [2, 3]}}`` (torch_npu's profiler_interface). The comm files name a
 group by a hash of its comm name (``op@<hash>``) and number its ranks locally, 0 to its size - 1:
 local n is the n-th of its global ranks in order (torch sorts a group's ranks), as msprof-analyze
-reads it. Its other keys (environment variables, a user's own) are not read.
+reads it. Its other keys (environment variables, a user's own) are not read. torch_npu copies each
+key into a db export's META_DATA too, where a db copied without the file beside it gives them.
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     if not isinstance(doc, dict):
         raise SourceError("not a JSON object")
     groups = doc.get(GROUPS)
-    if groups is None:
-        return LoadResult(rows=0)
+    return LoadResult(rows=0) if groups is None else insert_groups(con, groups, ctx.rank)
+
+
+def insert_groups(con: duckdb.DuckDBPyConnection, groups, rank: int) -> LoadResult:
+    """Rank ``rank``'s comm_groups rows from a parallel_group_info value, as parsed."""
     if not isinstance(groups, dict):
         return LoadResult(rows=0, skipped=1, note=f"{GROUPS} is not an object: the groups' ranks are unknown")
     rows, skipped = [], 0
@@ -64,7 +68,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             skipped += 1
             continue
         label = group.get("group_name")
-        rows += [(ctx.rank, group_hash(comm_name), comm_name, label if isinstance(label, str) and label else None,
+        rows += [(rank, group_hash(comm_name), comm_name, label if isinstance(label, str) and label else None,
                   local, glob) for local, glob in enumerate(ranks)]
     if rows:
         con.executemany(INSERT, rows)

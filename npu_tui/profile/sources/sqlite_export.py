@@ -14,6 +14,7 @@ DuckDB staging tables as text, and mapped to the canonical tables by SQL.
 from __future__ import annotations
 
 import csv
+import json
 import re
 import shutil
 import sqlite3
@@ -26,6 +27,7 @@ import duckdb
 
 from ...text import gap_words
 from ..errors import SourceError
+from . import profiler_metadata
 from .base import LoadResult, RankContext
 from .csvfile import col
 
@@ -558,6 +560,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         n = _insert(con, sql.format(**fields), rank)
         total = con.execute("SELECT count(*) " + read.format(table=table, **fields)).fetchone()[0]
         rows, skipped = rows + n, skipped + total - n
+    groups = _groups(con, ctx, cols)
+    rows, skipped = rows + groups.rows, skipped + groups.skipped
+    note = "; ".join(filter(None, [note, groups.note]))
     if given and not rows and not note:
         # Without device tasks (analysis.db) no run is claimed.
         if "kernels" in given:
@@ -565,6 +570,26 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         else:
             note = f"db export beside files that gave the {', '.join(given)}: not loaded"
     return LoadResult(rows=rows, skipped=skipped, note=note)
+
+
+# torch_npu's copy of profiler_metadata.json in META_DATA: a value per key, as JSON text.
+META_GROUPS = f"SELECT value FROM stg_db_META_DATA WHERE lower(name) = '{profiler_metadata.GROUPS}' LIMIT 1"
+
+
+def _groups(con, ctx: RankContext, cols: Dict[str, List[str]]) -> LoadResult:
+    """The communication groups META_DATA holds, where the rank's profiler_metadata.json (the same)
+    is not beside the db, and no other db of the rank gave them."""
+    if "META_DATA" not in cols or profiler_metadata.KIND in ctx.files or _rank_has(con, "comm_groups", ctx.rank):
+        return LoadResult(rows=0)
+    row = con.execute(META_GROUPS).fetchone()
+    if row is None or row[0] is None:
+        return LoadResult(rows=0)
+    try:
+        groups = json.loads(row[0])
+    except ValueError:
+        return LoadResult(rows=0, skipped=1, note=f"META_DATA's {profiler_metadata.GROUPS} is not valid JSON: "
+                                                  "the groups' ranks are unknown")
+    return profiler_metadata.insert_groups(con, groups, ctx.rank)
 
 
 def _spellings(column: str) -> Tuple[str, ...]:
