@@ -436,6 +436,34 @@ def test_an_archive_of_a_profile_says_to_extract_it(real, tmp_path):
         load_profile(tmp_path)
 
 
+def test_a_file_where_a_rank_or_output_folder_should_be_is_said(real, tmp_path):
+    """A rank folder that is a file (an archive without its ending, a copy gone wrong), or a rank's
+    ASCEND_PROFILER_OUTPUT that is: its data is there and not read. It had been silent: the job
+    loaded as if it had one rank fewer, or the rank said to lack each of its files."""
+    import tarfile
+
+    from npu_tui.profile.health import failed
+
+    job = tmp_path / "job"
+    shutil.copytree(real / LEVEL1 / "rank0_ascend_pt", job / "rank0_ascend_pt")
+    with tarfile.open(job / "rank1_ascend_pt", "w") as tar:  # an archive named as the folder
+        tar.add(real / LEVEL1 / "rank1_ascend_pt", arcname="rank1_ascend_pt")
+    shutil.copytree(real / LEVEL1 / "rank1_ascend_pt", job / "rank2_ascend_pt")
+    out = job / "rank2_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    shutil.rmtree(out)
+    out.write_bytes(b"")
+    items = failed(health(load_profile(job)))
+    assert [(i.file, i.what) for i in items] == [
+        (str(job / "rank1_ascend_pt"), "rank1_ascend_pt is a file where a folder should be: what it holds is left out"),
+        (str(out), "ASCEND_PROFILER_OUTPUT is a file where a folder should be: what it holds is left out")]
+    # Alone in the folder opened: said, not "no profiler output found" alone.
+    (tmp_path / "alone").mkdir()
+    (job / "rank1_ascend_pt").rename(tmp_path / "alone" / "rank1_ascend_pt")
+    with pytest.raises(ProfileError, match=r"no profiler output found, but rank1_ascend_pt is a file where a "
+                                           r"folder should be: if an archive"):
+        load_profile(tmp_path / "alone")
+
+
 def test_text_and_db_exports_of_one_run_load_once(real, tmp_path):
     """export_type=[text, db] writes both; no table may double."""
     text_only = load_profile(real / LEVEL1 / "rank0_ascend_pt")

@@ -156,6 +156,9 @@ LINK_LOOP = "a link in a loop (it leads back to itself)"
 FOLDER_GONE = "folder gone"
 # A folder beside the profile that was not looked into (not one of its parts): a warning.
 NOT_SEARCHED = "folder not searched"
+# A rank folder, PROF_* folder or output folder that is a file (an archive without its ending, a
+# copy gone wrong): its rank's data is in it, and not read.
+NOT_A_FOLDER = "a file where a folder should be"
 
 
 def _listing(folder: Path) -> List[Path]:
@@ -249,6 +252,11 @@ def _note_not_file(p: Path) -> None:
 def _folder_named(p: Path) -> bool:
     """A name a rank or msprof folder goes by (one gathered by a link, say)."""
     return p.name.endswith(RANK_DIR_SUFFIXES) or p.name.startswith("PROF_")
+
+
+def _files_as_folders(folder: Path) -> List[Tuple[Path, str]]:
+    """The files in ``folder`` under a rank or PROF_* folder's name."""
+    return [(f, NOT_A_FOLDER) for f in _files(folder) if _folder_named(f)]
 
 
 def _what_instead(p: Path) -> Optional[str]:
@@ -478,7 +486,9 @@ def _rank_source(folder: Path, modules: List[ModuleType]) -> RankSource:
     if files and _is_file(metadata):
         files.setdefault(profiler_metadata.KIND, [metadata])
     fmt = "db" if set(files) - {profiler_metadata.KIND} == {"sqlite_export"} else "torch_npu"
-    return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info, info_problem=problem)
+    left_out = [(out_dir, NOT_A_FOLDER)] if _is_file(out_dir) else []
+    return RankSource(root=folder, source_format=fmt, files=files, rank=rank, info=info, info_problem=problem,
+                      left_out=left_out)
 
 
 def may_be_parsing(folder: Path) -> bool:
@@ -997,12 +1007,12 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if rank_dirs:
         ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
-        return Discovery(path, "cluster", ranks,
-                         problems=unparsed + _info_problems(ranks) + _around_ranks(path, subdirs, modules))
+        return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + _files_as_folders(path)
+                         + _around_ranks(path, subdirs, modules))
     if profs:
         below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR], prof=True)
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
-                         problems=_beside(path, modules, "the PROF_* folders") + below)
+                         problems=_beside(path, modules, "the PROF_* folders") + _files_as_folders(path) + below)
     # (by its parent's own name: `device_0` or `../device_0` opened from a folder names none)
     if path.name.startswith("device_") and Path(os.path.abspath(path)).parent.name.startswith("PROF_"):
         # (one rank of the whole PROF folder, its merged output or db export, is this device's)
@@ -1033,6 +1043,11 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         why = f" (not one job: {apart})" if apart else ""
         raise ProfileError(f"{path}: no profile here; profiles were found under {names}{more}{why}", hint)
     archives = sorted(f.name for f in _files(path) if f.name.endswith(ARCHIVES))
+    as_folders = [f.name for f, _ in _files_as_folders(path) if f.name not in archives]
+    if as_folders and not archives:
+        raise ProfileError(f"{path}: no profiler output found, but {', '.join(as_folders[:3])} "
+                           f"{'is' if len(as_folders) == 1 else 'are'} {NOT_A_FOLDER}: if an archive (`file` says "
+                           "which), extract it and open what it gives")
     if archives:
         one = len(archives) == 1
         raise ProfileError(f"{path}: no profiler output found, but {'an archive' if one else 'archives'} "

@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Tuple
 
 from ..text import gap_words, path_text, rank_list
-from .discover import NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
+from .discover import NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
@@ -73,6 +73,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "for an I/O error or a stale handle, check the disk or the network mount it is on"),
     (re.escape(UNKNOWN_UNREADABLE), "{name} {note}: left out", "make it readable (chmod a+r on the file), "
      "or move it out of the profile's folder if it is none of the profiler's"),
+    (re.escape(NOT_A_FOLDER), "{name} is {note}: what it holds is left out", "if it is an archive (`file` says "
+     "which), extract it in its place; else copy the folder again from where the profiler wrote it"),
     (r"^folder gone", "{folder}/ is {note_head}: left out", "mount or copy again the folder the link points "
      "to, or remove the link"),
     (r"^another profile beside", "{name}: {note}, not loaded", "open it on its own, or move it out "
@@ -140,7 +142,7 @@ KERNELS_OFF = re.compile(r"holds ([\d,]+) kernels? (" + re.escape(FEWER) + "|" +
 # A rank folder the profiler is still writing, or one that cannot be read, or an entry under a
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
-                      r"^not split by device|^" + re.escape(UNKNOWN_UNREADABLE))
+                      r"^not split by device|^" + re.escape(UNKNOWN_UNREADABLE) + "|^" + re.escape(NOT_A_FOLDER))
 # A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
