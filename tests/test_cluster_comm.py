@@ -216,6 +216,9 @@ def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
     assert main(["report", str(folder)]) == 0
     text = capsys.readouterr().out
     assert "rank_comm_imbalance (rank 1)" in text and "of the findings only those across ranks" in text
+    # the ranks side by side, though none is loaded
+    ranks = text[text.index("\nRanks\n"):]
+    assert "slow rank" in ranks and ranks.count("cluster_step_trace") == 8
 
 
 def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job, tmp_path):
@@ -234,7 +237,25 @@ def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job
     assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2]
     assert [r["rank"] for r in s.report["ranks"]] == [0]
     partial = [i for i in s.health if i.what.startswith("partial rank set")]
-    assert len(partial) == 1 and "the step times msprof-analyze's cluster step trace gives of rank 1" in partial[0].fix
+    assert len(partial) == 1 and "cover the loaded ranks, and rank 1 by the step times" in partial[0].fix
+    # rank 1 waits per call from cluster_communication.json, its own file not here: rank 0 waits
+    # for it at the collectives
+    waits = {w["rank"]: w for w in s.report["cluster"]["waits"]}
+    assert waits.keys() == {0, 1} and waits[1]["waited_for"] and waits[0]["wait_ms"] > waits[1]["wait_ms"]
+    # Without a step (msprof-analyze's rows of msprof ranks: the whole profile summed), rank 1 is
+    # not set beside rank 0's mean step: said, not compared.
+    trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"
+    text = trace.read_text()
+    trace.write_text(text.replace("\n50,rank,1,", "\n,rank,1,"))
+    s = open_session(job, cache=False)
+    assert s.con.execute("SELECT rank, apart, compared FROM rank_summary ORDER BY rank").fetchall() == [
+        (0, None, True), (1, "other steps", False)]
+    assert s.report["cluster"]["spread"] == []
+    assert s.con.execute("SELECT step, ranks FROM step_times").fetchall() == [(50, 1)]
+    from npu_tui.analysis.render import render
+    assert "Not compared: rank 1 (other steps); other steps: msprof-analyze's cluster step trace gives them " \
+        "other steps than the loaded ranks' (a row without a step sums the whole profile).\n" in render(s.report, "text")
+    trace.write_text(text)
     # Changed for rank 0, the cluster output is another run's: rank 1's copy is not compared.
     trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"
     trace.write_text(trace.read_text().replace(",8873.756", ",9873.756"))
@@ -244,6 +265,34 @@ def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job
     assert s.report["cluster"]["spread"] == []
     partial = [i for i in s.health if i.what.startswith("partial rank set")]
     assert partial[0].fix.endswith("cover the loaded ranks only")
+
+
+def test_a_loaded_rank_of_another_run_is_no_mismatch_of_the_cluster_output(real, level1_job, tmp_path):
+    """A rank folder of another run beside the job's (said, not compared): the cluster output, the
+    job's, does not match it, and is no other run's for that; the ranks it stands in for are compared."""
+    job = tmp_path / "job"
+    shutil.copytree(level1_job, job)
+    late = job / "rank1_ascend_pt"
+    # rank 1 copied as rank 2 (the cluster output's rank 2: the same figures); rank 1 another run's
+    shutil.copytree(late, job / "rank2_ascend_pt")
+    info = job / "rank2_ascend_pt" / "profiler_info_1.json"
+    doc = json.loads(info.read_text())
+    doc["rank_id"] = 2
+    info.unlink()
+    (job / "rank2_ascend_pt" / "profiler_info_2.json").write_text(json.dumps(doc))
+    kernels = late / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    kernels.write_text(re.sub(r",(17\d{14})\.", lambda m: f",{int(m[1]) + 120_000_000}.", kernels.read_text()))
+    trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"
+    rows = trace.read_text().splitlines()
+    rank1 = next(r for r in rows if r.startswith("50,rank,1,"))
+    stand_in = rank1.replace("50,rank,1,", "50,rank,3,")
+    trace.write_text("\n".join(rows[:2] + [rank1.replace("8878.295", "8000.0"), rank1.replace(",rank,1,", ",rank,2,"),
+                                           stand_in]) + "\n")
+    s = open_session(job, cache=False)
+    assert [i.what for i in s.health if "does not match" in i.what] == []
+    assert [i.rank for i in s.health if "another run's" in i.what] == [1]
+    apart = dict(s.con.execute("SELECT rank, apart FROM rank_summary").fetchall())
+    assert apart == {0: None, 1: "another run", 2: None, 3: None}
 
 
 @pytest.fixture(scope="module")
@@ -415,8 +464,8 @@ def test_ranks_that_tie_name_the_lower_rank():
     from npu_tui.analysis.views import view_sql
 
     con = duckdb.connect()
-    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, true), (1, 10.0, 2.0, true),
-                   (2, 10.0, 2.0, true)) t(rank, step_time_us, exposed_comm_us, compared)""")
+    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, true, NULL), (1, 10.0, 2.0, true, NULL),
+                   (2, 10.0, 2.0, true, NULL)) t(rank, step_time_us, exposed_comm_us, compared, apart)""")
     con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
                    t(rank, step, step_us)""")

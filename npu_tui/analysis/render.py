@@ -206,18 +206,24 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                       md, pct=("idle_reserved_share", "growth"))
 
     cluster = report.get("cluster", {})
-    if len(report["ranks"]) > 1:
+    if len(report.get("cluster", {}).get("ranks", [])) > 1:  # (with the ranks the cluster step trace gives)
         out += _heading("Ranks", md)
         out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"), ("outliers", "warm-up"),
                                                  ("step_time_us", "step time, per step (us)"),
-                                                 ("exposed_comm_us", "exposed comm, per step (us)")], md)
+                                                 ("exposed_comm_us", "exposed comm, per step (us)"),
+                                                 ("step_source", "from")], md)
         out += _table(cluster.get("spread", []), [("measure", "measure (per step)"), ("min_us", "min (us)"),
                                                   ("max_us", "max (us)"), ("mean_us", "mean (us)"),
                                                   ("spread", "(max-min)/mean"), ("slow_rank", "slow rank")],
                       md, pct=("spread",))
         apart = [f"rank {r['rank']} ({r['apart']})" for r in cluster.get("ranks", []) if r.get("apart")]
         if apart:
-            out += [f"Not compared: {', '.join(apart)}; see Data health.", ""]
+            # (other steps: the analysis tells, from the steps; the health check the other reasons)
+            why = {r["apart"] for r in cluster["ranks"] if r.get("apart")}
+            said = (["other steps: msprof-analyze's cluster step trace gives them other steps than the loaded "
+                     "ranks' (a row without a step sums the whole profile)"] if "other steps" in why else []) + (
+                ["see Data health"] if why - {"other steps"} else [])
+            out += [f"Not compared: {', '.join(apart)}; {'; '.join(said)}.", ""]
     if cluster.get("comm_ops"):
         out += _heading("Communication ops (ms, total)", md)
         out += _table(cluster["comm_ops"], [("rank", "rank"), ("op_type", "op"), ("ops", "count"),

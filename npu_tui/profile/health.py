@@ -210,8 +210,8 @@ UNTOLD_PEERS = ("a rank not loaded is known only by its number within a communic
 PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until "
                "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
 PARTIAL_CLUSTER_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until then the "
-                       "cross-rank figures (slow rank, spreads) compare the others by the step times msprof-analyze's "
-                       "cluster step trace gives of {ranks}, and their kernels are missing")
+                       "cross-rank figures (slow rank, spreads) cover the loaded ranks, and {ranks} by the step times "
+                       "msprof-analyze's cluster step trace gives where its steps are theirs (their kernels are missing)")
 
 
 CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder beside cluster_analysis_output"
@@ -287,13 +287,13 @@ MISSING_FILE_PARSING = ("if its parse is still running (its raw PROF_* data is t
 # (Computing: Stage is MindSpore's HCCL span, which its ranks' step_trace does not keep)
 CLUSTER_MISMATCH = """
 WITH own AS (SELECT s.rank, s.step, s.computing_us FROM step_trace s JOIN ranks r USING (rank)
-             WHERE r.source_format IN ('torch_npu', 'db')),
+             WHERE r.source_format IN ('torch_npu', 'db') AND NOT list_contains($other_run::INTEGER[], s.rank)),
 theirs AS (SELECT rank, step, computing_us FROM cluster_step_trace
            WHERE type = 'rank' AND rank IN (SELECT rank FROM own))
 SELECT (SELECT min(file) FROM load_log WHERE kind IN ('cluster_step_trace', 'cluster_db')), t.rank, t.step,
        t.computing_us, o.computing_us, count(*) OVER ()
 FROM theirs t LEFT JOIN own o ON o.rank = t.rank AND o.step IS NOT DISTINCT FROM t.step
-WHERE o.rank IS NULL OR abs(t.computing_us - o.computing_us) > ? * greatest(abs(o.computing_us), 1)
+WHERE o.rank IS NULL OR abs(t.computing_us - o.computing_us) > $same * greatest(abs(o.computing_us), 1)
 ORDER BY t.rank, t.step NULLS FIRST
 LIMIT 1
 """
@@ -413,7 +413,7 @@ def health(profile) -> List[HealthItem]:
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
     missing, loaded, untold = profile.con.execute(PEERS, other_run).fetchone()
-    mismatch = _cluster_mismatch(profile)
+    mismatch = _cluster_mismatch(profile, other_run)
     stood_in = [] if mismatch or not profile.ranks else \
         [rank for (rank,) in profile.con.execute(CLUSTER_RANKS, [list(profile.ranks)]).fetchall()]
     partial_fix = PARTIAL_CLUSTER_FIX.format(ranks=rank_list(stood_in)) if stood_in else PARTIAL_FIX
@@ -527,10 +527,11 @@ def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
     return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}{trace}")
 
 
-def _cluster_mismatch(profile) -> List[HealthItem]:
+def _cluster_mismatch(profile, other_run: dict) -> List[HealthItem]:
     """msprof-analyze's cluster step trace copies each rank's step_trace_time rows; one that holds
-    another Computing for a rank loaded here is another run's (a job run again into the folder)."""
-    row = profile.con.execute(CLUSTER_MISMATCH, [CLUSTER_SAME]).fetchone()
+    another Computing for a rank loaded here (of the run loaded: ``other_run``'s ranks are not) is
+    another run's (a job run again into the folder)."""
+    row = profile.con.execute(CLUSTER_MISMATCH, {**other_run, "same": CLUSTER_SAME}).fetchone()
     if row is None:
         return []
     file, rank, step, theirs, own, n = row

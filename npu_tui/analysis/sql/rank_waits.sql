@@ -2,13 +2,14 @@
 -- A fast rank waits at every collective for the slow one, so the rank with the most comm time is
 -- usually a waiting one. In each group the rank waited for is the one that comes last to most of
 -- the calls and whose peers wait longest per call beyond its own wait.
--- The ranks' communication.json, else msprof-analyze's cluster_communication.json (every rank's);
--- not of the ranks apart (another run's calls are not these, a cut rank's are not all there).
+-- The ranks' communication.json, else (a rank not loaded, or without one) msprof-analyze's
+-- cluster_communication.json; not of the ranks apart (another run's calls are not these, a cut
+-- rank's are not all there).
 WITH source AS (
     SELECT rank, group_name, op_name, wait_ms, start_us FROM comm_ops
     UNION ALL
     SELECT rank, group_name, op_name, wait_ms, start_us FROM cluster_comm_ops
-    WHERE NOT EXISTS (SELECT 1 FROM comm_ops)
+    WHERE rank NOT IN (SELECT rank FROM comm_ops)
 ),
 kept AS (SELECT * FROM source WHERE rank NOT IN (SELECT rank FROM ranks_apart)),
 calls AS (

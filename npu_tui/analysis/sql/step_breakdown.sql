@@ -13,11 +13,14 @@ kerneled AS (
     WHERE rank NOT IN (SELECT rank FROM traced UNION ALL SELECT rank FROM laned)
 ),
 -- msprof-analyze copies each rank's step trace; its Stage is the HCCL span in MindSpore's, so the
--- step is what the lanes partition it into: computing + comm not overlapped + free.
+-- step is what the lanes partition it into: computing + comm not overlapped + free (an empty cell
+-- none, as MindSpore's own step trace reads it).
 clustered AS (
     SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us,
            step_us - coalesce(bubble_us, 0) AS stage_us, bubble_us, step_us, 'cluster_step_trace' AS source
-    FROM (SELECT *, computing_us + comm_not_overlapped_us + free_us AS step_us FROM cluster_step_trace
+    FROM (SELECT * REPLACE (coalesce(comm_not_overlapped_us, 0) AS comm_not_overlapped_us, coalesce(free_us, 0) AS free_us),
+                 computing_us + coalesce(comm_not_overlapped_us, 0) + coalesce(free_us, 0) AS step_us
+          FROM cluster_step_trace
           WHERE type = 'rank' AND rank IS NOT NULL)
     WHERE rank NOT IN (SELECT rank FROM ranks UNION ALL SELECT rank FROM kernels)
 )

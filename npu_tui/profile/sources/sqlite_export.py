@@ -560,9 +560,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         n = _insert(con, sql.format(**fields), rank)
         total = con.execute("SELECT count(*) " + read.format(table=table, **fields)).fetchone()[0]
         rows, skipped = rows + n, skipped + total - n
-    groups = _groups(con, ctx, cols)
-    rows, skipped = rows + groups.rows, skipped + groups.skipped
-    note = "; ".join(filter(None, [note, groups.note]))
+    groups = _groups(con, ctx, cols)  # (not counted in its rows: those say whether its tables were read)
+    skipped, note = skipped + groups.skipped, "; ".join(filter(None, [note, groups.note]))
     if given and not rows and not note:
         # Without device tasks (analysis.db) no run is claimed.
         if "kernels" in given:
