@@ -333,6 +333,21 @@ def test_cluster_outputs_agree_with_the_ranks_own_files(level1_job):
     assert {r["source"] for r in s.report["cluster"]["comm_ops"]} == {"communication.json"}
 
 
+def test_msprof_ranks_take_no_stand_ins_from_the_cluster_step_trace(real, tmp_path):
+    """msprof-analyze numbers msprof's ranks without a rank id in order, npu-tui by their device: its
+    rank 1 may be a device loaded here under another number. Beside msprof's ranks its step trace
+    stands in for none (they were compared as ranks not loaded, the same device twice)."""
+    prof = "PROF_000001_20230818142704322_COJGGGCANRMICFBC"
+    job = tmp_path / "job"
+    shutil.copytree(real / "mindinsight-msprof-2dev-hccl" / prof, job / prof)
+    shutil.copytree(LEVEL1_CLUSTER, job / "cluster_analysis_output")
+    s = open_session(job, cache=False)
+    assert s.con.execute("SELECT DISTINCT source_format FROM ranks").fetchall() == [("msprof",)]
+    assert s.con.execute("SELECT count(*) FROM cluster_step_trace WHERE type = 'rank'").fetchone() == (2,)
+    assert s.con.execute("SELECT list(rank ORDER BY rank) FROM rank_summary").fetchone()[0] == s.ranks
+    assert "cluster_step_trace" not in {r["step_source"] for r in s.report["cluster"]["ranks"]}
+
+
 def test_cluster_outputs_of_another_run_are_said(real, level1_job, tmp_path):
     """msprof-analyze's outputs left from another run (a job run again into the folder) were shown
     beside the ranks' own figures, 13x apart, in a report without a warning. Its step trace copies

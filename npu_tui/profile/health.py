@@ -299,9 +299,11 @@ LIMIT 1
 """
 CLUSTER_SAME = 1e-4
 CLUSTER_OTHER_RUN = "does not match the ranks loaded"
-# The ranks the cluster step trace gives that are not loaded: it stands in for their own files.
+# The ranks the cluster step trace gives that are not loaded: it stands in for their own files; not
+# beside msprof's ranks, whose numbers are not msprof-analyze's (as step_breakdown's stand-ins).
 CLUSTER_RANKS = """SELECT DISTINCT rank FROM cluster_step_trace
-WHERE type = 'rank' AND rank IS NOT NULL AND NOT list_contains(?::INTEGER[], rank) ORDER BY rank"""
+WHERE type = 'rank' AND rank IS NOT NULL AND NOT list_contains(?::INTEGER[], rank)
+  AND NOT EXISTS (SELECT 1 FROM ranks WHERE source_format = 'msprof') ORDER BY rank"""
 CLUSTER_MISMATCH_FIX = ("run msprof-analyze cluster again on this folder, or move the old cluster_analysis_output "
                         "out of it")
 
