@@ -333,6 +333,20 @@ def test_cluster_outputs_agree_with_the_ranks_own_files(level1_job):
     assert {r["source"] for r in s.report["cluster"]["comm_ops"]} == {"communication.json"}
 
 
+def test_a_rank_whose_step_trace_has_no_kernels_beside_it_is_compared(real, tmp_path):
+    """Rank 1 copied without its kernel files: step_trace_time.csv measured its steps all the same,
+    as the cluster step trace's copy of them does for a rank not loaded; it had been left out of
+    the spreads as a rank without kernels (whose steps only the host marked)."""
+    job = tmp_path / "job"
+    shutil.copytree(real / TEXT / "level1", job)
+    for name in ("kernel_details.csv", "trace_view.json"):
+        (job / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / name).unlink()
+    s = open_session(job, cache=False)
+    got = s.con.execute("SELECT rank, kernel_count > 0, step_source, compared FROM rank_summary ORDER BY rank").fetchall()
+    assert got == [(0, True, "step_trace_time.csv", True), (1, False, "step_trace_time.csv", True)]
+    assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2]
+
+
 def test_msprof_ranks_take_no_stand_ins_from_the_cluster_step_trace(real, tmp_path):
     """msprof-analyze numbers msprof's ranks without a rank id in order, npu-tui by their device: its
     rank 1 may be a device loaded here under another number. Beside msprof's ranks its step trace

@@ -45,7 +45,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
   free_us, step_source, apart (why the rank is not compared: ranks_apart; NULL when it is), compared
 - rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
-  the ranks rank_summary compares: with kernels or the cluster step trace's steps, not apart)
+  the ranks rank_summary compares: with kernels or a step trace's steps, not apart)
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
 - rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
 - step_times: step, ranks, step_us (the slowest rank's), slow_rank

@@ -1,4 +1,4 @@
--- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; only the ranks rank_summary compares (with kernels or the cluster step trace's steps, not apart)
+-- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; only the ranks rank_summary compares (with kernels or a step trace's steps, not apart)
 WITH m AS (
     SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary WHERE compared
     UNION ALL

@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run; of a rank not loaded, other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or the cluster step trace's steps, not apart)
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run; of a rank not loaded, other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart)
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels UNION SELECT DISTINCT rank FROM step_breakdown),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -30,16 +30,16 @@ why AS (
 )
 -- Compared: a rank without a kernel (a trace cut before its device events) still has steps where
 -- the host marked them, and no comm at all: 0 exposed comm is no measurement, and it would be the
--- rank the others wait for (the cluster step trace's figures are a rank's own, copied). A rank with
--- a file cut short has lost an unknown part of its steps, and another run's ran other steps: their
--- figures would pass for a fast or a slow rank.
+-- rank the others wait for; a profiler's step trace (the rank's own, or the cluster's copy of it)
+-- measured its steps, kernels or not. A rank with a file cut short has lost an unknown part of its
+-- steps, and another run's ran other steps: their figures would pass for a fast or a slow rank.
 SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id, coalesce(k.kernel_count, 0) AS kernel_count,
        coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, k.span_us, coalesce(s.steps, 0) AS steps,
        coalesce(s.outliers, 0) AS outliers,
        s.step_time_us, s.exposed_comm_us, s.free_us, s.step_source,
        x.why AS apart,
-       (coalesce(k.kernel_count, 0) > 0 OR coalesce(s.step_source = 'cluster_step_trace', false)) AND x.why IS NULL
-           AS compared
+       (coalesce(k.kernel_count, 0) > 0 OR coalesce(s.step_source NOT IN ('kernels', 'overlap_lanes'), false))
+           AND x.why IS NULL AS compared
 FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)
 LEFT JOIN k USING (rank)
