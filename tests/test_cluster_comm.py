@@ -211,6 +211,10 @@ def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
     assert spread["exposed_comm"]["slow_rank"] == 1
     assert [(f["rule"], f["rank"]) for f in s.report["findings"]] == [("rank_comm_imbalance", 1)]
     assert s.report["ranks"] == []  # the ranks loaded: none
+    # how much of each comm op no compute covers is not known without kernels: not 0
+    from npu_tui.tui.panes.comm import exposure_text
+    assert {o["exposed_ms"] for o in s.report["cluster"]["comm_ops"]} == {None}
+    assert "no kernels to place the comm ops among" in exposure_text(s.report).plain
     formats = s.con.execute("SELECT DISTINCT source_format FROM rank_times").fetchall()
     assert formats == [("cluster step trace",)]
     assert main(["report", str(folder)]) == 0
@@ -234,10 +238,14 @@ def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job
         "SELECT rank, step_source, kernel_count > 0, step_time_us FROM rank_summary").fetchall()}
     assert got[0][:2] == ("step_trace_time.csv", True) and got[1][:2] == ("cluster_step_trace", False)
     assert got[1][2] == pytest.approx(want[1][0], abs=1e-6)
+    # its comm ops from cluster_communication.json, rank 0's from its own communication.json
+    assert {(o["rank"], o["source"]) for o in s.report["cluster"]["comm_ops"]} == {
+        (0, "communication.json"), (1, "cluster_communication.json")}
     assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2]
     assert [r["rank"] for r in s.report["ranks"]] == [0]
     partial = [i for i in s.health if i.what.startswith("partial rank set")]
-    assert len(partial) == 1 and "cover the loaded ranks, and rank 1 by the step times" in partial[0].fix
+    assert len(partial) == 1 and partial[0].fix.endswith(
+        "cover the loaded ranks and, by msprof-analyze's cluster step trace, the step times of rank 1")
     # rank 1 waits per call from cluster_communication.json, its own file not here: rank 0 waits
     # for it at the collectives
     waits = {w["rank"]: w for w in s.report["cluster"]["waits"]}
@@ -252,9 +260,14 @@ def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job
         (0, None, True), (1, "other steps", False)]
     assert s.report["cluster"]["spread"] == []
     assert s.con.execute("SELECT step, ranks FROM step_times").fetchall() == [(50, 1)]
-    from npu_tui.analysis.render import render
-    assert "Not compared: rank 1 (other steps); other steps: msprof-analyze's cluster step trace gives them " \
-        "other steps than the loaded ranks' (a row without a step sums the whole profile).\n" in render(s.report, "text")
+    from npu_tui.tui.panes.ranks import rank_plots
+    said = [(i.what, i.fix) for i in s.health if "other steps" in i.what or "partial rank set" in i.what]
+    assert said[0] == ("cluster_step_trace_time.csv gives rank 1, not loaded, other steps than the loaded ranks' (a row "
+                       "without a step sums the whole profile): not compared with them",
+                       "copy their rank folders beside these, to compare them step by step")
+    assert said[1][1].endswith("cover the loaded ranks only")
+    # its bar-less rank named beside the mark
+    assert "✕ not compared with the other ranks: rank 1 (other steps) (h says why)" in rank_plots(s.report).plain
     trace.write_text(text)
     # Changed for rank 0, the cluster output is another run's: rank 1's copy is not compared.
     trace = job / "cluster_analysis_output" / "cluster_step_trace_time.csv"

@@ -218,12 +218,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                       md, pct=("spread",))
         apart = [f"rank {r['rank']} ({r['apart']})" for r in cluster.get("ranks", []) if r.get("apart")]
         if apart:
-            # (other steps: the analysis tells, from the steps; the health check the other reasons)
-            why = {r["apart"] for r in cluster["ranks"] if r.get("apart")}
-            said = (["other steps: msprof-analyze's cluster step trace gives them other steps than the loaded "
-                     "ranks' (a row without a step sums the whole profile)"] if "other steps" in why else []) + (
-                ["see Data health"] if why - {"other steps"} else [])
-            out += [f"Not compared: {', '.join(apart)}; {'; '.join(said)}.", ""]
+            out += [f"Not compared: {', '.join(apart)}; see Data health.", ""]
     if cluster.get("comm_ops"):
         out += _heading("Communication ops (ms, total)", md)
         out += _table(cluster["comm_ops"], [("rank", "rank"), ("op_type", "op"), ("ops", "count"),

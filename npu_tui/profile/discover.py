@@ -917,6 +917,12 @@ def discover(path: Path) -> Discovery:
             var.reset(token)
     disc.cluster = cluster
     _unreadable(disc, unlisted)
+    # A rank folder whose output folder is a file, and nothing else of it found: no rank loaded (its
+    # files each said missing would hide the one cause), as where the folder cannot be read.
+    empty = [s for s in disc.ranks if (s.root / OUTPUT_DIR, NOT_A_FOLDER) in s.left_out
+             and not set(s.files) - {profiler_metadata.KIND}]
+    disc.ranks = [s for s in disc.ranks if s not in empty]
+    disc.problems += [x for s in empty for x in s.left_out]
     # Said of what is inside the path opened (a device_N opened alone: not of its sibling devices),
     # and of entries beside the files loaded (not of every folder looked into on the way).
     inside = [(p, note) for p, note in said if p == disc.path or disc.path in p.parents]

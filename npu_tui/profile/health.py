@@ -210,8 +210,8 @@ UNTOLD_PEERS = ("a rank not loaded is known only by its number within a communic
 PARTIAL_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until "
                "then the cross-rank figures (slow rank, spreads) cover the loaded ranks only")
 PARTIAL_CLUSTER_FIX = ("copy every rank's folder of the job beside these to see the whole cluster; until then the "
-                       "cross-rank figures (slow rank, spreads) cover the loaded ranks, and {ranks} by the step times "
-                       "msprof-analyze's cluster step trace gives where its steps are theirs (their kernels are missing)")
+                       "cross-rank figures (slow rank, spreads) cover the loaded ranks and, by msprof-analyze's "
+                       "cluster step trace, the step times of {ranks}")
 
 
 CLUSTER_ONLY_FIX = "open the job's folder, with every rank's *_ascend_pt folder beside cluster_analysis_output"
@@ -299,11 +299,26 @@ LIMIT 1
 """
 CLUSTER_SAME = 1e-4
 CLUSTER_OTHER_RUN = "does not match the ranks loaded"
-# The ranks the cluster step trace gives that are not loaded: it stands in for their own files; not
-# beside msprof's ranks, whose numbers are not msprof-analyze's (as step_breakdown's stand-ins).
-CLUSTER_RANKS = """SELECT DISTINCT rank FROM cluster_step_trace
-WHERE type = 'rank' AND rank IS NOT NULL AND NOT list_contains(?::INTEGER[], rank)
-  AND NOT EXISTS (SELECT 1 FROM ranks WHERE source_format = 'msprof') ORDER BY rank"""
+# The ranks the cluster step trace gives that are not loaded: it stands in for their own files (not
+# beside msprof's ranks, whose numbers are not msprof-analyze's: as step_breakdown's stand-ins), and
+# whether its steps of each are among the loaded ranks' (msprof-analyze sums an msprof rank over the
+# whole profile in a row without a step, no mean per step to set beside theirs); with its file.
+STAND_INS = """
+WITH theirs AS (
+    SELECT rank, list(DISTINCT coalesce(step, -1)) AS steps FROM cluster_step_trace
+    WHERE type = 'rank' AND rank IS NOT NULL AND NOT list_contains($loaded::INTEGER[], rank)
+      AND NOT EXISTS (SELECT 1 FROM ranks WHERE source_format = 'msprof')
+    GROUP BY rank
+),
+ours AS (SELECT list(DISTINCT coalesce(step, -1)) AS steps FROM step_trace
+         WHERE list_contains($loaded::INTEGER[], rank) AND NOT list_contains($other_run::INTEGER[], rank))
+SELECT t.rank, len($loaded::INTEGER[]) = 0 OR list_has_all(coalesce(o.steps, []), t.steps),
+       (SELECT min(file) FROM load_log WHERE kind IN ('cluster_step_trace', 'cluster_db'))
+FROM theirs t, ours o ORDER BY t.rank
+"""
+OTHER_STEPS = ("{name} gives {ranks}, not loaded, other steps than the loaded ranks' (a row without a step sums "
+               "the whole profile): not compared with them")
+OTHER_STEPS_FIX = "copy their rank folders beside these, to compare them step by step"
 CLUSTER_MISMATCH_FIX = ("run msprof-analyze cluster again on this folder, or move the old cluster_analysis_output "
                         "out of it")
 
@@ -416,9 +431,12 @@ def health(profile) -> List[HealthItem]:
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
     missing, loaded, untold = profile.con.execute(PEERS, other_run).fetchone()
     mismatch = _cluster_mismatch(profile, other_run)
-    stood_in = [] if mismatch or not profile.ranks else \
-        [rank for (rank,) in profile.con.execute(CLUSTER_RANKS, [list(profile.ranks)]).fetchall()]
-    partial_fix = PARTIAL_CLUSTER_FIX.format(ranks=rank_list(stood_in)) if stood_in else PARTIAL_FIX
+    fitting, other_steps, cluster_file = ([], [], None) if mismatch or not profile.ranks else \
+        _stand_ins(profile, other_run["other_run"])
+    partial_fix = PARTIAL_CLUSTER_FIX.format(ranks=rank_list(fitting)) if fitting else PARTIAL_FIX
+    if other_steps:
+        items.append(HealthItem("warning", None, profile.named(cluster_file), OTHER_STEPS.format(
+            name=PurePath(cluster_file).name, ranks=rank_list(other_steps)), OTHER_STEPS_FIX, 0))
     missing = missing or []
     world, held = profile.con.execute(
         "SELECT max(world_size), count(*) FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)",
@@ -506,9 +524,13 @@ def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
     cluster step trace gives, where it is another run's."""
     separate = any(NOT_DISTRIBUTED in i.what for i in items)
     apart = {rank: "separate run" for rank in profile.ranks} if separate else {}
+    other_run = [i.rank for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)]
+    fitting, other_steps, _ = _stand_ins(profile, other_run)
     if any(CLUSTER_OTHER_RUN in i.what for i in items):
-        apart.update({rank: "another run" for (rank,) in profile.con.execute(CLUSTER_RANKS, [list(profile.ranks)]).fetchall()})
-    apart.update({i.rank: "another run" for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)})
+        apart.update({rank: "another run" for rank in fitting + other_steps})
+    else:
+        apart.update({rank: "other steps" for rank in other_steps})
+    apart.update({rank: "another run" for rank in other_run})
     apart.update({i.rank: "not loaded whole" for i in failed(items) if i.rank is not None})
     return apart
 
@@ -527,6 +549,14 @@ def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
     # A trace gives more than kernels: what only it holds is missing all the same.
     trace = f"; its {TRACES[kind]} are missing" if kind in TRACES else ""
     return replace(item, what=f"{item.what}; its kernels come from {names} instead{shapes}{trace}")
+
+
+def _stand_ins(profile, other_run: List[int]) -> Tuple[List[int], List[int], Optional[str]]:
+    """The ranks not loaded the cluster step trace stands in for: those whose steps it gives are the
+    loaded ranks' (``other_run`` aside), those of other steps, and its file (STAND_INS)."""
+    rows = profile.con.execute(STAND_INS, {"loaded": list(profile.ranks), "other_run": other_run}).fetchall()
+    return ([rank for rank, fits, _ in rows if fits], [rank for rank, fits, _ in rows if not fits],
+            rows[0][2] if rows else None)
 
 
 def _cluster_mismatch(profile, other_run: dict) -> List[HealthItem]:

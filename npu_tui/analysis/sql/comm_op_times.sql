@@ -1,4 +1,4 @@
--- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time)
+-- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time); exposed NULL for a rank without kernels (not known)
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
 from_json AS (
     SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
@@ -7,19 +7,19 @@ from_json AS (
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name) AS groups
     FROM comm_ops GROUP BY ALL
 ),
--- msprof-analyze's cluster_communication.json (or cluster_analysis.db) when no rank has its own communication.json
+-- msprof-analyze's cluster_communication.json (or cluster_analysis.db) for a rank without its own communication.json
 from_cluster AS (
     SELECT rank, op_name(op_name) AS op_type, NULL AS kind,
            (SELECT parse_filename(min(file)) FROM load_log
             WHERE kind IN ('cluster_communication', 'cluster_db') AND rows > 0) AS source, count(*) AS ops,
            exact_sum(elapse_ms), exact_sum(transit_ms), exact_sum(wait_ms), exact_sum(sync_ms), exact_sum(idle_ms),
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name)
-    FROM cluster_comm_ops WHERE NOT EXISTS (SELECT 1 FROM comm_ops) GROUP BY ALL
+    FROM cluster_comm_ops WHERE rank NOT IN (SELECT rank FROM json_ranks) GROUP BY ALL
 ),
 from_kernels AS (
     SELECT rank, op, NULL, 'kernels', count(*), sum(dur_ns) / 1e6, NULL, NULL, NULL, NULL, NULL
     FROM kernel_stages
-    WHERE is_comm AND rank NOT IN (SELECT rank FROM json_ranks) AND NOT EXISTS (SELECT 1 FROM from_cluster)
+    WHERE is_comm AND rank NOT IN (SELECT rank FROM json_ranks UNION ALL SELECT rank FROM from_cluster)
     GROUP BY rank, op
 ),
 -- Every comm kernel's start and end is a cut of busy_segments, so its exposed time is the running
@@ -35,7 +35,8 @@ exposed AS (
     GROUP BY ALL
 )
 SELECT o.*, o.wait_ms / nullif(o.wait_ms + o.transit_ms, 0) AS wait_ratio,
-       o.sync_ms / nullif(o.sync_ms + o.transit_ms, 0) AS sync_ratio, coalesce(x.exposed_ms, 0) AS exposed_ms
+       o.sync_ms / nullif(o.sync_ms + o.transit_ms, 0) AS sync_ratio,
+       CASE WHEN o.rank IN (SELECT DISTINCT rank FROM kernels) THEN coalesce(x.exposed_ms, 0) END AS exposed_ms
 FROM (SELECT * FROM from_json UNION ALL SELECT * FROM from_cluster UNION ALL SELECT * FROM from_kernels) o
 LEFT JOIN exposed x USING (rank, op_type)
 ORDER BY o.rank, o.elapse_ms DESC, o.op_type

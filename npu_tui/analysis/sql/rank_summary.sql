@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run; of a rank not loaded, other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart)
+-- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run, or of a rank not loaded other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart)
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels UNION SELECT DISTINCT rank FROM step_breakdown),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -13,20 +13,6 @@ s AS (
            any_value(b.source) AS step_source
     FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
     GROUP BY b.rank
-),
--- A rank not loaded is compared by the cluster step trace's steps where they are among the loaded
--- ranks': msprof-analyze sums an msprof rank over the whole profile, in a row without a step, no
--- mean per step to set beside theirs.
-loaded_steps AS (SELECT DISTINCT coalesce(step, -1) AS step FROM step_breakdown WHERE source <> 'cluster_step_trace'),
-other_steps AS (
-    SELECT DISTINCT rank FROM step_breakdown
-    WHERE source = 'cluster_step_trace' AND EXISTS (SELECT 1 FROM loaded_steps)
-      AND coalesce(step, -1) NOT IN (SELECT step FROM loaded_steps)
-),
-why AS (
-    SELECT rank, why FROM ranks_apart
-    UNION ALL
-    SELECT rank, 'other steps' FROM other_steps WHERE rank NOT IN (SELECT rank FROM ranks_apart)
 )
 -- Compared: a rank without a kernel (a trace cut before its device events) still has steps where
 -- the host marked them, and no comm at all: 0 exposed comm is no measurement, and it would be the
@@ -44,5 +30,5 @@ FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)
 LEFT JOIN k USING (rank)
 LEFT JOIN s USING (rank)
-LEFT JOIN why x USING (rank)
+LEFT JOIN ranks_apart x USING (rank)
 ORDER BY a.rank

@@ -1,6 +1,6 @@
--- one time per profiled step: the slowest rank's step time (us, step_breakdown's step_us), which rank that was (of ties the lower), and whether it is a warm-up outlier on any rank; of the ranks not apart (rank_summary.apart) where there are any
+-- one time per profiled step: the slowest rank's step time (us, step_breakdown's step_us), which rank that was (of ties the lower), and whether it is a warm-up outlier on any rank; of the ranks compared (not in ranks_apart) where there are any
 WITH compared AS (
-    SELECT DISTINCT rank FROM step_breakdown WHERE rank IN (SELECT rank FROM rank_summary WHERE apart IS NULL)
+    SELECT DISTINCT rank FROM step_breakdown WHERE rank NOT IN (SELECT rank FROM ranks_apart)
 )
 SELECT b.step, count(*) AS ranks, max(b.step_us) AS step_us, arg_max(b.rank, [b.step_us, -b.rank]) AS slow_rank,
        coalesce(bool_or(f.outlier), false) AS outlier

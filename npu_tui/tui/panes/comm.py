@@ -26,7 +26,10 @@ def exposure_text(report: dict) -> Text:
     rows = [c for c in report.get("comm", []) if c.get("comm_us")]
     text = Text().append("Exposed communication per stage, totals over the profile", style="bold")
     if not rows:
-        return text.append("\n  no communication in this profile", style="dim")
+        # (comm ops without kernels to place them among: msprof-analyze's cluster outputs alone)
+        why = "no kernels to place the comm ops among; each rank's exposed comm per step: 5 Ranks" \
+            if report.get("cluster", {}).get("comm_ops") else "no communication in this profile"
+        return text.append(f"\n  {why}", style="dim")
     sources = sorted({literal(c.get("source") or "") for c in rows} - {""})
     if sources:
         text.append(f"  (from {', '.join(sources)})", style="dim")

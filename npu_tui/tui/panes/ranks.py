@@ -51,7 +51,10 @@ def rank_plots(report: dict) -> Text:
         text.append_text(stacked_bar(parts, width))
         text.append(" " * (BAR_WIDTH - width) + f" {fmt_us(total)}{mark}\n")
     if apart:  # said once, so the marks stay short enough for 80 columns
-        text.append("✕ not compared with the other ranks (h says why)\n", style="dim")
+        # (a rank without kernels has no bar to mark: named here)
+        unmarked = ", ".join(f"rank {r} ({apart[r]})" for r in sorted(apart) if r not in per_rank)
+        text.append(f"✕ not compared with the other ranks{': ' + unmarked if unmarked else ''} (h says why)\n",
+                    style="dim")
     text.append_text(legend(cats))
     text.append("\n\nShare of each rank's kernel time\n", style="bold")
     shares = {}
