@@ -220,6 +220,7 @@ def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
     assert main(["report", str(folder)]) == 0
     text = capsys.readouterr().out
     assert "rank_comm_imbalance (rank 1)" in text and "of the findings only those across ranks" in text
+    assert f"Profile: {folder} (msprof-analyze cluster, ranks -; ranks 0–7 by the cluster step trace)" in text
     # the ranks side by side, though none is loaded
     ranks = text[text.index("\nRanks\n"):]
     assert "slow rank" in ranks and ranks.count("cluster_step_trace") == 8

@@ -9,7 +9,7 @@ import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..text import (account_check, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
-                    saving_place, table)
+                    rank_list, saving_place, table)
 
 FORMATS = ("text", "md", "json")
 
@@ -160,8 +160,11 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out = _heading("npu-tui report", md, 1)
     if not md:
         out.append("")
+    # (the ranks not loaded that msprof-analyze's cluster step trace stands in for, beside them)
+    stand_ins = [r["rank"] for r in report.get("cluster", {}).get("ranks", []) if r.get("step_source") == "cluster_step_trace"]
     out += [f"Profile: {_text(p['path'], md)} ({_text(p['format'], md)}, "
-            f"ranks {', '.join(map(str, p['ranks'])) or '-'})", ""]
+            f"ranks {', '.join(map(str, p['ranks'])) or '-'}"
+            f"{f'; {rank_list(stand_ins)} by the cluster step trace' if stand_ins else ''})", ""]
     out += _health(report, md)
 
     out += _heading("Findings", md)
