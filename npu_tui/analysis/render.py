@@ -160,8 +160,9 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out = _heading("npu-tui report", md, 1)
     if not md:
         out.append("")
+    cluster = report.get("cluster", {})
     # (the ranks not loaded that msprof-analyze's cluster step trace stands in for, beside them)
-    stand_ins = [r["rank"] for r in report.get("cluster", {}).get("ranks", []) if r.get("step_source") == "cluster_step_trace"]
+    stand_ins = [r["rank"] for r in cluster.get("ranks", []) if r.get("step_source") == "cluster_step_trace"]
     out += [f"Profile: {_text(p['path'], md)} ({_text(p['format'], md)}, "
             f"ranks {', '.join(map(str, p['ranks'])) or '-'}"
             f"{f'; {rank_list(stand_ins)} by the cluster step trace' if stand_ins else ''})", ""]
@@ -208,8 +209,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                               ("idle_reserved_share", "reserved idle at it"), ("growth", "DiT forwards' growth")],
                       md, pct=("idle_reserved_share", "growth"))
 
-    cluster = report.get("cluster", {})
-    if len(report.get("cluster", {}).get("ranks", [])) > 1:  # (with the ranks the cluster step trace gives)
+    if len(cluster.get("ranks", [])) > 1:  # (with the ranks the cluster step trace gives)
         out += _heading("Ranks", md)
         out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"), ("outliers", "warm-up"),
                                                  ("step_time_us", "step time, per step (us)"),

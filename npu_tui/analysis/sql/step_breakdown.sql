@@ -24,7 +24,7 @@ clustered AS (
           WHERE type = 'rank' AND rank IS NOT NULL)
     WHERE rank NOT IN (SELECT rank FROM ranks UNION ALL SELECT rank FROM kernels)
       -- (msprof's ranks without a rank id msprof-analyze numbers in order, npu-tui by their device:
-      -- a rank of its numbers may be one loaded; as health.CLUSTER_RANKS)
+      -- a rank of its numbers may be one loaded; as health.STAND_INS)
       AND NOT EXISTS (SELECT 1 FROM ranks WHERE source_format = 'msprof')
 )
 SELECT * FROM traced UNION ALL SELECT * FROM laned UNION ALL SELECT * FROM kerneled UNION ALL SELECT * FROM clustered
