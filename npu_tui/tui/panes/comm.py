@@ -27,7 +27,7 @@ def exposure_text(report: dict) -> Text:
     text = Text().append("Exposed communication per stage, totals over the profile", style="bold")
     if not rows:
         # (comm ops without kernels to place them among: msprof-analyze's cluster outputs alone)
-        why = "no kernels to place the comm ops among; each rank's exposed comm per step: 5 Ranks" \
+        why = "no kernels to place the comm ops among; exposed comm per rank: 5 Ranks" \
             if report.get("cluster", {}).get("comm_ops") else "no communication in this profile"
         return text.append(f"\n  {why}", style="dim")
     sources = sorted({literal(c.get("source") or "") for c in rows} - {""})
