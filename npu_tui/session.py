@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import duckdb
 
-from .analysis import build_report, install_views, load_rules
+from .analysis import build_report, install_views, load_rules, stand_ins
 from .analysis.rules import Rules
 from .analysis.stages import add_relative_window
 from .analysis.views import views_installed
@@ -264,6 +264,11 @@ class Session:
         finally:
             cur.close()
         return [Path(self.profile.named(f)) for (f,) in rows]
+
+    @property
+    def stand_ins(self) -> List[int]:
+        """The ranks not loaded that msprof-analyze's cluster step trace stands in for, once analysed."""
+        return stand_ins(self.report) if self.report is not None else []
 
     @property
     def formats(self) -> List[str]:

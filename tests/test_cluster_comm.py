@@ -281,6 +281,28 @@ def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job
     assert partial[0].fix.endswith("cover the loaded ranks only")
 
 
+@async_test
+async def test_the_app_counts_the_stand_ins_and_has_no_timeline_for_them(real, level1_job, tmp_path):
+    job = tmp_path / "job"
+    shutil.copytree(level1_job, job)
+    shutil.rmtree(job / "rank1_ascend_pt")
+    app = NpuTuiApp(job)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot, rounds=4)
+        assert app.sub_title.startswith("1 rank(s) + 1 by the cluster step trace · ")
+        findings = [(f["rule"], f["rank"]) for f in app.report["findings"]]
+        await pilot.press("2", *["down"] * findings.index(("rank_comm_imbalance", 1)), "t")
+        await settle(app, pilot)
+        # rank 1's figures are the cluster's: its finding's timeline is rank 0's, and it says so
+        assert [n.message for n in app._notifications][-1] == (
+            "Rank 1 has no events to draw (no kernels or lanes loaded for it); rank 0 is shown.")
+        assert app.panes.active == "timeline"
+    app = NpuTuiApp(real / ADVISOR)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot, rounds=4)
+        assert app.sub_title.startswith("8 rank(s) by the cluster step trace · msprof-analyze cluster · ")
+
+
 def test_a_loaded_rank_of_another_run_is_no_mismatch_of_the_cluster_output(real, level1_job, tmp_path):
     """A rank folder of another run beside the job's (said, not compared): the cluster output, the
     job's, does not match it, and is no other run's for that; the ranks it stands in for are compared."""

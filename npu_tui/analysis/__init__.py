@@ -8,6 +8,7 @@ Public API::
                                            # (apart: {rank: why} left out of the comparisons)
     report = build_report(profile, rules)  # design.md §7 dict (+ stage_detection, cluster)
     render(report, "text" | "md" | "json")
+    stand_ins(report)                      # ranks not loaded, compared by the cluster step trace
     VIEW_DESCRIPTIONS[name], view_sql(name)
     set_stage_windows(con, [(rank, stage, start_ns, end_ns)])   # override detection
 
@@ -67,11 +68,11 @@ rules_findings (the rules file as rows), stage_overrides (windows set by hand), 
 ranks left out of the comparisons, and why, as install_views was given them).
 """
 
-from .render import render
+from .render import render, stand_ins
 from .report import build_report
 from .rules import Rules, load_rules
 from .stages import set_stage_windows
 from .views import VIEW_DESCRIPTIONS, VIEW_ORDER, ensure_views, install_views, view_sql
 
 __all__ = ["Rules", "VIEW_DESCRIPTIONS", "VIEW_ORDER", "build_report", "ensure_views", "install_views",
-           "load_rules", "render", "set_stage_windows", "view_sql"]
+           "load_rules", "render", "set_stage_windows", "stand_ins", "view_sql"]

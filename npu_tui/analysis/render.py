@@ -155,17 +155,23 @@ def _health(report: Dict[str, Any], md: bool) -> List[str]:
     return out + [""]
 
 
+def stand_ins(report: Dict[str, Any]) -> List[int]:
+    """The ranks not loaded that msprof-analyze's cluster step trace stands in for (compared by its
+    figures beside the loaded ranks)."""
+    return [r["rank"] for r in report.get("cluster", {}).get("ranks", [])
+            if r.get("step_source") == "cluster_step_trace"]
+
+
 def _document(report: Dict[str, Any], md: bool) -> str:
     p = report["profile"]
     out = _heading("npu-tui report", md, 1)
     if not md:
         out.append("")
     cluster = report.get("cluster", {})
-    # (the ranks not loaded that msprof-analyze's cluster step trace stands in for, beside them)
-    stand_ins = [r["rank"] for r in cluster.get("ranks", []) if r.get("step_source") == "cluster_step_trace"]
+    stand_in = stand_ins(report)
     out += [f"Profile: {_text(p['path'], md)} ({_text(p['format'], md)}, "
             f"ranks {', '.join(map(str, p['ranks'])) or '-'}"
-            f"{f'; {rank_list(stand_ins)} by the cluster step trace' if stand_ins else ''})", ""]
+            f"{f'; {rank_list(stand_in)} by the cluster step trace' if stand_in else ''})", ""]
     out += _health(report, md)
 
     out += _heading("Findings", md)

@@ -121,6 +121,7 @@ class NpuTuiApp(App):
         self._show_session(msg.session)
 
     def on_analysed(self, msg: Analysed) -> None:
+        self._title(msg.session)
         self.panes.show_report(msg.session.report)
         self._read_grids_again()
         if msg.session.pending:
@@ -168,15 +169,21 @@ class NpuTuiApp(App):
 
     def _show_session(self, session) -> None:
         self.session = session
-        # The path last: on a narrow terminal the header cuts it, not the rank count and format.
-        self.sub_title = (f"{len(session.ranks)} rank(s) · {', '.join(literal(f) for f in session.formats)}"
-                          f" · {literal(session.path)}")
+        self._title(session)
         if session.note:
             self.notify(literal(session.note), markup=False)
         self.panes.display = True
         self.panes.show_profile(cursor_of(session.con))
         self.query_one("#pane-overview").show_health(session.health)
         self.panes.focus_pane()
+
+    def _title(self, session) -> None:
+        ranks = f"{len(session.ranks)} rank(s)"
+        if session.stand_ins:  # known once analysed
+            ranks = (f"{ranks} + {len(session.stand_ins)}" if session.ranks else
+                     f"{len(session.stand_ins)} rank(s)") + " by the cluster step trace"
+        # The path last: on a narrow terminal the header cuts it, not the rank count and format.
+        self.sub_title = f"{ranks} · {', '.join(literal(f) for f in session.formats)} · {literal(session.path)}"
 
     def action_cancel_load(self) -> None:
         if not (self.query_one(LoadPanel).cancel() or self.query_one(TraceBar).cancel()):

@@ -297,7 +297,12 @@ class TimelineView(Widget, can_focus=True):
         self.pending = None
         if not self.timeline.ranks or self.view is None:
             return
-        rank = rank if rank in self.timeline.ranks else self.timeline.ranks[0]
+        if rank is not None and rank not in self.timeline.ranks:
+            # a rank compared by the cluster step trace alone (its files not here) has figures, no events
+            self.notify(f"Rank {rank} has no events to draw (no kernels or lanes loaded for it); "
+                        f"rank {self.timeline.ranks[0]} is shown.", markup=False)
+            rank = None
+        rank = rank if rank is not None else self.timeline.ranks[0]
         win = next((w for w in self.timeline.windows(rank) if stage and w.label.rsplit(" ", 1)[0] == stage), None)
         lo, hi = self.timeline.extent
         self._jump(win or Span(rank, "the run", lo, hi), True)
