@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time, span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run, or of a rank not loaded other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart)
+-- per rank: device id, kernel count and time (NULL for a rank not loaded), span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before) and free time (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run, or of a rank not loaded other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart)
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels UNION SELECT DISTINCT rank FROM step_breakdown),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -19,8 +19,11 @@ s AS (
 -- rank the others wait for; a profiler's step trace (the rank's own, or the cluster's copy of it)
 -- measured its steps, kernels or not. A rank with a file cut short has lost an unknown part of its
 -- steps, and another run's ran other steps: their figures would pass for a fast or a slow rank.
-SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id, coalesce(k.kernel_count, 0) AS kernel_count,
-       coalesce(k.kernel_time_us, 0.0) AS kernel_time_us, k.span_us, coalesce(s.steps, 0) AS steps,
+-- A rank not loaded (the cluster step trace's) has kernels not known, not none.
+SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id,
+       CASE WHEN r.rank IS NOT NULL OR k.rank IS NOT NULL THEN coalesce(k.kernel_count, 0) END AS kernel_count,
+       CASE WHEN r.rank IS NOT NULL OR k.rank IS NOT NULL THEN coalesce(k.kernel_time_us, 0.0) END AS kernel_time_us,
+       k.span_us, coalesce(s.steps, 0) AS steps,
        coalesce(s.outliers, 0) AS outliers,
        s.step_time_us, s.exposed_comm_us, s.free_us, s.step_source,
        x.why AS apart,
