@@ -783,6 +783,24 @@ def test_the_ranks_a_group_links_to_that_are_not_loaded(tmp_path, metadata):
     assert told == ([(2, 0), (2, 3), (3, 1), (3, 2)] if metadata else [(2, 3), (2, None), (3, 2), (3, None)])
 
 
+def test_a_loaded_rank_without_comm_data_is_no_rank_missing(real, tmp_path):
+    """A loaded rank whose communication_matrix.json was not copied may be one of the numbers its
+    groups' links leave untold: it had been counted as a rank not loaded besides (the real job's
+    group of 8 with both ranks loaded read "2 of at least 9")."""
+    job = _parallel_job(tmp_path / "job", range(4), False)
+    (job / "node_3_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication_matrix.json").unlink()
+    s = open_session(job, cache=False)
+    assert [i for i in s.health if "partial rank set" in i.what] == []
+    assert [i.what for i in s.health if i.rank == 3] == [
+        "no communication_matrix.json, which 3 other ranks have: its figures that need it are missing"]
+    level1 = tmp_path / "level1"
+    shutil.copytree(real / TEXT / "level1", level1)
+    for name in ("communication.json", "communication_matrix.json"):
+        (level1 / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / name).unlink()
+    (item,) = [i for i in open_session(level1, cache=False).health if "partial rank set" in i.what]
+    assert "links to at least 6 ranks, not loaded (2 of at least 8 ranks loaded)" in item.what
+
+
 def test_a_pipelines_send_and_receive_number_its_pair(tmp_path):
     """A pipeline's groups (a pair each, send and receive) hold no self link: the ranks had been read
     as the file numbers them, rank 0's send to rank 2 drawn as "0 -> 1", and added to the tensor-

@@ -191,7 +191,8 @@ class HealthItem:
 # Ranks the communication data links to that were not loaded: the job had more ranks. The job's
 # ranks where told (comm_matrix's src_global / dst_global), and how many more a group's links number
 # that no loaded rank is (within the group: which of the job's they are is not told; as many as in
-# the group with most, at least).
+# the group with most, at least). A loaded rank without comm data of its own may be one of a
+# group's untold numbers; one whose data leaves the group out is not in it.
 PEERS = """
 WITH m AS (SELECT * FROM comm_matrix WHERE NOT list_contains($other_run::INTEGER[], rank)),
 loaded AS (SELECT rank FROM ranks WHERE NOT list_contains($other_run::INTEGER[], rank)),
@@ -200,10 +201,12 @@ untold AS (
     FROM (SELECT op_key, src_rank AS n FROM m WHERE src_global IS NULL
           UNION ALL SELECT op_key, dst_rank FROM m WHERE dst_global IS NULL)
     WHERE n IS NOT NULL GROUP BY grp
-)
+),
+silent AS (SELECT count(*) AS n FROM loaded WHERE rank NOT IN (SELECT rank FROM m))
 SELECT (SELECT list(DISTINCT r ORDER BY r) FROM (SELECT src_global AS r FROM m UNION ALL SELECT dst_global FROM m)
         WHERE r IS NOT NULL AND r NOT IN (SELECT rank FROM loaded)),
-       (SELECT count(*) FROM loaded), (SELECT coalesce(max(n), 0) FROM untold)
+       (SELECT count(*) FROM loaded),
+       (SELECT coalesce(max(greatest(u.n - s.n, 0)), 0) FROM untold u, silent s)
 """
 UNTOLD_PEERS = ("a rank not loaded is known only by its number within a communication group, not as the job's "
                 "rank: its own files, or the loaded ranks' profiler_metadata.json, would tell; ")
