@@ -144,6 +144,17 @@ def finding_where(f: Dict[str, Any]) -> str:
     return f"{f['stage']}, {where}" if f.get("stage") else where
 
 
+# A rank whose profile numbers no steps (no schedule, no prof.step(); msprof-analyze's step-less
+# rows): its "step" is the whole profile, start-up and all, not one step of the loop.
+UNMARKED = "whole profile, no steps"
+
+
+def steps_unmarked(report: Dict[str, Any], rank: int) -> bool:
+    """Whether ``rank``'s steps in the report carry no step number."""
+    steps = [st["step"] for st in report.get("steps", []) if st["rank"] == rank]
+    return bool(steps) and all(step is None for step in steps)
+
+
 def rank_list(ranks: Sequence[int], noun: str = "rank") -> str:
     """``rank 3`` or ``ranks 2–7, 9``: runs of consecutive ranks (or other ``noun``) as ranges."""
     runs: List[List[int]] = []

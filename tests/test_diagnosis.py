@@ -80,6 +80,11 @@ def test_alexnet_the_idle_device_is_a_finding():
     assert gaps and gaps == sorted(gaps, key=lambda g: -g["gap_us"])
     assert gaps[0]["gap_us"] > 0.5 * span  # the longest gap, found and listed first
     assert any(g["host_range"] for g in gaps)  # what the host ran meanwhile, from its events
+    # no ProfilerStep: the "step" is the whole trace, start-up included, and the account says so
+    # where it had read "12,920.244 ms per step, mean of 1 step(s)"
+    from npu_tui.tui.panes.overview import account_text
+    assert f"rank 0: {span / 1e3:,.3f} ms (whole profile, no steps)" in s.render("text")
+    assert "12.920s (whole profile, no steps)" in account_text(s.report).plain
 
 
 def _iterations():

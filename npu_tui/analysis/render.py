@@ -8,8 +8,8 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import (account_check, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
-                    rank_list, saving_place, table)
+from ..text import (UNMARKED, account_check, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
+                    rank_list, saving_place, steps_unmarked, table)
 
 FORMATS = ("text", "md", "json")
 
@@ -126,7 +126,10 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
         step = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] != "between")
         gap = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] == "between")
         between = f" + {_ms(gap)} between steps" if gap else ""
-        out.append(f"rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
+        if steps_unmarked(report, rank):
+            out.append(f"rank {rank}: {_ms(step)}{between} ({UNMARKED})")
+        else:
+            out.append(f"rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
     check = account_check(report.get("step_account_check", []))
     if check:
         line = _text("The account " + check[0], md)

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import account_check, lost_phrase, memory_unit, no_findings
+from ...text import UNMARKED, account_check, lost_phrase, memory_unit, no_findings, steps_unmarked
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -59,7 +59,9 @@ def health_text(items: list) -> Text:
     return text
 
 
-def _mean_note(row: dict) -> str:
+def _mean_note(report: dict, row: dict) -> str:
+    if steps_unmarked(report, row["rank"]):
+        return f" ({UNMARKED})"
     steps, left = row.get("steps") or 0, row.get("left_out") or 0
     note = f"mean of {steps}" if steps > 1 else ""
     if left:
@@ -103,7 +105,7 @@ def account_text(report: dict, width: int = 100) -> Text:
         span = sum(v for p, v in parts.items() if p != "between")
         text.append(f"\nrank {rank:<3} ")
         text.append_text(stacked_bar([(label, parts[p]) for p, label in ACCOUNT_PARTS], BAR_WIDTH))
-        text.append(f" {fmt_us(span)}{_mean_note(mine[0])}\n")
+        text.append(f" {fmt_us(span)}{_mean_note(report, mine[0])}\n")
         text.append(_fill([f"{label} {fmt_us(parts[p])}" for p, label in ACCOUNT_PARTS if parts[p]], width),
                     style="dim")
         split: Dict[str, float] = defaultdict(float)
