@@ -436,6 +436,23 @@ def test_cluster_outputs_of_another_run_are_said(real, level1_job, tmp_path):
     assert mismatch(job) == []
 
 
+def test_sdma_is_the_total_of_the_on_chip_links_not_one_more(real):
+    """communication.json's SDMA is what HCCS, PCIE and SIO moved together (the real files add up):
+    listed beside them as one more link type, it read as twice the traffic."""
+    s = open_session(real / TEXT / "level1")
+    rows = s.report["cluster"]["bandwidth"]
+    for rank in (0, 1):
+        mine = [r for r in rows if r["rank"] == rank]
+        assert [r["transport"] for r in mine][:1] == ["SDMA"]  # the total first, its parts after it
+        sdma = mine[0]
+        parts = [r for r in mine if r["part_of"] == "SDMA"]
+        assert {r["transport"] for r in parts} == {"HCCS", "PCIE", "SIO"}
+        assert sdma["size_mb"] == pytest.approx(sum(r["size_mb"] for r in parts))
+        assert sdma["time_ms"] == pytest.approx(sum(r["time_ms"] for r in parts))
+        assert [r["part_of"] for r in mine if r["transport"] == "RDMA"] == [None]
+    assert "rank  link  part of       MB" in s.render("text")
+
+
 def test_links_count_each_kinds_total_once(real):
     """communication_matrix.json keeps sample ops of a kind (top1, middle, bottom1..3) and their
     -total: a link's traffic is the total's, not the sum of all of them."""

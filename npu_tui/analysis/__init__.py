@@ -59,7 +59,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   (communication.json, else the kernels the rules call Comm)
 - comm_links: reported_by, comm_group, src_rank, dst_rank (the job's; NULL for a rank not loaded),
   src_local, dst_local (within the group), transport, ops, size_mb, time_ms, gbps, median_gbps, slow
-- link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps
+- link_bandwidth: rank, transport, size_mb, time_ms, bandwidth_gbps, part_of (SDMA: the total of HCCS, PCIE, SIO)
 
 Macros: op_name(name) (operator identity), type_key(type) (the profiler's missing type as 'N/A').
 

@@ -258,7 +258,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                                               ("free_us", "free"), ("stage_us", "stage")], md)
     if cluster.get("bandwidth"):
         out += _heading("Bandwidth per link type (total)", md)
-        out += _table(cluster["bandwidth"], [("rank", "rank"), ("transport", "link"),
+        out += _table(cluster["bandwidth"], [("rank", "rank"), ("transport", "link"), ("part_of", "part of"),
                                              ("size_mb", "MB"), ("time_ms", "ms"),
                                              ("bandwidth_gbps", "GB/s")], md)
     return "\n".join(out).rstrip() + "\n"
