@@ -29,7 +29,8 @@ SHAPE = {
     "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,
                "kernel_time_us": NUM, "kernel_count": int, "method": str},
     "categories": {"rank": int, "stage": str, "category": str, "time_us": NUM, "count": int, "share": NUM},
-    "comm": {"rank": int, "stage": str, "wall_us": NUM, "comm_us": NUM, "exposed_us": NUM, "exposed_share": NUM,
+    "comm": {"rank": int, "stage": str, "wall_us": NUM, "comm_us": NUM, "exposed_us": NUM, "steps": int,
+             "stage_us_per_step": NUM, "comm_us_per_step": NUM, "exposed_us_per_step": NUM, "exposed_share": NUM,
              "source": str},
     "findings": {"rule": str, "stage": STR, "ranks": list, "rank": int, "metric": str, "category": STR,
                  "cause": STR, "value": NUM, "threshold": NUM, "direction": str, "docs": list, "estimate": str,
@@ -44,7 +45,7 @@ def _report(capsys, path, *args):
 
 
 def check_shape(doc):
-    assert doc["schema_version"] == 2 and isinstance(doc["complete"], bool)
+    assert doc["schema_version"] == 3 and isinstance(doc["complete"], bool)
     assert set(doc["profile"]) == {"path", "format", "ranks"}
     assert all(isinstance(r, int) for r in doc["profile"]["ranks"])
     for key, fields in SHAPE.items():

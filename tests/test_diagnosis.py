@@ -128,6 +128,38 @@ def test_msprof_time_between_steps_and_the_warm_up_step():
     assert "warm-up" in render(s.report, "text")
 
 
+def test_msprof_exposed_comm_is_one_share_per_step_everywhere():
+    """The finding had said 62.7 % while the Comm pane and the report's section said 38.9 % "of
+    wall" for the same rank and stage: the one rank-wide window holds the time between the steps
+    and the warm-up step. By hand from msprof's own files: the Communication(Not Overlapped) lane
+    and the iterations, steps 2-10 (the first is the warm-up), a share of the step."""
+    from npu_tui.tui.panes.comm import exposure_text
+
+    its = _iterations()
+    s = open_session(MSPROF, cache=False)
+    comm = {c["rank"]: c for c in s.report["comm"]}
+    (f,) = [f for f in s.findings if f["rule"] == "comm_exposed_high"]
+    for rank in (0, 1):
+        lane = {}
+        for path in MSPROF.glob(f"*/device_{rank}/timeline/msprof_{rank}_*_*.json"):
+            iteration = int(path.stem.rsplit("_", 1)[1])
+            lane[iteration] = sum(e["dur"] for e in json.loads(path.read_text())
+                                  if e.get("ph") == "X" and e.get("name") == "Communication(Not Overlapped)")
+        exposed = sum(lane[i] for i in range(2, 11)) / 9
+        step = sum(its[rank, i][1] for i in range(2, 11)) / 9
+        c = comm[rank]
+        assert c["steps"] == 9 and c["exposed_us_per_step"] == pytest.approx(exposed, rel=1e-9)
+        assert c["stage_us_per_step"] == pytest.approx(step, rel=0.005)
+        assert c["exposed_share"] == pytest.approx(exposed / step, rel=0.005)
+        # the totals stay the whole profile's, warm-up included
+        assert c["exposed_us"] == pytest.approx(sum(lane.values()), rel=1e-9)
+        # one figure: the finding's, the report's section's, the Comm pane's
+        (r,) = [r for r in f["per_rank"] if r["rank"] == rank]
+        assert r["value"] == c["exposed_share"]
+        assert f"{c['exposed_share'] * 100:.1f}% of the stage" in exposure_text(s.report).plain
+        assert f"{c['exposed_share'] * 100:.1f}%" in render(s.report, "text").split("\nExposed communication\n")[1]
+
+
 def test_demo_findings_merged_and_ordered_by_saving():
     s = open_session(DEMO, cache=False)
     findings = s.findings

@@ -31,7 +31,7 @@ def test_load_analyse_report_and_sql_attempt_no_connection(tmp_path):
     sample = str(REAL / "msinsight-pt-2rank-levels/text/level1")
     report = run_guarded("report", sample, "--format", "json", cache=tmp_path)
     assert report.returncode == 0, report.stderr
-    assert '"schema_version": 2' in report.stdout
+    assert '"schema_version": 3' in report.stdout
     sql = run_guarded("sql", sample, "SELECT count(*) AS n FROM kernels", "--format", "csv",
                       cache=tmp_path)
     assert sql.returncode == 0 and sql.stdout.split() == ["n", "382"], sql.stderr

@@ -37,8 +37,11 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - operator_totals: op, type, category, count, total_us over every rank (what a diff pairs)
 - busy_segments: rank, start_ns, end_ns, comm, compute (the union of comm / compute kernels)
 - lane_segments: rank, start_ns, end_ns, computing, comm, not_overlapped, free (the overlap lanes)
-- comm_exposure: rank, stage, wall_us, comm_us, exposed_us, exposed_share, source, exposed_lanes_us,
-  exposed_kernels_us
+- step_pieces: rank, step, stage, start_ns, end_ns (the piece of each step a stage holds: the step
+  account's cut)
+- comm_exposure: rank, stage, wall_us, comm_us, exposed_us (totals in the windows), steps,
+  stage_us_per_step, comm_us_per_step, exposed_us_per_step, exposed_share (of the stage's time per
+  step, warm-up steps left out), source, exposed_lanes_us, exposed_kernels_us
 - step_windows: rank, step, start_ns, end_ns
 - step_breakdown / step_breakdown_lanes / step_breakdown_kernels: rank, step, computing_us,
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us, step_us (stage + bubble), source

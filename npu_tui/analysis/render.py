@@ -207,8 +207,11 @@ def _document(report: Dict[str, Any], md: bool) -> str:
 
     out += _heading("Exposed communication", md)
     out += _table(report["comm"], [("rank", "rank"), ("stage", "stage"), ("comm_us", "comm, total (us)"),
-                                   ("exposed_us", "exposed, total (us)"), ("exposed_share", "exposed share"),
-                                   ("source", "source")], md, pct=("exposed_share",))
+                                   ("exposed_us", "exposed, total (us)"), ("steps", "steps"),
+                                   ("comm_us_per_step", "comm, per step (us)"),
+                                   ("exposed_us_per_step", "exposed, per step (us)"),
+                                   ("exposed_share", "of the stage, per step"), ("source", "source")],
+                  md, pct=("exposed_share",))
 
     peaks = report.get("memory", {}).get("peaks", [])
     if peaks:

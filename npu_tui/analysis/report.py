@@ -15,7 +15,7 @@ from .render import Encoded
 from .rules import Rules
 from .views import ensure_views
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TOP_OPERATORS = 5
 
 # The ranks loaded (cluster.ranks adds those the cluster step trace alone gives).
@@ -32,7 +32,8 @@ ACCOUNT_SQL = """SELECT a.rank, a.stage, a.part, a.detail, a.us_per_step, a.shar
                  ORDER BY a.rank, o.ord NULLS LAST, a.stage, a.part, a.detail"""
 CHECK_SQL = "SELECT rank, source, steps, deviation, differs FROM step_account_check"
 CATEGORIES_SQL = "SELECT rank, stage, category, time_us, count, share FROM stage_categories"
-COMM_SQL = """SELECT e.rank, e.stage, e.wall_us, e.comm_us, e.exposed_us, e.exposed_share, e.source
+COMM_SQL = """SELECT e.rank, e.stage, e.wall_us, e.comm_us, e.exposed_us, e.steps, e.stage_us_per_step,
+                     e.comm_us_per_step, e.exposed_us_per_step, e.exposed_share, e.source
               FROM comm_exposure e JOIN stage_summary s USING (rank, stage)
               LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = e.stage
               ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
@@ -74,9 +75,8 @@ GAPS_SQL = """SELECT step, stage, between_steps, start_us, gap_us, host_range FR
 # stage), {stage} its stage.
 EVIDENCE = {
     "share": "SELECT category, time_us, count, share FROM stage_categories WHERE {where}",
-    "exposed_share": """SELECT sum(us_per_step) FILTER (WHERE part = 'comm_exposed') AS exposed_us,
-       sum(us_per_step) AS stage_us, exposed_us / stage_us AS exposed_share
-FROM step_account_mean WHERE {where}""",
+    "exposed_share": """SELECT stage_us_per_step, comm_us_per_step, exposed_us_per_step, exposed_share, source
+FROM comm_exposure WHERE {where}""",
     "idle_share": """SELECT coalesce(sum(us_per_step) FILTER (WHERE part = 'free'), 0) AS free_us,
        coalesce(sum(us_per_step) FILTER (WHERE part = 'between'), 0) AS between_us,
        sum(us_per_step) AS step_and_between_us, (free_us + between_us) / step_and_between_us AS idle_share

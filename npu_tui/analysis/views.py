@@ -37,13 +37,14 @@ VIEW_ORDER = (
     "step_windows",
     "busy_segments",
     "lane_segments",
-    "comm_exposure",
     "step_breakdown_kernels",
     "step_breakdown_lanes",
     "step_breakdown",
     "step_flags",
+    "step_pieces",
     "step_account",
     "step_account_mean",
+    "comm_exposure",
     "step_account_check",
     "idle_gaps",
     "rank_summary",
@@ -76,7 +77,7 @@ INPUT_TABLES = ("ranks_apart",)
 
 # Steps of other views, listed in the schema browser apart from the ones to read.
 BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
-                   "step_breakdown_kernels", "step_breakdown_lanes")
+                   "step_breakdown_kernels", "step_breakdown_lanes", "step_pieces")
 
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
 # views DuckDB would inline and re-run the whole stage detection (or the sweeps over every kernel
@@ -86,7 +87,7 @@ BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage
 MATERIALIZED = ("kernel_classes", "stage_markers", "signature_scan", "stage_signature", "kernel_stages", "stage_windows",
                 "stage_summary", "memory_windows", "memory_peaks", "memory_operators", "stage_categories",
                 "top_operators", "step_windows", "busy_segments", "lane_segments", "comm_exposure",
-                "step_breakdown", "step_flags", "step_account", "step_account_check", "idle_gaps",
+                "step_breakdown", "step_flags", "step_pieces", "step_account", "step_account_check", "idle_gaps",
                 "rank_summary", "rank_waits", "rank_spread", "comm_links", "finding_ranks", "findings",
                 "comm_op_times")
 

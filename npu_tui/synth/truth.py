@@ -20,6 +20,10 @@ nanoseconds on the profile's own clock (the files write them as µs with 3 decim
     - ``comm_ns``: length of the union of comm kernels in the windows; ``exposed_comm_ns``: length
       of (union of comm - union of compute) inside the windows; compute = FA, MatMul, Conv, Vector
       and AI_CPU kernels.
+    - ``step_time_ns``: the time the stage holds within the steps, each of its windows holding
+      until the rank's next window starts (the first from the first step's start, the last to
+      the last step's end), clipped to the steps' spans; ``exposed_step_ns``: the exposed comm
+      inside that time. Their ratio is the exposed comm's share of the stage per step.
   - ``steps``: one object per profiler step (Step Id), the values of step_trace_time.csv in ns:
     ``computing_ns`` (union of compute), ``comm_ns`` (union of comm), ``comm_not_overlapped_ns``
     (comm minus compute), ``overlapped_ns`` (comm - not overlapped), ``stage_ns`` (first kernel
@@ -103,6 +107,16 @@ class TruthBuilder:
         rank["steps"].append({"step": rs.step, **overlap.values, "start_ns": overlap.start,
                               "end_ns": overlap.end, "kernel_count": len(rs.kernels)})
 
+    def _held(self, r: int, steps) -> Dict[str, list]:
+        """Each stage's spans: a window holds until the rank's next window starts."""
+        wins = sorted((w[0], w[1], s) for s in STAGES for w in self.windows[r][s].values())
+        held: Dict[str, list] = {s: [] for s in STAGES}
+        for i, (a, b, s) in enumerate(wins):
+            start = min(a, steps[0][0]) if i == 0 else a
+            end = wins[i + 1][0] if i + 1 < len(wins) else max(b, steps[-1][1])
+            held[s].append((start, end))
+        return held
+
     def result(self) -> Dict:
         for r, rank in enumerate(self.ranks):
             comm, exposed = iv.union(self.comm[r]), iv.union(self.exposed[r])
@@ -113,6 +127,11 @@ class TruthBuilder:
                 st["wall_ns"] = iv.total(wins)
                 st["comm_ns"] = iv.total(iv.clip(comm, wins))
                 st["exposed_comm_ns"] = iv.total(iv.clip(exposed, wins))
+            steps = iv.union((st["start_ns"], st["end_ns"]) for st in rank["steps"])
+            held = self._held(r, steps)
+            for s in STAGES:
+                st, time = rank["stages"][s], iv.clip(iv.union(held[s]), steps)
+                st["step_time_ns"], st["exposed_step_ns"] = iv.total(time), iv.total(iv.clip(exposed, time))
         return {
             "preset": self.preset,
             "spec": asdict(self.spec),

@@ -44,14 +44,15 @@ FROM stage_categories c
 LEFT JOIN rank_us r USING (rank)
 LEFT JOIN part_us p ON p.rank = c.rank AND p.stage = c.stage AND p.part = 'compute' AND p.detail = c.category
 UNION ALL
--- transit over a link of this rank far slower than its peers' (comm_links) is the slow link's
+-- exposed comm's share as the Comm pane shows it (comm_exposure); transit over a link of this rank
+-- far slower than its peers' (comm_links) is the slow link's
 SELECT m.rank, m.stage, 'exposed_share', NULL,
        CASE WHEN m.cause = 'transit' AND m.rank IN (SELECT reported_by FROM comm_links WHERE slow) THEN 'slow_link'
             ELSE m.cause END,
-       m.exposed_us / nullif(s.us, 0), m.cause_us,
+       e.exposed_share, m.cause_us,
        -- the rank it waits for at the collectives (rank_waits)
        CASE WHEN m.cause IN ('wait', 'synchronization') THEN (SELECT w.waits_for FROM rank_waits w WHERE w.rank = m.rank) END
-FROM main_cause m JOIN stage_us s USING (rank, stage)
+FROM main_cause m JOIN comm_exposure e USING (rank, stage)
 UNION ALL
 -- device idle, inside the steps (free) or between them, whichever is more; not on a CPU-only trace
 SELECT rank, NULL, 'idle_share', NULL, CASE WHEN between_us > free_us THEN 'between' ELSE 'inside' END,

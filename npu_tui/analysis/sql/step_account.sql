@@ -1,28 +1,13 @@
 -- per rank, step and stage, where the step's time went, in parts that add up to the step's span: compute by category, exposed communication (split into transit, wait, synchronization and idle where communication.json gives them), memory copies, free time; then the device's idle time before the next step (stage NULL, part between)
 -- part: compute | comm_exposed | copy | free | between; detail: the category, the comm split
 -- (transit, wait, synchronization, idle; unsplit without communication.json), or NULL.
--- A stage holds the time from its window's start to the next window's start (idle time between
--- windows is the earlier stage's, overlap the later one's; the first and last reach the steps' bounds); each
--- step's span is cut by those. Busy time comes from
+-- Each step is cut by the pieces its stages hold (step_pieces). Busy time comes from
 -- busy_segments (cut at every window and step edge), compute time is split by category in
 -- proportion to the kernels' own time, exposed communication in proportion to the comm ops' transit,
 -- wait (less synchronization), synchronization and idle, which make up their elapse
 -- (synchronization is the part of the wait before the first transfer; what they leave of the
 -- elapse, unsplit).
-WITH bounds AS (SELECT rank, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM step_windows GROUP BY rank),
--- the first stage from the first step's start, the last to the last step's end (a CPU-only trace's
--- step is its ProfilerStep range, wider than its ops)
-stage_spans AS (
-    SELECT w.rank, w.stage,
-           CASE WHEN row_number() OVER r = 1 THEN least(w.start_ns, b.first_ns) ELSE w.start_ns END AS start_ns,
-           coalesce(lead(w.start_ns) OVER r, greatest(w.end_ns, b.last_ns)) AS end_ns
-    FROM stage_windows w JOIN bounds b USING (rank)
-    WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
-),
-pieces AS MATERIALIZED (
-    SELECT w.rank, s.step, w.stage, greatest(w.start_ns, s.start_ns) AS a, least(w.end_ns, s.end_ns) AS b
-    FROM stage_spans w JOIN step_windows s ON s.rank = w.rank AND w.start_ns < s.end_ns AND w.end_ns > s.start_ns
-),
+WITH pieces AS (SELECT rank, step, stage, start_ns AS a, end_ns AS b FROM step_pieces),
 busy AS (
     SELECT p.rank, p.step, p.stage,
            coalesce(sum(g.end_ns - g.start_ns) FILTER (WHERE g.compute), 0) AS compute_ns,

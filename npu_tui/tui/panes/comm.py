@@ -21,10 +21,11 @@ BAR_WIDTH = 16
 
 
 def exposure_text(report: dict) -> Text:
-    """One line per rank and stage that communicates (fits 80 columns): a bar of the stage's wall
-    time split into exposed comm, overlapped comm and the rest, then the figures."""
+    """One line per rank and stage that communicates (fits 80 columns): a bar of the stage's time
+    per step split into exposed comm, overlapped comm and the rest, then the figures; per step as
+    the step account and comm_exposed_high count them (warm-up steps left out)."""
     rows = [c for c in report.get("comm", []) if c.get("comm_us")]
-    text = Text().append("Exposed communication per stage, totals over the profile", style="bold")
+    text = Text().append("Exposed communication per stage, per step", style="bold")
     if not rows:
         # (comm ops without kernels to place them among: msprof-analyze's cluster outputs alone)
         why = "no kernels to place the comm ops among; exposed comm per rank: 5 Ranks" \
@@ -34,14 +35,13 @@ def exposure_text(report: dict) -> Text:
     if sources:
         text.append(f"  (from {', '.join(sources)})", style="dim")
     for c in sorted(rows, key=lambda c: (c["rank"], str(c["stage"]))):
-        comm, exposed = c.get("comm_us") or 0.0, c.get("exposed_us") or 0.0
-        wall = max(c.get("wall_us") or 0.0, comm)
+        comm, exposed = c.get("comm_us_per_step") or 0.0, c.get("exposed_us_per_step") or 0.0
+        stage = max(c.get("stage_us_per_step") or 0.0, comm)
         text.append(f"\nrank {c['rank']:<3} {literal(c['stage']):<6} ")
-        # The whole bar is the stage's wall time, so 0.2 % exposed is a sliver, not a full bar.
+        # The whole bar is the stage's time, so 0.2 % exposed is a sliver, not a full bar.
         text.append_text(stacked_bar([("exposed", exposed), ("overlapped", max(comm - exposed, 0.0)),
-                                      ("rest of the stage", max(wall - comm, 0.0))], BAR_WIDTH))
-        text.append(f" {fmt_us(exposed)} of {fmt_us(comm)} comm · "
-                    f"{(c.get('exposed_share') or 0.0) * 100:.1f}% of wall")
+                                      ("rest of the stage", max(stage - comm, 0.0))], BAR_WIDTH))
+        text.append(f" {fmt_us(exposed)} of {fmt_us(comm)} comm · {c['exposed_share'] * 100:.1f}% of the stage")
     return text.append("\n").append_text(legend(["exposed", "overlapped", "rest of the stage"]))
 
 
