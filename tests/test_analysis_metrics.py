@@ -145,13 +145,14 @@ def test_the_step_account_adds_up_to_the_step():
 
 
 def test_rank_spread_finding_names_the_slow_rank():
-    # step time 100 vs 110 µs: (110 - 100) / 105 = 9.5% > 5%; exposed comm equal: no finding.
+    # own time (computing + free) 80 vs 90 µs: (90 - 80) / 85 = 11.8% > 5%; exposed comm equal: no
+    # finding.
     p = make_profile(_us(KERNELS) + [(1,) + k[1:] for k in _us(KERNELS)],
                      step_trace=[(0, 1, 50.0, 20.0, 0.0, 30.0, 100.0), (1, 1, 50.0, 20.0, 0.0, 40.0, 110.0)])
     report = build_report(p, load_rules())
     spread = [f for f in report["findings"] if f["metric"] == "spread"]
     assert [(f["rule"], f["rank"], f["stage"]) for f in spread] == [("rank_step_imbalance", 1, None)]
-    assert spread[0]["value"] == pytest.approx(10 / 105)
+    assert spread[0]["value"] == pytest.approx(10 / 85)
     assert spread[0]["saving_us"] == pytest.approx(5.0)
     assert spread[0]["ranks"] == [1] and spread[0]["per_rank"][0]["saving_us"] == pytest.approx(5.0)
     measures = {s["measure"]: s for s in report["cluster"]["spread"]}
@@ -168,8 +169,9 @@ def test_a_rank_not_loaded_whole_is_not_compared():
     install_views(p.con, load_rules(), apart={2: "not loaded whole"})
     spread = dict(rows(p, "SELECT measure, (ranks, min_us, max_us, slow_rank) FROM rank_spread"))
     assert spread["step_time"] == (2, 100.0, 110.0, 1)
+    assert spread["own_time"] == (2, 80.0, 90.0, 1)  # computing + free
     assert dict(rows(p, "SELECT rank, vs_mean FROM rank_times")) == {
-        0: pytest.approx(100 / 105), 1: pytest.approx(110 / 105), 2: None}
+        0: pytest.approx(80 / 85), 1: pytest.approx(90 / 85), 2: None}
 
 
 def test_stage_override_replaces_detection():

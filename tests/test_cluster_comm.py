@@ -78,7 +78,7 @@ def test_the_slow_rank_is_the_one_waited_for_not_the_one_with_most_comm(slow_ran
     most = s.con.execute("SELECT rank FROM comm_op_times GROUP BY rank ORDER BY sum(elapse_ms) DESC LIMIT 1").fetchone()[0]
     assert most != 1
     spread = {x["measure"]: x["slow_rank"] for x in s.report["cluster"]["spread"]}
-    assert spread == {"step_time": 1, "exposed_comm": 1}
+    assert spread == {"step_time": 1, "own_time": 1, "exposed_comm": 1}
     (imbalance,) = [f for f in s.findings if f["rule"] == "rank_comm_imbalance"]
     assert (imbalance["rank"], imbalance["waited_for"]) == (1, 1)
     # Its drill compares the ranks side by side, the rank waited for highlighted.
@@ -177,14 +177,15 @@ def test_a_folder_of_cluster_outputs_alone_loads_them_and_says_what_it_lacks(rea
 
 
 def _cluster_steps(folder):
-    """Per rank, (step time, exposed comm) by hand from cluster_step_trace_time.csv: its step is
-    Computing + Communication(Not Overlapped) + Free (Stage + Bubble in torch_npu's, for which
-    MindSpore writes its HCCL span)."""
+    """Per rank, (step time, exposed comm, own time) by hand from cluster_step_trace_time.csv: its
+    step is Computing + Communication(Not Overlapped) + Free (Stage + Bubble in torch_npu's, for
+    which MindSpore writes its HCCL span), its own time Computing + Free."""
     import csv
 
     rows = [r for r in csv.DictReader((folder / "cluster_step_trace_time.csv").open()) if r["Type"] == "rank"]
     return {int(r["Index"]): (float(r["Computing"]) + float(r["Communication(Not Overlapped)"]) + float(r["Free"]),
-                              float(r["Communication(Not Overlapped)"]) - float(r["Bubble"] or 0)) for r in rows}
+                              float(r["Communication(Not Overlapped)"]) - float(r["Bubble"] or 0),
+                              float(r["Computing"]) + float(r["Free"])) for r in rows}
 
 
 def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
@@ -198,18 +199,21 @@ def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
     got = {r[0]: r[1:] for r in s.con.execute(
         "SELECT rank, step_time_us, exposed_comm_us, step_source, kernel_count, compared FROM rank_summary").fetchall()}
     assert got.keys() == want.keys() == set(range(8))
-    for rank, (step, exposed) in want.items():
+    for rank, (step, exposed, _) in want.items():
         assert got[rank][0] == pytest.approx(step, abs=1e-6) and got[rank][1] == pytest.approx(exposed, abs=1e-6)
         assert got[rank][2:] == ("cluster_step_trace", None, True)  # its kernels not known: not 0
     spread = {m["measure"]: m for m in s.report["cluster"]["spread"]}
-    for measure, i in (("step_time", 0), ("exposed_comm", 1)):
+    for measure, i in (("step_time", 0), ("exposed_comm", 1), ("own_time", 2)):
         values = [v[i] for v in want.values()]
         assert spread[measure]["ranks"] == 8
         assert spread[measure]["spread"] == pytest.approx((max(values) - min(values)) / (sum(values) / 8))
     # Exposed comm 133-756 ms a step: the others wait for rank 1 (it waits least, and comes last to
-    # the broadcasts of cluster_communication.json); step times within 5 %: no step imbalance.
-    assert spread["exposed_comm"]["slow_rank"] == 1
-    assert [(f["rule"], f["rank"]) for f in s.report["findings"]] == [("rank_comm_imbalance", 1)]
+    # the broadcasts of cluster_communication.json). Their steps are within 5 % of each other, as the
+    # collectives hold them together; rank 1's own time (computing and free) is what they wait for.
+    assert spread["exposed_comm"]["slow_rank"] == spread["own_time"]["slow_rank"] == 1
+    assert spread["step_time"]["spread"] < 0.05 < spread["own_time"]["spread"]
+    assert sorted((f["rule"], f["rank"]) for f in s.report["findings"]) == [
+        ("rank_comm_imbalance", 1), ("rank_step_imbalance", 1)]
     assert s.report["ranks"] == []  # the ranks loaded: none
     # how much of each comm op no compute covers is not known without kernels: not 0
     from npu_tui.tui.panes.comm import exposure_text
@@ -242,7 +246,7 @@ def test_the_cluster_step_trace_stands_in_for_a_rank_not_copied(real, level1_job
     # its comm ops from cluster_communication.json, rank 0's from its own communication.json
     assert {(o["rank"], o["source"]) for o in s.report["cluster"]["comm_ops"]} == {
         (0, "communication.json"), (1, "cluster_communication.json")}
-    assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2]
+    assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2, 2]
     assert [r["rank"] for r in s.report["ranks"]] == [0]
     partial = [i for i in s.health if i.what.startswith("partial rank set")]
     assert len(partial) == 1 and partial[0].fix.endswith(
@@ -380,7 +384,7 @@ def test_a_rank_whose_step_trace_has_no_kernels_beside_it_is_compared(real, tmp_
     s = open_session(job, cache=False)
     got = s.con.execute("SELECT rank, kernel_count > 0, step_source, compared FROM rank_summary ORDER BY rank").fetchall()
     assert got == [(0, True, "step_trace_time.csv", True), (1, False, "step_trace_time.csv", True)]
-    assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2]
+    assert [m["ranks"] for m in s.report["cluster"]["spread"]] == [2, 2, 2]
 
 
 def test_msprof_ranks_take_no_stand_ins_from_the_cluster_step_trace(real, tmp_path):
@@ -546,15 +550,15 @@ def test_ranks_that_tie_name_the_lower_rank():
     from npu_tui.analysis.views import view_sql
 
     con = duckdb.connect()
-    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, true, NULL), (1, 10.0, 2.0, true, NULL),
-                   (2, 10.0, 2.0, true, NULL)) t(rank, step_time_us, exposed_comm_us, compared, apart)""")
+    con.execute("""CREATE TABLE rank_summary AS SELECT * FROM (VALUES (3, 10.0, 2.0, 8.0, true, NULL), (1, 10.0, 2.0, 8.0, true, NULL),
+                   (2, 10.0, 2.0, 8.0, true, NULL)) t(rank, step_time_us, exposed_comm_us, own_us, compared, apart)""")
     con.execute("CREATE TABLE rank_waits (rank INTEGER, waited_for BOOLEAN, caused_wait_ms DOUBLE)")
     con.execute("""CREATE TABLE step_breakdown AS SELECT * FROM (VALUES (3, 7, 10.0), (1, 7, 10.0), (2, 7, 10.0))
                    t(rank, step, step_us)""")
     con.execute("CREATE TABLE step_flags (rank INTEGER, step INTEGER, outlier BOOLEAN)")
     con.execute("CREATE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
     spread = con.execute(f"SELECT measure, slow_rank FROM ({view_sql('rank_spread')})").fetchall()
-    assert sorted(spread) == [("exposed_comm", 1), ("step_time", 1)]
+    assert sorted(spread) == [("exposed_comm", 1), ("own_time", 1), ("step_time", 1)]
     assert con.execute(f"SELECT step, slow_rank FROM ({view_sql('step_times')})").fetchall() == [(7, 1)]
 
 
@@ -596,7 +600,7 @@ def test_a_rank_without_kernels_is_not_compared_with_the_others(real, tmp_path):
     assert not [f for f in s.report["findings"] if f["rule"].startswith("rank_")]
     # The intact pair is compared as before.
     intact = open_session(sampled, cache=False)
-    assert {r["measure"] for r in intact.report["cluster"]["spread"]} == {"step_time", "exposed_comm"}
+    assert {r["measure"] for r in intact.report["cluster"]["spread"]} == {"step_time", "own_time", "exposed_comm"}
 
 
 ADVISOR_CLUSTER = Path("mstt-advisor-fixtures") / "resource" / "advisor" / "cluster_analysis_output"

@@ -160,6 +160,32 @@ def test_msprof_exposed_comm_is_one_share_per_step_everywhere():
         assert f"{c['exposed_share'] * 100:.1f}%" in render(s.report, "text").split("\nExposed communication\n")[1]
 
 
+def test_the_slow_rank_is_not_the_one_that_waits_for_it():
+    """Level0's two ranks: rank 0's step is 14 % longer, yet both compute alike; rank 0 starts its
+    step first and waits for rank 1 at the all-reduce. rank_step_imbalance had named rank 0 ("the
+    slow rank sets every step") beside rank_comm_imbalance naming rank 1. By hand from the files:
+    each rank's first kernel (kernel_details.csv) and its step's parts (step_trace_time.csv)."""
+    import csv
+
+    level0 = REAL / "msinsight-pt-2rank-levels" / "text" / "level0"
+    start, step, own = {}, {}, {}
+    for rank in (0, 1):
+        out = level0 / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        with (out / "kernel_details.csv").open() as fh:
+            start[rank] = min(float(r["Start Time(us)"].strip()) for r in csv.DictReader(fh))
+        (row,) = csv.DictReader((out / "step_trace_time.csv").open())
+        step[rank] = float(row["Stage"])
+        own[rank] = float(row["Computing"]) + float(row["Free"])
+    assert step[0] > 1.1 * step[1] and start[1] - start[0] > 15_000  # rank 1 starts 15.6 ms late
+    spread = abs(own[0] - own[1]) / ((own[0] + own[1]) / 2)
+    assert spread < 0.05  # their own time alike: no rank to rebalance by its step
+    s = open_session(level0, cache=False)
+    got = {m["measure"]: m for m in s.report["cluster"]["spread"]}
+    assert got["own_time"]["spread"] == pytest.approx(spread)
+    assert got["own_time"]["slow_rank"] == max(own, key=own.get) == 1
+    assert [(f["rule"], f["rank"]) for f in s.findings if f["metric"] == "spread"] == [("rank_comm_imbalance", 1)]
+
+
 def test_demo_findings_merged_and_ordered_by_saving():
     s = open_session(DEMO, cache=False)
     findings = s.findings

@@ -47,10 +47,10 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us, step_us (stage + bubble), source
   (a rank not loaded: msprof-analyze's cluster step trace, source cluster_step_trace)
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
-  free_us, step_source, apart (why the rank is not compared: ranks_apart; NULL when it is), compared
-- rank_spread: measure (step_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
+  free_us, own_us (computing and free per step: the waits aside), step_source, apart (why the rank is not compared: ranks_apart; NULL when it is), compared
+- rank_spread: measure (step_time | own_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
   the ranks rank_summary compares: with kernels or a step trace's steps, not apart)
-- rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow from rank_spread)
+- rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow by own time, from rank_spread)
 - rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
 - step_times: step, ranks, step_us (the slowest rank's), slow_rank
 - stage_metrics: rank, stage, metric, category, value, time_us, basis_us

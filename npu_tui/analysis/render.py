@@ -226,6 +226,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
         out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"), ("outliers", "warm-up"),
                                                  ("step_time_us", "step time, per step (us)"),
                                                  ("exposed_comm_us", "exposed comm, per step (us)"),
+                                                 ("own_us", "own time, per step (us)"),
                                                  ("step_source", "from")], md)
         out += _table(cluster.get("spread", []), [("measure", "measure (per step)"), ("min_us", "min (us)"),
                                                   ("max_us", "max (us)"), ("mean_us", "mean (us)"),

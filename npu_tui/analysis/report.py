@@ -49,7 +49,8 @@ WINDOW_KEYS = ("stage", "start_us", "end_us", "wall_us", "kernel_count")
 WINDOWS_SQL = f"SELECT rank, {', '.join(WINDOW_KEYS)} FROM stage_windows ORDER BY rank, start_ns"
 WINDOWS_JSON_SQL = f"""SELECT rank, to_json(list(struct_pack({', '.join(WINDOW_KEYS)}) ORDER BY start_ns))::VARCHAR
                       FROM stage_windows GROUP BY rank"""
-CLUSTER_RANKS_SQL = "SELECT rank, steps, outliers, step_time_us, exposed_comm_us, step_source, apart FROM rank_summary"
+CLUSTER_RANKS_SQL = """SELECT rank, steps, outliers, step_time_us, exposed_comm_us, own_us, step_source, apart
+                       FROM rank_summary"""
 SPREAD_SQL = "SELECT measure, ranks, min_us, max_us, mean_us, spread, slow_rank FROM rank_spread"
 COMM_OPS_SQL = "SELECT * FROM comm_op_times"
 BANDWIDTH_SQL = "SELECT * FROM link_bandwidth"

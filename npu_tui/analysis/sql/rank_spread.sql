@@ -1,6 +1,11 @@
--- across ranks: min, max and mean of step time and of exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest step, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; only the ranks rank_summary compares (with kernels or a step trace's steps, not apart)
+-- across ranks: min, max and mean of step time, own time (rank_summary.own_us: computing and free) and exposed comm per step, spread = (max - min) / mean, and the slow rank: the longest, or for exposed comm the rank the others wait for at the collectives (rank_waits; without communication.json, the rank with the least: it comes last); ties go to the lower rank; only the ranks rank_summary compares (with kernels or a step trace's steps, not apart)
+-- A rank's own time is what to balance: one that starts its step late (its host slower) has the
+-- shortest step, measured from its first kernel, while the ranks that wait for it at the first
+-- collective have the longest. Its own time is not the waiting.
 WITH m AS (
     SELECT rank, 'step_time' AS measure, step_time_us AS v FROM rank_summary WHERE compared
+    UNION ALL
+    SELECT rank, 'own_time', own_us FROM rank_summary WHERE compared
     UNION ALL
     SELECT rank, 'exposed_comm', exposed_comm_us FROM rank_summary WHERE compared
 )

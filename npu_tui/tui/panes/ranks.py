@@ -30,9 +30,10 @@ def category_time(report: dict) -> Tuple[List[str], Dict[int, Dict[str, float]]]
 
 
 def slow_rank(report: dict) -> Optional[int]:
-    """The slow rank by step time, as rank_spread names it (None with fewer than two ranks)."""
+    """The slow rank by its own time per step (computing and free: the waits aside), as
+    rank_spread names it (None with fewer than two ranks)."""
     spread = report.get("cluster", {}).get("spread", [])
-    return next((s["slow_rank"] for s in spread if s["measure"] == "step_time"), None)
+    return next((s["slow_rank"] for s in spread if s["measure"] == "own_time"), None)
 
 
 def rank_plots(report: dict) -> Text:
@@ -45,7 +46,8 @@ def rank_plots(report: dict) -> Text:
         parts = [(c, per_rank[rank].get(c, 0.0)) for c in cats]
         total = sum(v for _, v in parts)
         width = round(BAR_WIDTH * total / peak) if peak else 0
-        mark = " ◀ slowest" if rank == slow else f" ✕ {apart[rank]}" if rank in apart else ""
+        # (slowest by its own time per step, which the bar of kernel time need not show)
+        mark = " ◀ slowest, own time" if rank == slow else f" ✕ {apart[rank]}" if rank in apart else ""
         text.append(f"rank {rank:<3}", style="bold reverse" if rank == slow else "")
         text.append(" ")
         text.append_text(stacked_bar(parts, width))
