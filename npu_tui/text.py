@@ -167,6 +167,15 @@ def rank_list(ranks: Sequence[int], noun: str = "rank") -> str:
     return f"{noun}{'' if len(ranks) == 1 else 's'} {text}"
 
 
+def waited_for_text(f: Dict[str, Any]) -> str:
+    """Who waits for the finding's waited-for rank: measured from communication.json's waits, or
+    inferred (least exposed comm) without them."""
+    if f.get("cause") == "least_exposed":
+        return (f"the other ranks likely wait for rank {f['waited_for']} (its exposed comm is the least; "
+                "without communication.json no wait is measured)")
+    return f"the other ranks wait for rank {f['waited_for']}"
+
+
 def saving_place(f: Dict[str, Any]) -> str:
     """Whose step a finding's saving is on: its rank's, or, when that rank is the one the others
     wait for, theirs."""

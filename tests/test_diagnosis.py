@@ -184,6 +184,16 @@ def test_the_slow_rank_is_not_the_one_that_waits_for_it():
     assert got["own_time"]["spread"] == pytest.approx(spread)
     assert got["own_time"]["slow_rank"] == max(own, key=own.get) == 1
     assert [(f["rule"], f["rank"]) for f in s.findings if f["metric"] == "spread"] == [("rank_comm_imbalance", 1)]
+    # Level0 writes no communication.json: that the others wait for rank 1 is inferred (its exposed
+    # comm is the least), and said as such, not as measured
+    (f,) = [f for f in s.findings if f["rule"] == "rank_comm_imbalance"]
+    assert f["cause"] == "least_exposed" and "no wait measured" in f["direction"]
+    assert "The other ranks likely wait for rank 1 (its exposed comm is the least" in s.render("text")
+    from npu_tui.tui.panes.findings import finding_detail
+    assert "slow rank the other ranks likely wait for rank 1" in " ".join(finding_detail(f).plain.split())
+    level1 = open_session(REAL / "msinsight-pt-2rank-levels" / "text" / "level1", cache=False)
+    (f,) = [f for f in level1.findings if f["rule"] == "rank_comm_imbalance"]
+    assert f["cause"] == "waits" and "The other ranks wait for rank 1." in level1.render("text")
 
 
 def test_demo_findings_merged_and_ordered_by_saving():

@@ -9,7 +9,7 @@ import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..text import (UNMARKED, account_check, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
-                    rank_list, saving_place, steps_unmarked, table)
+                    rank_list, saving_place, steps_unmarked, table, waited_for_text)
 
 FORMATS = ("text", "md", "json")
 
@@ -72,7 +72,7 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
         lines.append(f"Exposed on rank {f['rank']}, per step: " + ", ".join(
             f"{d} {_ms(us)}" for d, us in sorted(split.items(), key=lambda kv: -kv[1])))
     if f.get("waited_for") is not None:
-        lines.append(f"The other ranks wait for rank {f['waited_for']}.")
+        lines.append(waited_for_text(f).capitalize() + ".")
     for d in f["docs"]:
         lines.append(f"Do: {d['action']} (see {d['repository']}: {d['path']})")
     lines.append(f"Saves about {_ms(f['saving_us'])} per step {saving_place(f)}, with {f['estimate']}")

@@ -81,6 +81,6 @@ SELECT rank, NULL, 'memory_capacity_share', NULL, CASE WHEN peak_stage = cfg.vae
        capacity_share, NULL, NULL
 FROM memory_peaks, cfg WHERE stage IS NULL AND capacity_share IS NOT NULL
 UNION ALL
-SELECT slow_rank, NULL, 'spread', measure, NULL, spread, max_us - mean_us,
+SELECT slow_rank, NULL, 'spread', measure, slow_by, spread, max_us - mean_us,
        CASE measure WHEN 'exposed_comm' THEN slow_rank END
 FROM rank_spread

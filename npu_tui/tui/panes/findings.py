@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...text import finding_where, metric_value, saving_place
+from ...text import finding_where, metric_value, saving_place, waited_for_text
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grids import findings_drill
@@ -52,7 +52,7 @@ def finding_detail(f: dict, width: int = 100) -> Text:
                       f"(threshold {metric_value(f['metric'], f['threshold'])})"),
             ("direction", f.get("direction"))]
     if f.get("waited_for") is not None:
-        rows.append(("waits for", f"the other ranks wait for rank {f['waited_for']}"))
+        rows.append(("slow rank", waited_for_text(f)))
     rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} per step {saving_place(f)}, with "
                           f"{f.get('estimate') or 'it fixed'}"))
     for k, v in rows:
