@@ -196,6 +196,21 @@ async def test_ranks_and_comm_panes():
 
 
 @async_test
+async def test_a_narrow_drill_keeps_the_operator_not_its_type():
+    """At 80 columns a rank's operators had kept the type column whole and cut the operator to
+    eight cells ("hco…duce"): the operator names the row."""
+    app = NpuTuiApp(LEVEL1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5", "enter")
+        await settle(app, pilot)
+        table = app.screen.query_one(PagedTable)
+        header, first = ("".join(s.text for s in table.render_line(y)) for y in (0, 1))
+        assert header.split()[:2] == ["type", "operator"]
+        assert first.split()[1] == "hcom_allReduce" and first.split()[0].startswith("hco") and "…" in first.split()[0]
+
+
+@async_test
 async def test_filter_sort_export_and_sql_from_the_operators_pane(tmp_path):
     totals = type_totals()
     app = NpuTuiApp(LEVEL1)

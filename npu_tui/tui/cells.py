@@ -13,11 +13,14 @@ __all__ = ["Column", "fmt_cell", "fmt_us", "literal"]
 
 @dataclass(frozen=True)
 class Column:
-    """One grid column: `key` names the query's column; `kind` decides formatting and alignment."""
+    """One grid column: `key` names the query's column; `kind` decides formatting and alignment;
+    `identity`: it names the row (an operator beside its type), so it is the text column a narrow
+    grid keeps widest (else the first text column is)."""
 
     key: str
     label: str
     kind: str = "text"  # text | list | flag | int | us | ms | share | float
+    identity: bool = False
 
     @property
     def numeric(self) -> bool:

@@ -345,11 +345,13 @@ class PagedTable(ScrollView, can_focus=True):
         over = sum(widths) - avail
         text_cols = [i for i, c in enumerate(cols) if not c.numeric]
         # Shrink text columns, the rightmost first, down to MIN_TEXT_WIDTH; numbers keep their width
-        # so they stay readable. The first text column names the row (an operator, a rank's
-        # format): it keeps up to IDENTITY_WIDTH, and what is still too wide runs off the right edge.
+        # so they stay readable. The column naming the row (an operator, a rank's format: the one
+        # marked identity, else the first text column) keeps up to IDENTITY_WIDTH, and what is still
+        # too wide runs off the right edge.
         floor = {i: MIN_TEXT_WIDTH for i in text_cols}
-        if text_cols:
-            floor[text_cols[0]] = max(MIN_TEXT_WIDTH, min(widths[text_cols[0]], IDENTITY_WIDTH))
+        named = next((i for i in text_cols if cols[i].identity), text_cols[0] if text_cols else None)
+        if named is not None:
+            floor[named] = max(MIN_TEXT_WIDTH, min(widths[named], IDENTITY_WIDTH))
         while over > 0:
             i = next((j for j in reversed(text_cols) if widths[j] > floor[j]), None)
             if i is None:

@@ -26,7 +26,7 @@ STATS = (Column("count", "count", "int"), Column("total_us", "total", "us"),
          Column("mean_us", "mean", "us"), Column("max_us", "max", "us"),
          Column("share", "share", "share"))
 TYPE_COLUMNS = (Column("type", "type"),) + STATS
-OP_COLUMNS = (Column("op", "operator"), Column("input_shapes", "input shapes", "list")) + STATS
+OP_COLUMNS = (Column("op", "operator", identity=True), Column("input_shapes", "input shapes", "list")) + STATS
 INSTANCE_COLUMNS = (Column("rank", "rank", "int"), Column("step", "step", "int"),
                     Column("start_us", "start", "us"), Column("dur_us", "dur", "us"),
                     Column("wait_us", "wait", "us"), Column("block_dim", "blocks", "int"),
@@ -126,9 +126,8 @@ def ranks() -> Drill:
 
 
 FIND = GridQuery("Find a kernel or operator", "kernel_names",
-                 (Column("type", "type"), Column("op", "operator"), Column("input_shapes", "input shapes", "list"),
-                  Column("name", "kernel name"), Column("kernels", "kernels", "int"),
-                  Column("total_us", "total", "us")), sort="total_us")
+                 (Column("type", "type"), *OP_COLUMNS[:2], Column("name", "kernel name"),
+                  Column("kernels", "kernels", "int"), Column("total_us", "total", "us")), sort="total_us")
 
 
 def found(row: Row) -> Tuple[Tuple[Tuple[str, ...], Drill], ...]:
