@@ -44,7 +44,7 @@ def _sub_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("report", help="findings as text, Markdown or JSON")
-    r.add_argument("path", help="profile folder or file")
+    r.add_argument("path", nargs="?", help="profile folder or file (default: the bundled demo, as the app opens)")
     r.add_argument("--format", choices=("text", "md", "json"), default="text")
     r.add_argument("--run", metavar="NAME", help=RUN_HELP)
     r.add_argument("--rules", metavar="FILE", help="rules TOML merged over the shipped ones (a changed threshold alone is enough)")
@@ -250,7 +250,11 @@ def cmd_report(args) -> int:
     except ValueError as e:
         return _fail(str(e))
     # Hand-set windows change the stored stage tables: keep them out of the cache.
-    session = Session.load(args.path, rules, cache=not windows, run=args.run)
+    if args.path is None:
+        from .demo import PATH as path
+    else:
+        path = args.path
+    session = Session.load(path, rules, cache=not windows, run=args.run)
     _say(session.note)
     unknown = sorted({w[0] for w in windows if w[0] is not None} - set(session.ranks))
     if unknown:

@@ -360,3 +360,12 @@ def test_a_report_query_that_fails_stops_the_others():
     assert outcome == ["interrupted"]
     assert _side_by_side(duckdb.connect(), {"a": lambda cur: cur.execute("SELECT 1").fetchall(),
                                             "b": lambda cur: 2}) == {"a": [(1,)], "b": 2}
+
+
+def test_a_report_without_a_path_is_the_demos_as_the_app_opens_it(capsys):
+    from npu_tui.demo import PATH as DEMO
+
+    assert main(["report", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    check_shape(doc)
+    assert doc["profile"]["path"] == str(DEMO) and doc["findings"]
