@@ -110,7 +110,8 @@ def test_compare_per_step_deltas_findings_and_operators():
     assert [(x["rule"], x["ranks"]) for x in f["cleared"]] == [("fa_high", [1, 0])]
     # One finding per rule and stage: the same one, now on a second rank too.
     assert f["remaining"] == [{"rule": "matmul_high", "stage": "DiT", "metric": "share", "base_ranks": [0],
-                               "new_ranks": [0, 1], "base_value": 0.6, "new_value": 0.55, "threshold": 0.5,
+                               "new_ranks": [0, 1], "base_value": 0.6, "new_value": 0.55, "base_rank": 0,
+                               "new_rank": 0, "threshold": 0.5,
                                "base_saving_us": 6.0, "new_saving_us": 5.5}]
     # Per step: A 100 -> 50, B 20 -> 0, C 0 -> 20; the two largest moves, ties by name.
     assert [(o["op"], o["delta_us"]) for o in d["operators"]] == [("A", -50.0), ("B", -20.0)]
@@ -127,6 +128,11 @@ def test_render_text_and_markdown():
     assert "- appeared: vector_high (DiT, rank 0): share 25.0% > 20.0%" in text
     assert "- cleared: fa_high (DiT, ranks 0, 1, worst 1): share 40.0% > 30.0%" in text
     assert "- still: matmul_high (DiT, ranks 0, 1, worst 0): 60.0% -> 55.0%" in text
+    # Its worst rank another in the new run: the two values are two ranks', and say so (they had
+    # read as one rank's change).
+    new.report["findings"][0] = _finding("matmul_high", [1, 0], 0.55, 0.5)
+    assert ("- still: matmul_high (DiT, ranks 0, 1, worst 1): 60.0% (rank 0) -> 55.0% (rank 1)"
+            in render(compare(base, new), "text"))
     md = render(d, "md")
     assert "| rank | stage | base ms | new ms | delta ms | delta % |" in md
     assert "|---:|---|---:|---:|---:|---:|" in md

@@ -121,6 +121,7 @@ def _finding_changes(base: RunData, new: RunData) -> dict:
         "remaining": [{"rule": k[0], "stage": k[1], "metric": n[k].get("metric"),
                        "base_ranks": b[k].get("ranks"), "new_ranks": n[k].get("ranks"),
                        "base_value": b[k].get("value"), "new_value": n[k].get("value"),
+                       "base_rank": b[k].get("rank"), "new_rank": n[k].get("rank"),
                        "threshold": n[k].get("threshold"),
                        "base_saving_us": b[k].get("saving_us"), "new_saving_us": n[k].get("saving_us")}
                       for k in sorted(set(b) & set(n), key=str)],
@@ -162,6 +163,15 @@ def _run_head(run: RunData) -> dict:
     failed = [h["file"] for h in run.report["health"] if h["severity"] == "error"]
     return {"path": run.path, "steps": len(run.step_us), "left_out": run.left_out,
             "complete": not failed, "failed": failed}
+
+
+def value_change(x: dict, arrow: str) -> str:
+    """A finding's worst value before and after; each with its rank where the worst rank changed
+    (the two values are then not one rank's)."""
+    before, after = metric_value(x["metric"], x["base_value"]), metric_value(x["metric"], x["new_value"])
+    if x.get("base_rank") != x.get("new_rank"):
+        before, after = f"{before} (rank {x['base_rank']})", f"{after} (rank {x['new_rank']})"
+    return f"{before} {arrow} {after}"
 
 
 def incomplete_lines(d: dict) -> List[str]:
@@ -241,8 +251,7 @@ def render(d: dict, fmt: str = "text") -> str:
     lines += [f"- appeared: {_finding_text(x, esc)}" for x in f["appeared"]]
     lines += [f"- cleared: {_finding_text(x, esc)}" for x in f["cleared"]]
     lines += [f"- still: {esc(x['rule'])} ({esc(finding_where({**x, 'ranks': x['new_ranks']}))}): "
-              f"{metric_value(x['metric'], x['base_value'])} -> {metric_value(x['metric'], x['new_value'])}"
-              for x in f["remaining"]]
+              f"{value_change(x, '->')}" for x in f["remaining"]]
     if not any(f.values()):
         lines.append("- none in either run")
     lines += ["", head("Operators that moved most (per step, all ranks)")]

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import finding_where, metric_value
+from ...text import finding_where
 from ..cells import fmt_us, literal
 
 EMPTY = "No comparison yet: c collects a new run and compares it with the one before; " \
@@ -38,7 +38,7 @@ def _table(title: str, headers: List[str], labels: int) -> Table:
 
 def diff_renderable(d: dict) -> Group:
     # The analysis package loads DuckDB: imported when a diff exists, not with the pane.
-    from ...analysis.diff import incomplete_lines, signed_percent, verdict_line
+    from ...analysis.diff import incomplete_lines, signed_percent, value_change, verdict_line
 
     v = d["verdict"]
     parts = [Text(f"base {literal(d['base']['path'])}\nnew  {literal(d['new']['path'])}"),
@@ -67,7 +67,7 @@ def diff_renderable(d: dict) -> Group:
     for x in f["remaining"]:
         found.append("  still    ", style="dim").append(
             f"{literal(x['rule'])} {literal(finding_where({**x, 'ranks': x['new_ranks']}))}: "
-            f"{metric_value(x['metric'], x['base_value'])} → {metric_value(x['metric'], x['new_value'])}\n")
+            f"{value_change(x, '→')}\n")
     if not any(f.values()):
         found.append("none in either run\n", style="dim")
     parts.append(found)
