@@ -158,6 +158,11 @@ def test_markdown_is_a_readable_page(capsys):
         i += 1
     assert tables >= 6
     assert "```sql" in out  # evidence queries are fenced
+    # one line a rank: a list, not a paragraph Markdown runs together
+    account = out[out.index("## Step account"):out.index("## Step breakdown")].splitlines()
+    ranks = [line for line in account if "ms per step" in line]
+    assert len(ranks) == 2 and all(line.startswith("- rank ") for line in ranks)
+    assert account[account.index(ranks[-1]) + 1] == ""
 
 
 def test_text_report_fits_a_terminal(capsys):

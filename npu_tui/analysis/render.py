@@ -126,13 +126,15 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
         step = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] != "between")
         gap = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] == "between")
         between = f" + {_ms(gap)} between steps" if gap else ""
+        bullet = "- " if md else ""  # (one line a rank: in Markdown a list, not one paragraph)
         if steps_unmarked(report, rank):
-            out.append(f"rank {rank}: {_ms(step)}{between} ({UNMARKED})")
+            out.append(f"{bullet}rank {rank}: {_ms(step)}{between} ({UNMARKED})")
         else:
-            out.append(f"rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
+            out.append(f"{bullet}rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
     check = account_check(report.get("step_account_check", []))
     if check:
         line = _text("The account " + check[0], md)
+        out += [""] if md else []
         out.append(f"**{line}**" if md and check[1] else line)
     out.append("")
     return out + _table(rows, [("rank", "rank"), ("stage", "stage"), ("part", "part"), ("detail", "of it"),
