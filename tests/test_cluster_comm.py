@@ -305,6 +305,11 @@ async def test_the_app_counts_the_stand_ins_and_has_no_timeline_for_them(real, l
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot, rounds=4)
         assert app.sub_title.startswith("8 rank(s) by the cluster step trace · msprof-analyze cluster · ")
+        # no rank's files: no memory for that reason, not for want of profile_memory=True
+        assert "no rank's own files here, so no memory records" in screen_text(app)
+        await pilot.press("6")
+        await settle(app, pilot)
+        assert screen_text(app).count("no kernels to draw") == 1  # (the header had said it too)
 
 
 def test_a_loaded_rank_of_another_run_is_no_mismatch_of_the_cluster_output(real, level1_job, tmp_path):

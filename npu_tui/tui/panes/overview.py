@@ -168,7 +168,10 @@ def memory_text(report: dict) -> Text:
     peaks = [p for p in report.get("memory", {}).get("peaks", []) if p.get("stage") is None]
     text = Text().append("Memory, peak", style="bold")
     if not peaks:
-        return text.append("\n  no memory records (profile with profile_memory=True)", style="dim")
+        # (msprof-analyze's cluster outputs alone hold no rank's memory)
+        why = "no memory records (profile with profile_memory=True)" if report["profile"]["ranks"] else \
+            "no rank's own files here, so no memory records"
+        return text.append(f"\n  {why}", style="dim")
     per, unit = memory_unit([p.get(k) for p in peaks for k in ("peak_reserved_mb", "peak_allocated_mb")])
     for p in sorted(peaks, key=lambda p: p["rank"]):
         reserved, allocated = p.get("peak_reserved_mb") or 0, p.get("peak_allocated_mb") or 0

@@ -389,7 +389,7 @@ def header_text(view: TimelineView) -> Text:
     v, lane, frame = view.view, view.lane, view.frame
     text = Text(no_wrap=True, overflow="ellipsis")
     if v is None or lane is None:
-        return text.append(view.message, style="dim")
+        return text  # (the view says why it has nothing to draw)
     t0, t1 = v.visible
     text.append(f"{fmt_ms(t0, v.w)} – {fmt_ms(t1, v.w)}", style="bold")
     text.append(f" · {fmt_ms(v.w, v.w)}/col · cursor {fmt_ms(v.cursor_t, v.w)} · {view.timeline.alignment}")
