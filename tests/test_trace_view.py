@@ -17,6 +17,7 @@ import pytest
 
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import discover
+from npu_tui.profile.health import health
 from npu_tui.profile.schema import connect
 from npu_tui.profile.sources import trace_view
 from npu_tui.profile.sources.base import read_head
@@ -370,6 +371,9 @@ def test_broken_json_among_the_events_keeps_the_rest(real, tmp_path):
     p = load_profile(d)
     ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
     assert rows > 0 and skipped == 1 and "1 event(s) that do not parse dropped" in note
+    # read, the rest of it: not said as a file that "could not be read"
+    (said,) = [i.what for i in health(p) if i.file.endswith("trace_view.json")]
+    assert said.startswith("trace_view.json: malformed JSON: 1 event(s) that do not parse dropped, the rest kept")
 
 
 def test_control_characters_inside_strings_are_kept(real, tmp_path):
