@@ -115,7 +115,7 @@ def test_findings_fire_with_evidence_and_estimate(tmp_path):
     # one step: MatMul 1.5x faster saves a third of its 400 µs
     assert mm["saving_us"] == pytest.approx(400 / 3)
     assert mm["ranks"] == [0] and mm["per_rank"] == [{"rank": 0, "value": mm["value"], "cause": None,
-                                                        "saving_us": mm["saving_us"]}]
+                                                        "saving_us": mm["saving_us"], "apart": None}]
     assert mm["evidence"]["top_operators"][0]["type"] == "MatMulV3"
     assert "stage_categories" in mm["evidence"]["sql"]
     assert p.con.execute(mm["evidence"]["sql"]).fetchall()  # the evidence query runs as shown

@@ -196,6 +196,33 @@ def test_the_slow_rank_is_not_the_one_that_waits_for_it():
     assert f["cause"] == "waits" and "The other ranks wait for rank 1." in level1.render("text")
 
 
+def test_a_finding_says_which_of_its_ranks_were_not_loaded_whole(tmp_path):
+    """Rank 0's kernel_details.csv cut in half: its exposed share still passes the threshold, and
+    its row in the finding's drill had stood above the worst rank (1) with nothing to say it is not
+    compared."""
+    import shutil
+
+    from npu_tui.analysis.render import finding_detail
+    from npu_tui.tui.grids import findings_drill
+
+    job = tmp_path / "level1"
+    shutil.copytree(REAL / "msinsight-pt-2rank-levels" / "text" / "level1", job)
+    kernels = job / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    kernels.write_bytes(kernels.read_bytes()[:kernels.stat().st_size // 2])
+    s = open_session(job, cache=False)
+    (f,) = [f for f in s.findings if f["rule"] == "comm_exposed_high"]
+    assert f["rank"] == 1 and {r["rank"]: r["apart"] for r in f["per_rank"]} == {0: "not loaded whole", 1: None}
+    assert "(not compared: not loaded whole)" in " ".join(finding_detail(f))
+    grid = findings_drill(f).query
+    assert "apart" in [c.key for c in grid.columns]
+    sql, params = grid.effective()
+    assert dict(s.con.execute(f"SELECT rank, apart FROM ({sql})", params).fetchall()) == {0: "not loaded whole", 1: None}
+    # a finding of such ranks alone says what it rests on
+    alone = {**f, "ranks": [0], "rank": 0, "per_rank": [r for r in f["per_rank"] if r["rank"] == 0]}
+    assert ("Only on rank 0, not compared with the others (not loaded whole): it rests on what of them loaded."
+            in finding_detail(alone))
+
+
 def test_demo_findings_merged_and_ordered_by_saving():
     s = open_session(DEMO, cache=False)
     findings = s.findings
@@ -225,13 +252,12 @@ def test_ranks_that_tie_give_one_worst_rank_every_field_from_its_row():
 
     con = duckdb.connect()
     con.execute("""CREATE TABLE finding_ranks AS SELECT * FROM (VALUES
-        (1, 'step_cache', 5, 'DiT', 'forwards', NULL, 'five', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 10.0),
-        (1, 'step_cache', 1, 'DiT', 'forwards', NULL, 'one', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 20.0),
-        (1, 'step_cache', 0, 'DiT', 'forwards', NULL, 'zero', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 20.0),
-        (1, 'step_cache', 2, 'DiT', 'forwards', NULL, 'two', 40.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 90.0))
+        (1, 'step_cache', 5, 'DiT', 'forwards', NULL, 'five', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 10.0, NULL),
+        (1, 'step_cache', 1, 'DiT', 'forwards', NULL, 'one', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 20.0, NULL),
+        (1, 'step_cache', 0, 'DiT', 'forwards', NULL, 'zero', 50.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 20.0, NULL),
+        (1, 'step_cache', 2, 'DiT', 'forwards', NULL, 'two', 40.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 90.0, NULL))
         t(ord, rule, rank, stage, metric, category, cause, value, threshold, direction, docs, estimate,
-          waited_for, basis_us, saving_us)""")
-    con.execute("CREATE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
+          waited_for, basis_us, saving_us, apart)""")
     (row,) = con.execute(view_sql("findings")).fetchall()
     cols = [d[0] for d in con.description]
     f = dict(zip(cols, row))

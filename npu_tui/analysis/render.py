@@ -76,9 +76,13 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
     for d in f["docs"]:
         lines.append(f"Do: {d['action']} (see {d['repository']}: {d['path']})")
     lines.append(f"Saves about {_ms(f['saving_us'])} per step {saving_place(f)}, with {f['estimate']}")
+    if f["per_rank"] and all(r.get("apart") for r in f["per_rank"]):
+        lines.append(f"Only on {rank_list([r['rank'] for r in f['per_rank']])}, not compared with the others "
+                     f"({f['per_rank'][0]['apart']}): it rests on what of them loaded.")
     if len(f["per_rank"]) > 1:
         lines.append("Per rank: " + "; ".join(
             f"rank {r['rank']} {metric_value(f['metric'], r['value'])}, {_ms(r['saving_us'])} per step"
+            + (f" (not compared: {r['apart']})" if r.get("apart") else "")
             for r in f["per_rank"]))
     return lines
 

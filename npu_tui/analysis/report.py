@@ -39,7 +39,7 @@ COMM_SQL = """SELECT e.rank, e.stage, e.wall_us, e.comm_us, e.exposed_us, e.step
               ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
 FINDINGS_SQL = """SELECT rule, stage, ranks, rank, metric, category, cause, value, threshold, direction, docs, estimate,
                          waited_for, saving_us FROM findings"""
-PER_RANK_SQL = """SELECT rank, value, cause, saving_us FROM finding_ranks
+PER_RANK_SQL = """SELECT rank, value, cause, saving_us, apart FROM finding_ranks
                   WHERE rule = $rule AND stage IS NOT DISTINCT FROM $stage
                   ORDER BY value DESC, saving_us DESC NULLS LAST, rank"""
 # Per rank: how its stages were found (as its first window says) and, unless left out, the windows.

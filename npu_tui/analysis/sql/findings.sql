@@ -5,8 +5,8 @@
 -- arg_max over ties took each field from whichever row came first on that run.
 WITH ranked AS (
     SELECT r.*, row_number() OVER (PARTITION BY r.rule, r.stage
-                                   ORDER BY a.rank IS NOT NULL, r.value DESC, r.saving_us DESC NULLS LAST, r.rank) AS nth
-    FROM finding_ranks r LEFT JOIN ranks_apart a USING (rank)
+                                   ORDER BY r.apart IS NOT NULL, r.value DESC, r.saving_us DESC NULLS LAST, r.rank) AS nth
+    FROM finding_ranks r
 ),
 fired AS (
     SELECT rule, stage, list(rank ORDER BY nth) AS ranks, min(ord) AS ord FROM ranked GROUP BY rule, stage
