@@ -176,6 +176,15 @@ def waited_for_text(f: Dict[str, Any]) -> str:
     return f"the other ranks wait for rank {f['waited_for']}"
 
 
+def apart_line(per_rank: Sequence[Dict[str, Any]]) -> str:
+    """What a finding of ranks not compared with the others alone rests on, said once for it."""
+    why = sorted({r["apart"] for r in per_rank})
+    line = (f"Only on {rank_list(sorted(r['rank'] for r in per_rank))}, not compared with the other ranks "
+            f"({', '.join(why)})")
+    # (a file cut: what the rank lost is not known; another run's or other steps' are whole)
+    return line + (": it rests on what of them loaded." if "not loaded whole" in why else ".")
+
+
 def saving_place(f: Dict[str, Any]) -> str:
     """Whose step a finding's saving is on: its rank's, or, when that rank is the one the others
     wait for, theirs."""

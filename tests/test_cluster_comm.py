@@ -462,6 +462,21 @@ def test_sdma_is_the_total_of_the_on_chip_links_not_one_more(real):
     assert "rank  link  part of       MB" in s.render("text")
 
 
+def test_without_a_matrix_the_links_per_transport_leave_sdma_out(real, tmp_path):
+    """communication.json alone gives each rank's bandwidth per transport: SDMA, the total of its
+    HCCS, PCIE and SIO, had been listed as one link more beside them."""
+    job = tmp_path / "level1"
+    shutil.copytree(real / TEXT / "level1", job)
+    for rank in (0, 1):
+        (job / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication_matrix.json").unlink()
+    s = open_session(job, cache=False)
+    links = s.con.execute("SELECT reported_by, transport, size_mb FROM comm_links ORDER BY ALL").fetchall()
+    assert {t for _, t, _ in links} == {"HCCS", "PCIE", "RDMA", "SIO"}
+    sdma = dict(s.con.execute("SELECT rank, size_mb FROM link_bandwidth WHERE transport = 'SDMA'").fetchall())
+    for rank in (0, 1):  # what the links of the rank moved is its SDMA total once
+        assert sum(mb for r, t, mb in links if r == rank and t != "RDMA") == pytest.approx(sdma[rank])
+
+
 def test_links_count_each_kinds_total_once(real):
     """communication_matrix.json keeps sample ops of a kind (top1, middle, bottom1..3) and their
     -total: a link's traffic is the total's, not the sum of all of them."""

@@ -156,7 +156,7 @@ def test_msprof_exposed_comm_is_one_share_per_step_everywhere():
         # one figure: the finding's, the report's section's, the Comm pane's
         (r,) = [r for r in f["per_rank"] if r["rank"] == rank]
         assert r["value"] == c["exposed_share"]
-        assert f"{c['exposed_share'] * 100:.1f}% of the stage" in exposure_text(s.report).plain
+        assert f"{c['exposed_share'] * 100:.1f}% of stage" in exposure_text(s.report).plain
         assert f"{c['exposed_share'] * 100:.1f}%" in render(s.report, "text").split("\nExposed communication\n")[1]
 
 
@@ -219,8 +219,14 @@ def test_a_finding_says_which_of_its_ranks_were_not_loaded_whole(tmp_path):
     assert dict(s.con.execute(f"SELECT rank, apart FROM ({sql})", params).fetchall()) == {0: "not loaded whole", 1: None}
     # a finding of such ranks alone says what it rests on
     alone = {**f, "ranks": [0], "rank": 0, "per_rank": [r for r in f["per_rank"] if r["rank"] == 0]}
-    assert ("Only on rank 0, not compared with the others (not loaded whole): it rests on what of them loaded."
+    assert ("Only on rank 0, not compared with the other ranks (not loaded whole): it rests on what of them loaded."
             in finding_detail(alone))
+    from npu_tui.tui.panes.findings import finding_detail as shown
+    assert "it rests on what of them loaded" in " ".join(shown(alone).plain.split())
+    # another run's ranks are whole: no word of what they lost; the ranks in order, each reason once
+    other = [{"rank": r, "apart": "separate run", "value": 0.5, "saving_us": 1.0} for r in (3, 2)]
+    assert ("Only on ranks 2, 3, not compared with the other ranks (separate run)."
+            in finding_detail({**alone, "per_rank": other}))
 
 
 def test_demo_findings_merged_and_ordered_by_saving():

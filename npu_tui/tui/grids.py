@@ -35,8 +35,8 @@ INSTANCE_COLUMNS = (Column("rank", "rank", "int"), Column("step", "step", "int")
 RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "int"),
                 Column("kernels", "kernels", "int"), Column("kernel_time_us", "kernel time", "us"),
                 Column("span_us", "span", "us"), Column("step_time_us", "step", "us"),
-                Column("exposed_comm_us", "exposed/step", "us"), Column("free_us", "free/step", "us"),
-                Column("own_us", "own/step", "us"), Column("vs_mean", "own vs mean", "float"), Column("source_format", "format"),
+                Column("own_us", "own/step", "us"), Column("vs_mean", "own vs mean", "float"),
+                Column("exposed_comm_us", "exposed/step", "us"), Column("free_us", "free/step", "us"), Column("source_format", "format"),
                 Column("profiler_level", "level"))
 # Exposed beside elapse: what the step pays for is the part no compute covers.
 COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
@@ -53,7 +53,7 @@ COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst",
                      Column("comm_group", "group"))
 FINDING_COLUMNS = (Column("type", "type"),) + OP_COLUMNS
 
-RANKS = GridQuery("Ranks (kernel time and span: totals; step, exposed comm, free, own: mean per step)", "rank_times",
+RANKS = GridQuery("Ranks (kernel time, span: totals; the rest: mean per step)", "rank_times",
                   RANK_COLUMNS, sort="rank", descending=False, highlight="slow")
 COMM_OPS = GridQuery("Comm operators (totals over the profile)", "comm_op_times", COMM_OP_COLUMNS, sort="elapse_ms")
 COMM_LINKS = GridQuery("Bandwidth per link (slow links highlighted)", "comm_links", COMM_LINK_COLUMNS,

@@ -32,8 +32,11 @@ matrix AS (
 per_rank AS (
     SELECT rank, NULL, rank, NULL::INTEGER, NULL::INTEGER, NULL::INTEGER, transport, count(*), exact_sum(transit_size_mb),
            exact_sum(transit_time_ms)
-    FROM comm_bandwidth
+    FROM comm_bandwidth b
+    -- SDMA is the total of the rank's HCCS, PCIE and SIO (link_bandwidth.part_of): not a link more
     WHERE NOT EXISTS (SELECT 1 FROM entries)
+      AND NOT (transport = 'SDMA' AND EXISTS (SELECT 1 FROM comm_bandwidth p WHERE p.rank = b.rank
+                                              AND p.transport IN ('HCCS', 'HCCS_SW', 'PCIE', 'SIO')))
     GROUP BY rank, transport
 ),
 links AS (

@@ -24,7 +24,7 @@ def exposure_text(report: dict) -> Text:
     """One line per rank and stage that communicates (fits 80 columns): a bar of the stage's time
     per step split into exposed comm, overlapped comm and the rest, then the figures; per step as
     the step account and comm_exposed_high count them (warm-up steps left out)."""
-    rows = [c for c in report.get("comm", []) if c.get("comm_us")]
+    rows = [c for c in report.get("comm", []) if c.get("comm_us_per_step")]
     text = Text().append("Exposed communication per stage, per step", style="bold")
     if not rows:
         # (comm ops without kernels to place them among: msprof-analyze's cluster outputs alone)
@@ -41,7 +41,7 @@ def exposure_text(report: dict) -> Text:
         # The whole bar is the stage's time, so 0.2 % exposed is a sliver, not a full bar.
         text.append_text(stacked_bar([("exposed", exposed), ("overlapped", max(comm - exposed, 0.0)),
                                       ("rest of the stage", max(stage - comm, 0.0))], BAR_WIDTH))
-        text.append(f" {fmt_us(exposed)} of {fmt_us(comm)} comm · {c['exposed_share'] * 100:.1f}% of the stage")
+        text.append(f" {fmt_us(exposed)} of {fmt_us(comm)} comm · {c['exposed_share'] * 100:.1f}% of stage")
     return text.append("\n").append_text(legend(["exposed", "overlapped", "rest of the stage"]))
 
 

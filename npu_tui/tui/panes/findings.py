@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...text import finding_where, metric_value, saving_place, waited_for_text
+from ...text import apart_line, finding_where, metric_value, saving_place, waited_for_text
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grids import findings_drill
@@ -51,6 +51,8 @@ def finding_detail(f: dict, width: int = 100) -> Text:
             ("value", f"{metric_value(f['metric'], f['value'])} on rank {f['rank']} "
                       f"(threshold {metric_value(f['metric'], f['threshold'])})"),
             ("direction", f.get("direction"))]
+    if f.get("per_rank") and all(r.get("apart") for r in f["per_rank"]):
+        rows.append(("apart", apart_line(f["per_rank"])))
     if f.get("waited_for") is not None:
         rows.append(("slow rank", waited_for_text(f)))
     rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} per step {saving_place(f)}, with "
