@@ -107,7 +107,7 @@ def test_compare_per_step_deltas_findings_and_operators():
 
     f = d["findings"]
     assert [x["rule"] for x in f["appeared"]] == ["vector_high"]
-    assert [(x["rule"], x["ranks"]) for x in f["cleared"]] == [("fa_high", [1, 0])]
+    assert [(x["rule"], x["ranks"], x["untested"]) for x in f["cleared"]] == [("fa_high", [1, 0], "")]
     # One finding per rule and stage: the same one, now on a second rank too.
     assert f["remaining"] == [{"rule": "matmul_high", "stage": "DiT", "metric": "share", "base_ranks": [0],
                                "new_ranks": [0, 1], "base_value": 0.6, "new_value": 0.55, "base_rank": 0,
@@ -149,3 +149,17 @@ def test_a_run_whose_load_lost_a_file_is_said_incomplete():
     assert d["new"]["failed"] == ["/runs/new/trace_view.json"]
     lines = render(d, "text").splitlines()
     assert lines[3] == "INCOMPLETE: the new run: 1 file could not be loaded whole; its figures lack what is missing"
+
+
+def test_a_finding_gone_with_a_rank_left_out_may_only_be_untested():
+    """The new run's rank 1 was not loaded whole, so it is compared with no other rank: a finding
+    across ranks, or one of rank 1's, gone from it had read as cleared."""
+    base, new = _runs()
+    base.report["findings"].append({**_finding("rank_comm_imbalance", [0], 0.06, 0.05), "stage": None,
+                                    "metric": "spread"})
+    new.report["cluster"] = {"ranks": [{"rank": 0, "apart": None}, {"rank": 1, "apart": "not loaded whole"}]}
+    d = compare(base, new)
+    cleared = {x["rule"]: x["untested"] for x in d["findings"]["cleared"]}
+    assert cleared == {"fa_high": "rank 1, not loaded whole", "rank_comm_imbalance": "rank 1, not loaded whole"}
+    assert ("- cleared: rank_comm_imbalance (rank 0): spread 6.0% > 5.0% (maybe only untested: the new run "
+            "leaves out rank 1, not loaded whole)") in render(d, "text")

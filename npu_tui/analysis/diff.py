@@ -111,13 +111,22 @@ def _category_deltas(base: RunData, new: RunData) -> List[dict]:
     return out
 
 
+def _untested(f: dict, apart: Dict[int, str]) -> str:
+    """Why a finding gone from the new run may only not have been tested there: its ranks, or for a
+    rule across ranks any rank, left out of the comparisons in it (a file cut, another run's)."""
+    ranks = sorted(r for r in apart if r in f.get("ranks", []) or f.get("metric") == "spread")
+    return "; ".join(f"rank {r}, {apart[r]}" for r in ranks)
+
+
 def _finding_changes(base: RunData, new: RunData) -> dict:
     key = ("rule", "stage")  # a finding is one per rule and stage, listing its ranks
     b = _rows_by(base.report.get("findings", []), key)
     n = _rows_by(new.report.get("findings", []), key)
+    apart = {r["rank"]: r["apart"] for r in new.report.get("cluster", {}).get("ranks", []) if r.get("apart")}
     return {
         "appeared": [n[k] for k in sorted(set(n) - set(b), key=str)],
-        "cleared": [b[k] for k in sorted(set(b) - set(n), key=str)],
+        # untested: the new run's ranks apart that the finding needed ("" when none)
+        "cleared": [{**b[k], "untested": _untested(b[k], apart)} for k in sorted(set(b) - set(n), key=str)],
         "remaining": [{"rule": k[0], "stage": k[1], "metric": n[k].get("metric"),
                        "base_ranks": b[k].get("ranks"), "new_ranks": n[k].get("ranks"),
                        "base_value": b[k].get("value"), "new_value": n[k].get("value"),
@@ -249,7 +258,8 @@ def render(d: dict, fmt: str = "text") -> str:
     lines += ["", head("Findings")]
     f = d["findings"]
     lines += [f"- appeared: {_finding_text(x, esc)}" for x in f["appeared"]]
-    lines += [f"- cleared: {_finding_text(x, esc)}" for x in f["cleared"]]
+    lines += [f"- cleared: {_finding_text(x, esc)}" + (f" (maybe only untested: the new run leaves out {x['untested']})"
+                                                       if x["untested"] else "") for x in f["cleared"]]
     lines += [f"- still: {esc(x['rule'])} ({esc(finding_where({**x, 'ranks': x['new_ranks']}))}): "
               f"{value_change(x, '->')}" for x in f["remaining"]]
     if not any(f.values()):

@@ -63,7 +63,10 @@ def diff_renderable(d: dict) -> Group:
     for x in f["appeared"]:
         found.append("▲ appeared ", style="bold red").append(f"{literal(x['rule'])} {literal(finding_where(x))}\n")
     for x in f["cleared"]:
-        found.append("▼ cleared  ", style="bold green").append(f"{literal(x['rule'])} {literal(finding_where(x))}\n")
+        found.append("▼ cleared  ", style="bold green").append(f"{literal(x['rule'])} {literal(finding_where(x))}")
+        if x["untested"]:
+            found.append(f" (maybe only untested: the new run leaves out {x['untested']})", style="dim")
+        found.append("\n")
     for x in f["remaining"]:
         found.append("  still    ", style="dim").append(
             f"{literal(x['rule'])} {literal(finding_where({**x, 'ranks': x['new_ranks']}))}: "
