@@ -185,6 +185,14 @@ def apart_line(per_rank: Sequence[Dict[str, Any]]) -> str:
     return line + (": it rests on what of them loaded." if "not loaded whole" in why else ".")
 
 
+def per_step(f: Dict[str, Any], short: bool = False) -> str:
+    """What a finding's times are per: a step, or where its rank's profile marks no steps, the
+    whole profile (findings.per)."""
+    if f.get("per") == "profile":
+        return "/profile" if short else "over the whole profile (no steps marked)"
+    return "/step" if short else "per step"
+
+
 def saving_place(f: Dict[str, Any]) -> str:
     """Whose step a finding's saving is on: its rank's, or, when that rank is the one the others
     wait for, theirs."""

@@ -34,7 +34,7 @@ SHAPE = {
              "source": str},
     "findings": {"rule": str, "stage": STR, "ranks": list, "rank": int, "metric": str, "category": STR,
                  "cause": STR, "value": NUM, "threshold": NUM, "direction": str, "docs": list, "estimate": str,
-                 "waited_for": (int, type(None)), "saving_us": NUM, "per_rank": list, "evidence": dict},
+                 "waited_for": (int, type(None)), "saving_us": NUM, "per": str, "per_rank": list, "evidence": dict},
 }
 
 

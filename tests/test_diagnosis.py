@@ -85,6 +85,10 @@ def test_alexnet_the_idle_device_is_a_finding():
     from npu_tui.tui.panes.overview import account_text
     assert f"rank 0: {span / 1e3:,.3f} ms (whole profile, no steps)" in s.render("text")
     assert "12.920s (whole profile, no steps)" in account_text(s.report).plain
+    # and so is its saving: over the whole profile, not "per step"
+    assert f["per"] == "profile" and f"Saves about {f['saving_us'] / 1e3:,.3f} ms over the whole profile" in s.render("text")
+    assert "/profile" in finding_line(f).plain and "/step" not in finding_line(f).plain
+    assert {g["per"] for g in open_session(MSPROF, cache=False).findings} == {"step"}
 
 
 def _iterations():
@@ -264,6 +268,7 @@ def test_ranks_that_tie_give_one_worst_rank_every_field_from_its_row():
         (1, 'step_cache', 2, 'DiT', 'forwards', NULL, 'two', 40.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 90.0, NULL))
         t(ord, rule, rank, stage, metric, category, cause, value, threshold, direction, docs, estimate,
           waited_for, basis_us, saving_us, apart)""")
+    con.execute("CREATE TABLE step_breakdown (rank INTEGER, step INTEGER)")
     (row,) = con.execute(view_sql("findings")).fetchall()
     cols = [d[0] for d in con.description]
     f = dict(zip(cols, row))

@@ -8,7 +8,7 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import (UNMARKED, account_check, apart_line, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
+from ..text import (UNMARKED, account_check, apart_line, per_step, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
                     rank_list, saving_place, steps_unmarked, table, waited_for_text)
 
 FORMATS = ("text", "md", "json")
@@ -69,19 +69,19 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
     lines = [f"Direction: {f['direction']}"]
     split = f["evidence"].get("exposed_split")
     if split:
-        lines.append(f"Exposed on rank {f['rank']}, per step: " + ", ".join(
+        lines.append(f"Exposed on rank {f['rank']}, {per_step(f)}: " + ", ".join(
             f"{d} {_ms(us)}" for d, us in sorted(split.items(), key=lambda kv: -kv[1])))
     if f.get("waited_for") is not None:
         said = waited_for_text(f)
         lines.append(said[0].upper() + said[1:] + ".")
     for d in f["docs"]:
         lines.append(f"Do: {d['action']} (see {d['repository']}: {d['path']})")
-    lines.append(f"Saves about {_ms(f['saving_us'])} per step {saving_place(f)}, with {f['estimate']}")
+    lines.append(f"Saves about {_ms(f['saving_us'])} {per_step(f)} {saving_place(f)}, with {f['estimate']}")
     if f["per_rank"] and all(r.get("apart") for r in f["per_rank"]):
         lines.append(apart_line(f["per_rank"]))
     if len(f["per_rank"]) > 1:
         lines.append("Per rank: " + "; ".join(
-            f"rank {r['rank']} {metric_value(f['metric'], r['value'])}, {_ms(r['saving_us'])} per step"
+            f"rank {r['rank']} {metric_value(f['metric'], r['value'])}, {_ms(r['saving_us'])} {per_step(f)}"
             + (f" (not compared: {r['apart']})" if r.get("apart") else "")
             for r in f["per_rank"]))
     return lines

@@ -38,7 +38,7 @@ COMM_SQL = """SELECT e.rank, e.stage, e.wall_us, e.comm_us, e.exposed_us, e.step
               LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = e.stage
               ORDER BY e.rank, o.ord NULLS LAST, e.stage"""
 FINDINGS_SQL = """SELECT rule, stage, ranks, rank, metric, category, cause, value, threshold, direction, docs, estimate,
-                         waited_for, saving_us FROM findings"""
+                         waited_for, saving_us, per FROM findings"""
 PER_RANK_SQL = """SELECT rank, value, cause, saving_us, apart FROM finding_ranks
                   WHERE rule = $rule AND stage IS NOT DISTINCT FROM $stage
                   ORDER BY value DESC, saving_us DESC NULLS LAST, rank"""

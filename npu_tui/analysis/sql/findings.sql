@@ -1,4 +1,4 @@
--- findings: one per rule and stage, with the ranks it fired on (the most affected first), and the worst rank's value, cause, direction, docs and projected saving per step (us); ordered by that saving
+-- findings: one per rule and stage, with the ranks it fired on (the most affected first), and the worst rank's value, cause, direction, docs and projected saving per step (us); ordered by that saving; per: 'step', or 'profile' where the worst rank's profile marks no steps (its one step is the whole profile)
 -- The worst rank is the first of ranks: the highest value, then the largest saving, then the lowest
 -- rank, of the ranks compared (ranks_apart: not loaded whole, another run's) before the others.
 -- Every field comes from its row: ranks often tie (64 ranks of one job, the same forwards), and
@@ -12,7 +12,9 @@ fired AS (
     SELECT rule, stage, list(rank ORDER BY nth) AS ranks, min(ord) AS ord FROM ranked GROUP BY rule, stage
 )
 SELECT w.rule, w.stage, w.metric, w.category, f.ranks, w.rank, w.value, w.threshold, w.cause, w.direction,
-       w.docs, w.estimate, w.waited_for, w.saving_us, f.ord
+       w.docs, w.estimate, w.waited_for, w.saving_us, f.ord,
+       CASE WHEN w.rank IN (SELECT rank FROM step_breakdown GROUP BY rank HAVING bool_and(step IS NULL))
+            THEN 'profile' ELSE 'step' END AS per
 FROM ranked w JOIN fired f ON f.rule = w.rule AND f.stage IS NOT DISTINCT FROM w.stage
 WHERE w.nth = 1
 ORDER BY w.saving_us DESC NULLS LAST, f.ord

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...text import apart_line, finding_where, metric_value, saving_place, waited_for_text
+from ...text import apart_line, finding_where, metric_value, per_step, saving_place, waited_for_text
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grids import findings_drill
@@ -29,7 +29,7 @@ def finding_line(f: dict) -> Text:
     text.append(f"{literal(f['rule'])}", style="bold")
     text.append(f"  {literal(finding_where(f))}  {metric_value(f['metric'], f['value'])}")
     if f.get("saving_us"):
-        text.append(f"  −{fmt_us(f['saving_us'])}/step", style="bold")
+        text.append(f"  −{fmt_us(f['saving_us'])}{per_step(f, short=True)}", style="bold")
     text.append(f"  → {literal(f.get('direction', ''))}", style="italic")
     return text
 
@@ -55,7 +55,7 @@ def finding_detail(f: dict, width: int = 100) -> Text:
         rows.append(("apart", apart_line(f["per_rank"])))
     if f.get("waited_for") is not None:
         rows.append(("slow rank", waited_for_text(f)))
-    rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} per step {saving_place(f)}, with "
+    rows.append(("saves", f"{fmt_us(f.get('saving_us') or 0.0)} {per_step(f)} {saving_place(f)}, with "
                           f"{f.get('estimate') or 'it fixed'}"))
     for k, v in rows:
         _row(text, k, literal(v), width)
@@ -65,7 +65,7 @@ def finding_detail(f: dict, width: int = 100) -> Text:
     split = (f.get("evidence") or {}).get("exposed_split") or {}
     if split:
         _row(text, "exposed", " · ".join(f"{literal(d)} {fmt_us(v)}" for d, v in
-                                         sorted(split.items(), key=lambda kv: -kv[1])) + " per step", width)
+                                         sorted(split.items(), key=lambda kv: -kv[1])) + f" {per_step(f)}", width)
     tops = (f.get("evidence") or {}).get("top_operators") or []
     if tops:
         text.append("top operators (total)\n", style="bold")
