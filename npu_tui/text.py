@@ -172,7 +172,7 @@ def waited_for_text(f: Dict[str, Any]) -> str:
     inferred (least exposed comm) without them."""
     if f.get("cause") == "least_exposed":
         return (f"the other ranks likely wait for rank {f['waited_for']} (its exposed comm is the least; "
-                "without communication.json no wait is measured)")
+                "no wait is measured in this profile)")
     return f"the other ranks wait for rank {f['waited_for']}"
 
 

@@ -212,6 +212,10 @@ def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
     # collectives hold them together; rank 1's own time (computing and free) is what they wait for.
     assert spread["exposed_comm"]["slow_rank"] == spread["own_time"]["slow_rank"] == 1
     assert spread["step_time"]["spread"] < 0.05 < spread["own_time"]["spread"]
+    # its drill puts the ranks side by side (a rank by the cluster step trace has no operators)
+    from npu_tui.tui.grids import findings_drill
+    (own,) = [f for f in s.report["findings"] if f["rule"] == "rank_step_imbalance"]
+    assert findings_drill(own).child({"rank": 1}).query.view == "rank_times"
     assert sorted((f["rule"], f["rank"]) for f in s.report["findings"]) == [
         ("rank_comm_imbalance", 1), ("rank_step_imbalance", 1)]
     assert s.report["ranks"] == []  # the ranks loaded: none

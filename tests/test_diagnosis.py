@@ -221,6 +221,10 @@ def test_a_finding_says_which_of_its_ranks_were_not_loaded_whole(tmp_path):
     assert "apart" in [c.key for c in grid.columns]
     sql, params = grid.effective()
     assert dict(s.con.execute(f"SELECT rank, apart FROM ({sql})", params).fetchall()) == {0: "not loaded whole", 1: None}
+    # the Comm pane marks the rank whose figures lack what is missing, as the Ranks pane does
+    from npu_tui.tui.panes.comm import exposure_text
+    shown = exposure_text(s.report).plain
+    assert "rank 0✕  All" in shown and "✕ rank 0: not loaded whole (h says why)" in shown
     # a finding of such ranks alone says what it rests on
     alone = {**f, "ranks": [0], "rank": 0, "per_rank": [r for r in f["per_rank"] if r["rank"] == 0]}
     assert ("Only on rank 0, not compared with the other ranks (not loaded whole): it rests on what of them loaded."

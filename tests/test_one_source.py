@@ -115,7 +115,7 @@ def test_the_slow_rank_is_the_same_everywhere(path):
     s = open_session(path)
     spread = s.con.execute("SELECT slow_rank FROM rank_spread WHERE measure = 'own_time'").fetchone()
     marked = [r for (r,) in s.con.execute("SELECT rank FROM rank_times WHERE slow").fetchall()]  # the grid
-    plotted = slow_rank(s.report)  # the Ranks plot's "◀ slowest"
+    plotted = slow_rank(s.report)  # the Ranks plot's "◀ most own time/step"
     imbalance = [f["rank"] for f in s.findings if f["rule"] == "rank_step_imbalance"]
     if len(s.ranks) < 2:
         assert spread is None and marked == [] and plotted is None and imbalance == []
@@ -140,7 +140,7 @@ async def test_the_ranks_pane_marks_the_slow_rank_in_grid_and_plot():
         table = app.query_one("#ranks-grid").table
         highlighted = [table.row_dict(i)["rank"] for i in range(table.total) if table.row_dict(i)["slow"]]
         plot = app.query_one("#ranks-plots").content.plain
-        (line,) = [x for x in plot.splitlines() if "◀ slowest" in x]
+        (line,) = [x for x in plot.splitlines() if "◀ most own time/step" in x]
         assert highlighted == [int(line.split()[1])] == [slow_rank(app.report)]
 
 

@@ -188,7 +188,7 @@ async def test_ranks_and_comm_panes():
         # Rank 0's step (136,581.0 us) is longer than rank 1's (131,912.5 us), spent waiting for it:
         # by own time (Computing + Free: 34,617.8 against 35,553.6 us) rank 1 is the slow one.
         assert ranks.row_dict(0)["slow"] is False and ranks.row_dict(1)["slow"] is True
-        assert "◀ slowest" in app.query_one("#ranks-plots").content.plain
+        assert "◀ most own time/step" in app.query_one("#ranks-plots").content.plain
         await pilot.press("4")
         ops = app.query_one("#comm-ops").table
         assert ops.total > 0

@@ -167,6 +167,8 @@ def findings_drill(f: Row) -> Drill:
         where = f"rank {row['rank']}"
         if f["metric"] == "spread" and f.get("category") == "exposed_comm":
             return Drill(RANK_WAITS)  # who waits for whom: every rank, not the slow one's operators
+        if f["metric"] == "spread":
+            return ranks()  # the ranks side by side (a rank by the cluster step trace has no operators)
         if f["metric"] == "idle_share":
             return Drill(GridQuery(f"idle gaps · {where}", "idle_gaps", GAP_COLUMNS, where=(("rank", row["rank"]),),
                                    sort="gap_us"))

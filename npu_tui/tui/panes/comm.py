@@ -34,14 +34,20 @@ def exposure_text(report: dict) -> Text:
     sources = sorted({literal(c.get("source") or "") for c in rows} - {""})
     if sources:
         text.append(f"  (from {', '.join(sources)})", style="dim")
+    # a rank with a file cut (or another run's): its figures lack what is missing, marked as in 5 Ranks
+    apart = {r["rank"]: r["apart"] for r in report.get("cluster", {}).get("ranks", []) if r.get("apart")}
     for c in sorted(rows, key=lambda c: (c["rank"], str(c["stage"]))):
         comm, exposed = c.get("comm_us_per_step") or 0.0, c.get("exposed_us_per_step") or 0.0
         stage = max(c.get("stage_us_per_step") or 0.0, comm)
-        text.append(f"\nrank {c['rank']:<3} {literal(c['stage']):<6} ")
+        label = f"{c['rank']}{'✕' if c['rank'] in apart else ''}"
+        text.append(f"\nrank {label:<3} {literal(c['stage']):<6} ")
         # The whole bar is the stage's time, so 0.2 % exposed is a sliver, not a full bar.
         text.append_text(stacked_bar([("exposed", exposed), ("overlapped", max(comm - exposed, 0.0)),
                                       ("rest of the stage", max(stage - comm, 0.0))], BAR_WIDTH))
         text.append(f" {fmt_us(exposed)} of {fmt_us(comm)} comm · {c['exposed_share'] * 100:.1f}% of stage")
+    marked = sorted(r for r in apart if any(c["rank"] == r for c in rows))
+    if marked:
+        text.append("\n✕ " + "; ".join(f"rank {r}: {apart[r]}" for r in marked) + " (h says why)", style="dim")
     return text.append("\n").append_text(legend(["exposed", "overlapped", "rest of the stage"]))
 
 

@@ -46,8 +46,9 @@ def rank_plots(report: dict) -> Text:
         parts = [(c, per_rank[rank].get(c, 0.0)) for c in cats]
         total = sum(v for _, v in parts)
         width = round(BAR_WIDTH * total / peak) if peak else 0
-        # (slowest by its own time per step, which the bar of kernel time need not show)
-        mark = " ◀ slowest, own time" if rank == slow else f" ✕ {apart[rank]}" if rank in apart else ""
+        # (by its own time per step, computing and free, which the bar of kernel time need not show;
+        # a fact, not a verdict: the finding says when the spread is worth acting on)
+        mark = " ◀ most own time/step" if rank == slow else f" ✕ {apart[rank]}" if rank in apart else ""
         text.append(f"rank {rank:<3}", style="bold reverse" if rank == slow else "")
         text.append(" ")
         text.append_text(stacked_bar(parts, width))
