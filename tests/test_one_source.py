@@ -186,6 +186,7 @@ def test_diff_text_names_the_rank_of_a_finding_without_a_stage():
 
     text = render(d, "text")
     assert "None" not in text and "rank_comm_imbalance (rank 1)" in text
+    assert "level0 (1 step)\n" in text  # (it had read "1 steps")
 
 
 def test_the_python_api_from_a_fresh_process(tmp_path):

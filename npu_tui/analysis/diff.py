@@ -190,6 +190,10 @@ def incomplete_lines(d: dict) -> List[str]:
             for side in ("base", "new") if not d[side]["complete"]]
 
 
+def _steps(n: int) -> str:
+    return f"{n} step{'' if n == 1 else 's'}"
+
+
 def _ms(us: Optional[float]) -> str:
     return "-" if us is None else f"{us / 1e3:.3f}"
 
@@ -240,8 +244,8 @@ def render(d: dict, fmt: str = "text") -> str:
     esc = markdown if md else literal
     head = (lambda s: f"## {s}") if md else (lambda s: s)
     lines = [("# " if md else "") + "npu-tui diff",
-             f"base: {esc(d['base']['path'])} ({d['base']['steps']} steps)",
-             f"new:  {esc(d['new']['path'])} ({d['new']['steps']} steps)",
+             f"base: {esc(d['base']['path'])} ({_steps(d['base']['steps'])})",
+             f"new:  {esc(d['new']['path'])} ({_steps(d['new']['steps'])})",
              *incomplete_lines(d),
              "", ("**Verdict:** " if md else "Verdict: ") + verdict_line(d), ""]
     lines.append(head("Stages (kernel time per step)"))
