@@ -23,8 +23,10 @@ def app(monkeypatch):
 async def loaded(pilot):
     # Until no worker has run for three rounds in a row: a chain of them (the trace's phase, the
     # Timeline's build, then its draw) starts one after another, later on a loaded machine.
+    # The trace's phase too: on a loaded machine it outlasted 50 rounds, and a Timeline built
+    # before it (no stage band, the host's extent) was the snapshot.
     quiet, rounds = 0, 0
-    while quiet < 3 and rounds < 50:
+    while (quiet < 3 or pilot.app.loading or pilot.app.trace_loading) and rounds < 300:
         await settle(pilot.app, pilot, rounds=1)
         quiet = quiet + 1 if all(w.is_finished for w in pilot.app.workers) else 0
         rounds += 1
