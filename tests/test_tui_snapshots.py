@@ -73,9 +73,9 @@ def test_timeline_on_the_demo(monkeypatch, tmp_path, snap_compare, size):
     from npu_tui.demo import PATH as DEMO
 
     monkeypatch.chdir(ROOT)
-    # A cache of its own: in CI (twice at 0353ebf / 4c61a68, never locally) the shot at 120x40 was
-    # of a Timeline with no stage band over 39.6 s, as if from a demo cache another test of the
-    # same worker left; which one is not found yet.
+    # A cache of its own, so the demo always opens cold, in two phases, whichever test of the
+    # worker opened it before: loaded() waits for the second (in CI the shot had been of the
+    # first phase's Timeline: no flows, so memory at the host's time, 39.6 s wide).
     monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
 
     async def show(pilot):
