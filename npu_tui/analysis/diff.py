@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from ..text import finding_where, literal, lost_phrase, markdown, metric_value, table
-from .render import percent
+from .render import percent, ranks_apart
 
 SCHEMA_VERSION = 1
 # Two standard errors of the difference of means: about a 95% two-sided interval.
@@ -122,7 +122,7 @@ def _finding_changes(base: RunData, new: RunData) -> dict:
     key = ("rule", "stage")  # a finding is one per rule and stage, listing its ranks
     b = _rows_by(base.report.get("findings", []), key)
     n = _rows_by(new.report.get("findings", []), key)
-    apart = {r["rank"]: r["apart"] for r in new.report.get("cluster", {}).get("ranks", []) if r.get("apart")}
+    apart = ranks_apart(new.report)
     return {
         "appeared": [n[k] for k in sorted(set(n) - set(b), key=str)],
         # untested: the new run's ranks apart that the finding needed ("" when none)

@@ -8,8 +8,9 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import (UNMARKED, account_check, apart_line, per_step, finding_where, literal, lost_phrase, markdown, metric_value, no_findings,
-                    rank_list, saving_place, steps_unmarked, table, waited_for_text)
+from ..text import (UNMARKED, account_check, apart_line, finding_where, literal, lost_phrase, markdown,
+                    metric_value, no_findings, per_step, rank_list, saving_place, steps_unmarked, table,
+                    waited_for_text)
 
 FORMATS = ("text", "md", "json")
 
@@ -169,6 +170,11 @@ def stand_ins(report: Dict[str, Any]) -> List[int]:
     figures beside the loaded ranks)."""
     return [r["rank"] for r in report.get("cluster", {}).get("ranks", [])
             if r.get("step_source") == "cluster_step_trace"]
+
+
+def ranks_apart(report: Dict[str, Any]) -> Dict[int, str]:
+    """The ranks the comparisons across ranks leave out, and why (cluster.ranks[].apart)."""
+    return {r["rank"]: r["apart"] for r in report.get("cluster", {}).get("ranks", []) if r.get("apart")}
 
 
 def _document(report: Dict[str, Any], md: bool) -> str:
