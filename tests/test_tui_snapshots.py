@@ -66,16 +66,12 @@ def test_operators_drilled_80x24(app, snap_compare):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_timeline_on_the_demo(monkeypatch, tmp_path, snap_compare, size):
+def test_timeline_on_the_demo(monkeypatch, snap_compare, size):
     """The Timeline of the bundled demo (stage band, overlap and memory lanes, streams), as the
     issue asks it shown; the panes above use the real level1 sample."""
     from npu_tui.demo import PATH as DEMO
 
     monkeypatch.chdir(ROOT)
-    # A cache of its own, so the demo opens alike whichever test of the worker opened it before:
-    # in CI the shot at 120x40 was twice of a Timeline with no stage band over 39.6 s (the demo's
-    # data spans 2.6 s), not reproduced locally; what builds it is not found yet.
-    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
 
     async def show(pilot):
         await loaded(pilot)

@@ -14,7 +14,7 @@ from npu_tui.tui.commands import app_commands
 from npu_tui.tui.drill import DrillGrid, DrillScreen
 from npu_tui.tui.panes.console.schema_browser import SchemaBrowser
 from npu_tui.tui.panes.timeline import TimelinePane, TimelineView
-from npu_tui.tui.timeline_draw import LABEL
+from npu_tui.tui.timeline_draw import LABEL, Viewport
 from tui_support import async_test, screen_text, settle
 
 SIZE = (120, 40)
@@ -192,9 +192,47 @@ async def test_the_console_lists_the_range_views_with_their_arguments():
         assert labels.index("timeline_spans  view") < labels.index("timeline_range(r, t0, t1)  view with arguments")
 
 
+@async_test
+async def test_a_timeline_built_before_its_first_layout_fits_the_width_it_gets():
+    # The pane mounts and its build starts at once: a fast build (the demo from its cache) can be in
+    # before the first layout, when the widget has no width. Fitted then, the run had 8 columns and
+    # the resize after kept that scale: the demo's 2.6 s over 39.6 s at 120 columns.
+    from textual.app import App
+    from textual.containers import Container
+
+    from npu_tui.session import Session
+
+    session = Session.load(DEMO, cache=False)
+    session.analyse()
+
+    class Hidden(App):
+        trace_loading = False  # what _drawn waits on in the real app
+
+        def compose(self):
+            with Container(id="box") as box:
+                box.display = False
+                yield TimelineView()
+
+    app = Hidden()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(TimelineView)
+        view.load(session.profile.con)
+        await settle(app, pilot)
+        assert view.timeline is not None and view.size.width == 0  # built, not laid out
+        view.show_at(1, "VAE")  # asked before it is placed: framed once it is
+        app.query_one("#box").display = True
+        view = await _drawn(app, pilot)
+        assert view.view.n == SIZE[0] - LABEL
+        fitted = Viewport.fit(*view.timeline.extent, view.view.n)
+        assert view.view.fit_w == fitted.fit_w  # the whole run across the width
+        vae = next(w for w in view.timeline.windows(1) if w.label == "VAE 1")
+        v = view.view
+        assert view.lane.rank == 1 and v.zoom > 0 and v.b0 * v.w <= vae.start_ns < vae.end_ns <= (v.b0 + v.n) * v.w
+
+
 def test_a_short_kernel_stays_visible_zoomed_out(tmp_path):
     from npu_tui.analysis.timeline import Cell, Lane
-    from npu_tui.tui.timeline_draw import Frame, Viewport, draw
+    from npu_tui.tui.timeline_draw import Frame, draw
 
     view = Viewport.fit(0, 1_000_000_000, 50)  # 20 ms a column
     lane = Lane(0, 10, "stream 1", 1)

@@ -145,6 +145,14 @@ class TimelineView(Widget, can_focus=True):
             self.refresh()
             self.post_message(self.Changed(self))
             return
+        self._place()
+
+    def _place(self) -> None:
+        """The view over the timeline just built, once the widget has its size: a build done before
+        the pane's first layout (a fast one, the pane just mounted) would fit the run to the 8
+        columns of no width, and the resize after it keeps a view's scale."""
+        if not self.size.width:
+            return  # on_resize places it
         lo, hi = self.timeline.extent
         if self.kept is not None:  # rebuilt on a new report (the trace's phase): the view stays
             self.view = replace(self.kept, lo=lo, hi=hi, mark=None).with_lane(self.kept.lane, len(self.lanes),
@@ -167,6 +175,8 @@ class TimelineView(Widget, can_focus=True):
 
     def on_resize(self) -> None:
         if self.view is None:
+            if self.timeline is not None:
+                self._place()
             return
         if self.columns != self.view.n:
             self.view = self.view.resized(self.columns)
@@ -291,11 +301,11 @@ class TimelineView(Widget, can_focus=True):
 
     def show_at(self, rank: Optional[int], stage: Optional[str]) -> None:
         """Frame the first window of ``stage`` on ``rank`` (the whole run without a stage)."""
-        if self.timeline is None:
+        if self.timeline is None or self.view is None:  # built or placed later: it frames it then
             self.pending = (rank, stage)
             return
         self.pending = None
-        if not self.timeline.ranks or self.view is None:
+        if not self.timeline.ranks:
             return
         if rank is not None and rank not in self.timeline.ranks:
             # a rank compared by the cluster step trace alone (its files not here) has figures, no events
