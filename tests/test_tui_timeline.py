@@ -22,14 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 async def _drawn(app, pilot):
-    """Until the Timeline is built on the last report (the trace's phase rebuilds it) and drawn."""
+    """Until the Timeline is built on the last report (the trace's phase rebuilds it) and drawn, at
+    the height it has now (after a resize its handler may not have run yet when workers settle)."""
     view = app.query_one(TimelineView)
+
+    def drawn():
+        return view.frame is not None and view.frame.view == view.view and view.rows_asked == view.lane_rows
+
     for _ in range(100):
         await settle(app, pilot)
-        if not app.trace_loading and view.frame is not None and view.frame.view == view.view:
+        if not app.trace_loading and drawn():
             break
     await pilot.pause()
-    assert view.frame is not None and view.frame.view == view.view
+    assert drawn()
     return view
 
 
