@@ -912,11 +912,15 @@ def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an
         stage_trace(connect(), tmp_path / "empty.json", "stg_e", phases=kineto.PHASES)
     flows_only = _events_file(tmp_path / "flows.json", events[1:3])
     assert stage_trace(connect(), flows_only, "stg_f", phases=kineto.PHASES).events == 0
-    # Nothing with a ph is no event, read whole or salvaged.
+    # Nothing with a ph is no event, read whole or salvaged; salvage reads the values after the
+    # event on its line (no event boundary between them), which does not parse: an error all the same.
     no_phase = _events_file(tmp_path / "no_phase.json", [events[3], 1, "a"])
-    for salvage in (False, True):
-        with pytest.raises(SourceError, match="no events"):
+    for salvage, said in ((False, "no events"), (True, "none of its 1 event")):
+        with pytest.raises(SourceError, match=said):
             stage_trace(connect(), no_phase, "stg_n", salvage=salvage, phases=kineto.PHASES)
+    objects = _events_file(tmp_path / "objects.json", [events[3], {"name": "no phase either"}])
+    with pytest.raises(SourceError, match="no events"):
+        stage_trace(connect(), objects, "stg_o", salvage=True, phases=kineto.PHASES)
 
 
 def test_salvage_counts_what_does_not_parse_among_every_event_then_keeps_the_phases_read(tmp_path):

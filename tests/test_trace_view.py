@@ -272,6 +272,31 @@ def test_cut_trace_loads_with_a_note(real, tmp_path):
     assert rows > 0 and skipped == 1 and note.startswith("file cut short")
 
 
+@pytest.mark.parametrize("shape", ["array", "object"])
+def test_a_last_event_that_does_not_parse_is_damage_not_a_cut(real, tmp_path, shape):
+    """The list closes after an event with a bad value in it: the file is whole, that event alone is
+    dropped as malformed (a warning, as anywhere else in the list), not a cut that lost what came
+    after. A file whose only event is bad says that none parse, not that its list is empty."""
+    data = (real / ADVISOR).read_bytes().rstrip()
+    whole = len(events(real / ADVISOR))
+    bad = b'{"ph": "X", "name": "bad [1]" "ts": 12, "args": {"s": [[1, 2]]}}'  # no ',' after the name
+    body = data[:-1].rstrip() + b",\n" + bad + b"\n]"
+    d = tmp_path / "r"
+    d.mkdir()
+    f = d / "trace_view.json"
+    f.write_bytes(body if shape == "array" else b'{"traceEvents": ' + body + b', "deviceProperties": [{"id": 0}]}')
+    p = load_profile(d)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert skipped == 1 and "cut" not in note
+    assert note == "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"
+    assert p.con.execute("SELECT count(*) FROM host_events WHERE name = 'bad [1]'").fetchone()[0] == 0
+    assert rows > 0 and whole > 1
+
+    f.write_bytes(b"[" + bad + b"]")
+    with pytest.raises(ProfileError, match="none of its 1 event"):
+        load_profile(d)
+
+
 def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     """Host or device is told by the process_name metadata, which torch_npu writes a third of the
     way in: without it (left out, or cut off with what follows) the events cannot be placed, and

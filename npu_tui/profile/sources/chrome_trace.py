@@ -233,7 +233,10 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
             raise EmptyTrace()
     con.execute(SEQ_VIEW.format(table=table))
+    unparsed = 0
     if salvage:  # a line that does not parse comes back as a row of NULLs
+        unparsed = con.execute(f"SELECT count(*) FROM {table}_rows WHERE ph IS NULL AND name IS NULL "
+                               "AND pid IS NULL AND ts_ns IS NULL").fetchone()[0]
         con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     if salvage and written > staged.events:
@@ -248,6 +251,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, f"a second trace from byte {joined.at:,}: {JOINED_TRACE} "
                                               f"(two traces in one file?), its {joined.events:,} events not loaded"]))
     if staged.events == 0 and not where:  # filtered: told apart above
+        if written and unparsed == written:
+            raise SourceError(f"malformed JSON: none of its {written:,} event(s) parse")
         raise EmptyTrace()
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
@@ -414,6 +419,10 @@ def _meta(prefix: bytes, rest: bytes):
 # How far back from a ']' _ends_values reads: an event boundary further back is too costly to
 # parse from, and the ']' is judged by the byte before it.
 VALUES_READ = 1 << 20
+# The boundaries it parses from, the nearest first: one inside the last event's strings is a bad
+# start, a real one before it a good one; where that fails (a bad event), every earlier one fails
+# too, and parsing from each of the thousands in a megabyte took minutes.
+BOUNDARIES_TRIED = 8
 
 
 def _ends_values(tail: bytes, close: int, list_at: int) -> bool:
@@ -424,14 +433,46 @@ def _ends_values(tail: bytes, close: int, list_at: int) -> bool:
     near = max(0, close - VALUES_READ)
     froms = ([list_at] if near <= list_at < close else []) + [
         m.end() for m in EVENT_BOUNDARY.finditer(tail, near, close)]
-    for at in reversed(froms):
+    for at in reversed(froms[-BOUNDARIES_TRIED:]):
         try:
             json.loads(b"[" + tail[at:close] + b"]")
             return True
         except ValueError:
             continue
+    # A last event that does not parse (a bad value in it) but whose braces close before the ']':
+    # the list ends there, and that event is dropped as damaged, not taken for a cut one.
+    if froms and _closed_object(tail[froms[-1]:close]):
+        return True
     # none within reach (one event of a megabyte or more), or none that parses
     return not froms and tail[:close].rstrip().endswith((b"}", b"["))
+
+
+def _closed_object(text: bytes) -> bool:
+    """Whether ``text`` is one '{...}' whose brackets, outside strings, close at its end: a file
+    cut inside an event leaves a bracket or a string open."""
+    text = text.strip()
+    if text[:1] != b"{" or text[-1:] != b"}":
+        return False
+    depth, in_string, escaped = 0, False, False
+    for i, c in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:  # backslash
+                escaped = True
+            elif c == 0x22:
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in b"{[":
+            depth += 1
+        elif c in b"}]":
+            depth -= 1
+            if depth == 0 and i < len(text) - 1:
+                return False  # closed before its end: more than one object
+            if depth < 0:
+                return False
+    return depth == 0 and not in_string
 
 
 def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
