@@ -150,9 +150,8 @@ UNMARKED = "whole profile, no steps"
 
 
 def steps_unmarked(report: Dict[str, Any], rank: int) -> bool:
-    """Whether ``rank``'s steps in the report carry no step number."""
-    steps = [st["step"] for st in report.get("steps", []) if st["rank"] == rank]
-    return bool(steps) and all(step is None for step in steps)
+    """Whether ``rank``'s profile numbers no steps (rank_summary.per, as findings.per)."""
+    return any(r["rank"] == rank and r.get("per") == "profile" for r in report.get("ranks", []))
 
 
 def rank_list(ranks: Sequence[int], noun: str = "rank") -> str:

@@ -18,7 +18,8 @@ REAL = ["msinsight-pt-2rank-levels/text/level1", "msinsight-pt-2rank-levels/text
 NUM = (int, float)
 STR = (str, type(None))
 SHAPE = {
-    "ranks": {"rank": int, "device_id": (int, type(None)), "kernel_count": int, "kernel_time_us": NUM},
+    "ranks": {"rank": int, "device_id": (int, type(None)), "kernel_count": int, "kernel_time_us": NUM,
+              "per": (str, type(None))},
     "steps": {"rank": int, "step": (int, type(None)), "computing_us": NUM, "comm_not_overlapped_us": NUM,
               "overlapped_us": NUM, "free_us": NUM, "stage_us": NUM, "bubble_us": (int, float, type(None)),
               "step_us": NUM, "source": str, "outlier": bool},

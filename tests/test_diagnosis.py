@@ -81,6 +81,7 @@ def test_alexnet_the_idle_device_is_a_finding():
     assert gaps[0]["gap_us"] > 0.5 * span  # the longest gap, found and listed first
     assert any(g["host_range"] for g in gaps)  # what the host ran meanwhile, from its events
     # no ProfilerStep: the "step" is the whole trace, start-up included, and the account says so
+    assert [r["per"] for r in s.report["ranks"]] == ["profile"]  # one source for the account and findings
     # where it had read "12,920.244 ms per step, mean of 1 step(s)"
     from npu_tui.tui.panes.overview import account_text
     assert f"rank 0: {span / 1e3:,.3f} ms (whole profile, no steps)" in s.render("text")
@@ -88,7 +89,8 @@ def test_alexnet_the_idle_device_is_a_finding():
     # and so is its saving: over the whole profile, not "per step"
     assert f["per"] == "profile" and f"Saves about {f['saving_us'] / 1e3:,.3f} ms over the whole profile" in s.render("text")
     assert "/profile" in finding_line(f).plain and "/step" not in finding_line(f).plain
-    assert {g["per"] for g in open_session(MSPROF, cache=False).findings} == {"step"}
+    msprof = open_session(MSPROF, cache=False)
+    assert {g["per"] for g in msprof.findings} == {"step"} and {r["per"] for r in msprof.report["ranks"]} == {"step"}
 
 
 def _iterations():
@@ -272,7 +274,7 @@ def test_ranks_that_tie_give_one_worst_rank_every_field_from_its_row():
         (1, 'step_cache', 2, 'DiT', 'forwards', NULL, 'two', 40.0, 2.0, 'cache', ['a'], 'x', NULL, 0.0, 90.0, NULL))
         t(ord, rule, rank, stage, metric, category, cause, value, threshold, direction, docs, estimate,
           waited_for, basis_us, saving_us, apart)""")
-    con.execute("CREATE TABLE step_breakdown (rank INTEGER, step INTEGER)")
+    con.execute("CREATE TABLE rank_summary (rank INTEGER, per VARCHAR)")
     (row,) = con.execute(view_sql("findings")).fetchall()
     cols = [d[0] for d in con.description]
     f = dict(zip(cols, row))

@@ -19,7 +19,7 @@ SCHEMA_VERSION = 3
 TOP_OPERATORS = 5
 
 # The ranks loaded (cluster.ranks adds those the cluster step trace alone gives).
-RANKS_SQL = """SELECT rank, device_id, kernel_count, kernel_time_us FROM rank_summary
+RANKS_SQL = """SELECT rank, device_id, kernel_count, kernel_time_us, per FROM rank_summary
 WHERE step_source IS DISTINCT FROM 'cluster_step_trace' ORDER BY rank"""
 STEPS_SQL = """SELECT b.rank, b.step, b.computing_us, b.comm_not_overlapped_us, b.overlapped_us, b.free_us, b.stage_us,
                       b.bubble_us, b.step_us, b.source, coalesce(f.outlier, false) AS outlier

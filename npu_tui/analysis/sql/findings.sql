@@ -12,9 +12,8 @@ fired AS (
     SELECT rule, stage, list(rank ORDER BY nth) AS ranks, min(ord) AS ord FROM ranked GROUP BY rule, stage
 )
 SELECT w.rule, w.stage, w.metric, w.category, f.ranks, w.rank, w.value, w.threshold, w.cause, w.direction,
-       w.docs, w.estimate, w.waited_for, w.saving_us, f.ord,
-       CASE WHEN w.rank IN (SELECT rank FROM step_breakdown GROUP BY rank HAVING bool_and(step IS NULL))
-            THEN 'profile' ELSE 'step' END AS per
+       w.docs, w.estimate, w.waited_for, w.saving_us, f.ord, coalesce(s.per, 'step') AS per
 FROM ranked w JOIN fired f ON f.rule = w.rule AND f.stage IS NOT DISTINCT FROM w.stage
+LEFT JOIN rank_summary s ON s.rank = w.rank
 WHERE w.nth = 1
 ORDER BY w.saving_us DESC NULLS LAST, f.ord

@@ -1,4 +1,4 @@
--- per rank: device id, kernel count and time (NULL for a rank not loaded), span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before), free time and own time (computing and free: the step less the comm it waits in) (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run, or of a rank not loaded other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart)
+-- per rank: device id, kernel count and time (NULL for a rank not loaded), span of its kernels, steps, and per step the mean step time, exposed comm (a pipeline's bubble aside: its receives waiting for the stage before), free time and own time (computing and free: the step less the comm it waits in) (warm-up outliers left out of the means, and counted); a rank whose own files are not here too, with msprof-analyze's copy of its step trace; apart: why the comparisons across ranks leave it out (ranks_apart: not loaded whole, another run, or of a rank not loaded other steps than the loaded ranks'), NULL when compared; compared: whether they take it (a rank with kernels or a step trace's steps, not apart); per: 'step', or 'profile' where the rank's profile numbers no steps (its one "step" is the whole profile, start-up and all), NULL without steps
 WITH all_ranks AS (SELECT rank FROM ranks UNION SELECT DISTINCT rank FROM kernels UNION SELECT DISTINCT rank FROM step_breakdown),
 k AS (
     SELECT rank, any_value(device_id) AS device_id, count(*) AS kernel_count, sum(dur_ns) / 1e3 AS kernel_time_us,
@@ -11,7 +11,7 @@ s AS (
            avg(greatest(b.comm_not_overlapped_us - coalesce(b.bubble_us, 0), 0)) FILTER (WHERE NOT coalesce(f.outlier, false)) AS exposed_comm_us,
            avg(b.free_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS free_us,
            avg(b.computing_us + b.free_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS own_us,
-           any_value(b.source) AS step_source
+           any_value(b.source) AS step_source, bool_or(b.step IS NOT NULL) AS marked
     FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
     GROUP BY b.rank
 )
@@ -29,7 +29,8 @@ SELECT a.rank, coalesce(r.device_id, k.device_id) AS device_id,
        s.step_time_us, s.exposed_comm_us, s.free_us, s.own_us, s.step_source,
        x.why AS apart,
        (coalesce(k.kernel_count, 0) > 0 OR coalesce(s.step_source NOT IN ('kernels', 'overlap_lanes'), false))
-           AND x.why IS NULL AS compared
+           AND x.why IS NULL AS compared,
+       CASE WHEN s.marked THEN 'step' WHEN NOT s.marked THEN 'profile' END AS per
 FROM all_ranks a
 LEFT JOIN (SELECT rank, any_value(device_id) AS device_id FROM ranks GROUP BY rank) r USING (rank)
 LEFT JOIN k USING (rank)
