@@ -149,9 +149,11 @@ def finding_where(f: Dict[str, Any]) -> str:
 UNMARKED = "whole profile, no steps"
 
 
-def steps_unmarked(report: Dict[str, Any], rank: int) -> bool:
-    """Whether ``rank``'s profile numbers no steps (rank_summary.per, as findings.per)."""
-    return any(r["rank"] == rank and r.get("per") == "profile" for r in report.get("ranks", []))
+def steps_unmarked(report: Dict[str, Any], rank: Optional[int] = None) -> bool:
+    """Whether ``rank``'s profile numbers no steps (rank_summary.per, as findings.per); without a
+    rank, whether no rank's does (the report's tables are then of the whole profile, not a step)."""
+    ranks = [r for r in report.get("ranks", []) if rank is None or r["rank"] == rank]
+    return bool(ranks) and all(r.get("per") == "profile" for r in ranks)
 
 
 def rank_list(ranks: Sequence[int], noun: str = "rank") -> str:

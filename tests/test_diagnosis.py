@@ -86,6 +86,10 @@ def test_alexnet_the_idle_device_is_a_finding():
     from npu_tui.tui.panes.overview import account_text
     assert f"rank 0: {span / 1e3:,.3f} ms (whole profile, no steps)" in s.render("text")
     assert "12.920s (whole profile, no steps)" in account_text(s.report).plain
+    # nor does any table or heading of the report, the Overview's account or the Comm pane say "per step"
+    from npu_tui.tui.panes.comm import exposure_text
+    for text in (s.render("text"), s.render("md"), account_text(s.report).plain, exposure_text(s.report).plain):
+        assert "per step" not in text and "whole profile, no steps" in text
     # and so is its saving: over the whole profile, not "per step"
     assert f["per"] == "profile" and f"Saves about {f['saving_us'] / 1e3:,.3f} ms over the whole profile" in s.render("text")
     assert "/profile" in finding_line(f).plain and "/step" not in finding_line(f).plain

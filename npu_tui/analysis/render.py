@@ -143,7 +143,8 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
         out.append(f"**{line}**" if md and check[1] else line)
     out.append("")
     return out + _table(rows, [("rank", "rank"), ("stage", "stage"), ("part", "part"), ("detail", "of it"),
-                               ("us_per_step", "per step (us)"), ("share", "share")], md, pct=("share",))
+                               ("us_per_step", "time (us)" if steps_unmarked(report) else "per step (us)"),
+                               ("share", "share")], md, pct=("share",))
 
 
 def _health(report: Dict[str, Any], md: bool) -> List[str]:
@@ -192,10 +193,13 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out += _heading("Findings", md)
     out += _findings(report, md)
 
-    out += _heading("Step account (per step)", md)
+    # A profile that numbers no steps: its tables are of the whole profile, and say so.
+    unmarked = steps_unmarked(report)
+    per = "" if unmarked else ", per step"
+    out += _heading(f"Step account ({UNMARKED if unmarked else 'per step'})", md)
     out += _account(report, md)
 
-    out += _heading("Step breakdown (us per step)", md)
+    out += _heading(f"Step breakdown (us{', ' + UNMARKED if unmarked else ' per step'})", md)
     # A pipeline's bubble (its receives), which Stage leaves out of the step: said where there is one.
     bubble = [("bubble_us", "bubble"), ("step_us", "step")] if any(s.get("bubble_us") for s in report["steps"]) else []
     out += _table(report["steps"], [("rank", "rank"), ("step", "step"), ("computing_us", "computing"),
@@ -218,11 +222,11 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                   pct=("share",))
 
     out += _heading("Exposed communication", md)
+    steps = [] if unmarked else [("steps", "steps"), ("comm_us_per_step", "comm, per step (us)"),
+                                 ("exposed_us_per_step", "exposed, per step (us)")]
     out += _table(report["comm"], [("rank", "rank"), ("stage", "stage"), ("comm_us", "comm, total (us)"),
-                                   ("exposed_us", "exposed, total (us)"), ("steps", "steps"),
-                                   ("comm_us_per_step", "comm, per step (us)"),
-                                   ("exposed_us_per_step", "exposed, per step (us)"),
-                                   ("exposed_share", "of the stage, per step"), ("source", "source")],
+                                   ("exposed_us", "exposed, total (us)"), *steps,
+                                   ("exposed_share", f"of the stage{per}"), ("source", "source")],
                   md, pct=("exposed_share",))
 
     peaks = report.get("memory", {}).get("peaks", [])
@@ -236,11 +240,12 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     if len(cluster.get("ranks", [])) > 1:  # (with the ranks the cluster step trace gives)
         out += _heading("Ranks", md)
         out += _table(cluster.get("ranks", []), [("rank", "rank"), ("steps", "steps"), ("outliers", "warm-up"),
-                                                 ("step_time_us", "step time, per step (us)"),
-                                                 ("exposed_comm_us", "exposed comm, per step (us)"),
-                                                 ("own_us", "own time, per step (us)"),
+                                                 ("step_time_us", f"step time{per} (us)"),
+                                                 ("exposed_comm_us", f"exposed comm{per} (us)"),
+                                                 ("own_us", f"own time{per} (us)"),
                                                  ("step_source", "from")], md)
-        out += _table(cluster.get("spread", []), [("measure", "measure (per step)"), ("min_us", "min (us)"),
+        out += _table(cluster.get("spread", []), [("measure", "measure" if unmarked else "measure (per step)"),
+                                                  ("min_us", "min (us)"),
                                                   ("max_us", "max (us)"), ("mean_us", "mean (us)"),
                                                   ("spread", "(max-min)/mean"), ("slow_rank", "slow rank")],
                       md, pct=("spread",))

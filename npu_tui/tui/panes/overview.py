@@ -86,7 +86,7 @@ def account_text(report: dict, width: int = 100) -> Text:
     """Where each rank's step goes (step_account_mean): compute, exposed comm (and what it is),
     copies, free time, and the idle time before the next step, per step."""
     rows = report.get("step_account", [])
-    text = Text().append("Step account, per step", style="bold")
+    text = Text().append(f"Step account, {UNMARKED if steps_unmarked(report) else 'per step'}", style="bold")
     if not rows:
         # (step times without kernels: msprof-analyze's cluster step trace alone)
         why = "no kernels to account for; each rank's step time: 5 Ranks" if report.get("steps") else \
