@@ -151,6 +151,27 @@ def test_a_run_whose_load_lost_a_file_is_said_incomplete():
     assert lines[3] == "INCOMPLETE: the new run: 1 file could not be loaded whole; its figures lack what is missing"
 
 
+def test_the_rows_of_a_rank_a_run_leaves_out_are_marked():
+    """The new run's rank 0 was not loaded whole: its stage and category rows compare figures that
+    lack what is missing, marked as the Ranks pane marks it, with why below them."""
+    from rich.console import Console
+
+    from npu_tui.tui.panes.diff import diff_renderable
+
+    base, new = _runs()
+    assert "✕" not in render(compare(base, new), "text")
+    new.report["cluster"] = {"ranks": [{"rank": 0, "apart": "not loaded whole"}]}
+    d = compare(base, new)
+    assert {r["apart"] for r in d["stages"] + d["categories"]} == {"not loaded whole in the new run"}
+    md = render(d, "md")
+    assert "| 0✕ | DiT | 0.100 | 0.090 | -0.010 | -10.0% |" in md
+    assert "✕ rank 0: not loaded whole in the new run" in md
+    console = Console(width=120, record=True, color_system=None)
+    console.print(diff_renderable(d))
+    shown = console.export_text()
+    assert "0✕" in shown and "✕ rank 0: not loaded whole in the new run" in shown
+
+
 def test_a_finding_gone_with_a_rank_left_out_may_only_be_untested():
     """The new run's rank 1 was not loaded whole, so it is compared with no other rank: a finding
     across ranks, or one of rank 1's, gone from it had read as cleared."""

@@ -79,15 +79,24 @@ def _rows_by(rows: List[dict], key: Tuple[str, ...]) -> Dict[tuple, dict]:
     return {tuple(r[k] for k in key): r for r in rows}
 
 
+def _apart(base: RunData, new: RunData) -> Dict[int, str]:
+    """Per rank that either run leaves out of its comparisons (a file cut, another run's), why and
+    in which run: its rows compare figures that lack what is missing."""
+    b, n = ranks_apart(base.report), ranks_apart(new.report)
+    return {r: "; ".join(f"{why[r]} in the {side} run" for side, why in (("base", b), ("new", n)) if r in why)
+            for r in sorted(set(b) | set(n))}
+
+
 def _stage_deltas(base: RunData, new: RunData) -> List[dict]:
     b = _rows_by(base.report.get("stages", []), ("rank", "stage"))
     n = _rows_by(new.report.get("stages", []), ("rank", "stage"))
+    apart = _apart(base, new)
     out = []
     for key in sorted(set(b) | set(n), key=str):
         rb, rn = b.get(key, {}), n.get(key, {})
         bt = float(rb.get("kernel_time_us") or 0.0) / base.steps
         nt = float(rn.get("kernel_time_us") or 0.0) / new.steps
-        out.append({"rank": key[0], "stage": key[1], "base_us": bt, "new_us": nt,
+        out.append({"rank": key[0], "apart": apart.get(key[0]), "stage": key[1], "base_us": bt, "new_us": nt,
                     "delta_us": nt - bt, "delta_pct": relative_change(bt, nt),
                     "base_wall_us": float(rb.get("wall_us") or 0.0) / base.steps,
                     "new_wall_us": float(rn.get("wall_us") or 0.0) / new.steps,
@@ -99,12 +108,13 @@ def _category_deltas(base: RunData, new: RunData) -> List[dict]:
     key = ("rank", "stage", "category")
     b = _rows_by(base.report.get("categories", []), key)
     n = _rows_by(new.report.get("categories", []), key)
+    apart = _apart(base, new)
     out = []
     for k in sorted(set(b) | set(n), key=str):
         rb, rn = b.get(k, {}), n.get(k, {})
         bt = float(rb.get("time_us") or 0.0) / base.steps
         nt = float(rn.get("time_us") or 0.0) / new.steps
-        out.append({"rank": k[0], "stage": k[1], "category": k[2], "base_us": bt, "new_us": nt,
+        out.append({"rank": k[0], "apart": apart.get(k[0]), "stage": k[1], "category": k[2], "base_us": bt, "new_us": nt,
                     "delta_us": nt - bt, "delta_pct": relative_change(bt, nt),
                     "base_share": float(rb.get("share") or 0.0),
                     "new_share": float(rn.get("share") or 0.0)})
@@ -190,6 +200,17 @@ def incomplete_lines(d: dict) -> List[str]:
             for side in ("base", "new") if not d[side]["complete"]]
 
 
+def rank_cell(row: dict) -> str:
+    """A stage or category row's rank, marked where a run leaves it out of its comparisons."""
+    return f"{row['rank']}{'✕' if row.get('apart') else ''}"
+
+
+def apart_lines(d: dict) -> List[str]:
+    """The footnote to the ✕ of rank_cell: each such rank and why."""
+    apart = {r["rank"]: r["apart"] for r in d["stages"] + d["categories"] if r.get("apart")}
+    return [f"✕ rank {r}: {why}" for r, why in sorted(apart.items())]
+
+
 def _steps(n: int) -> str:
     return f"{n} step{'' if n == 1 else 's'}"
 
@@ -250,15 +271,16 @@ def render(d: dict, fmt: str = "text") -> str:
              "", ("**Verdict:** " if md else "Verdict: ") + verdict_line(d), ""]
     lines.append(head("Stages (kernel time per step)"))
     lines += _table(["rank", "stage", "base ms", "new ms", "delta ms", "delta %"],
-                   [[r["rank"], r["stage"], _ms(r["base_us"]), _ms(r["new_us"]),
+                   [[rank_cell(r), r["stage"], _ms(r["base_us"]), _ms(r["new_us"]),
                      _signed_ms(r["delta_us"]), signed_percent(r["delta_pct"])]
                     for r in d["stages"]], md)
     lines += ["", head("Categories (per step)")]
     lines += _table(["rank", "stage", "category", "base ms", "new ms", "delta ms", "base share",
                     "new share"],
-                   [[r["rank"], r["stage"], r["category"], _ms(r["base_us"]), _ms(r["new_us"]),
+                   [[rank_cell(r), r["stage"], r["category"], _ms(r["base_us"]), _ms(r["new_us"]),
                      _signed_ms(r["delta_us"]), percent(r["base_share"]), percent(r["new_share"])]
                     for r in d["categories"] if r["base_us"] or r["new_us"]], md)
+    lines += ["", *apart_lines(d)] if apart_lines(d) else []
     lines += ["", head("Findings")]
     f = d["findings"]
     lines += [f"- appeared: {_finding_text(x, esc)}" for x in f["appeared"]]

@@ -38,7 +38,7 @@ def _table(title: str, headers: List[str], labels: int) -> Table:
 
 def diff_renderable(d: dict) -> Group:
     # The analysis package loads DuckDB: imported when a diff exists, not with the pane.
-    from ...analysis.diff import incomplete_lines, signed_percent, value_change, verdict_line
+    from ...analysis.diff import apart_lines, incomplete_lines, rank_cell, signed_percent, value_change, verdict_line
 
     v = d["verdict"]
     parts = [Text(f"base {literal(d['base']['path'])}\nnew  {literal(d['new']['path'])}"),
@@ -47,16 +47,16 @@ def diff_renderable(d: dict) -> Group:
 
     stages = _table("Stages (kernel time per step)", ["rank", "stage", "base", "new", "delta", "%"], 2)
     for r in d["stages"]:
-        stages.add_row(str(r["rank"]), _label(r["stage"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
+        stages.add_row(rank_cell(r), _label(r["stage"]), fmt_us(r["base_us"]), fmt_us(r["new_us"]),
                        _delta(r["delta_us"]), signed_percent(r["delta_pct"]))
     cats = _table("Categories (per step)", ["rank", "stage", "category", "base", "new", "delta",
                                             "share"], 3)
     for r in d["categories"]:
         if r["base_us"] or r["new_us"]:
-            cats.add_row(str(r["rank"]), _label(r["stage"]), _label(r["category"]),
+            cats.add_row(rank_cell(r), _label(r["stage"]), _label(r["category"]),
                          fmt_us(r["base_us"]), fmt_us(r["new_us"]), _delta(r["delta_us"]),
                          f"{r['base_share'] * 100:.0f}% → {r['new_share'] * 100:.0f}%")
-    parts += [stages, Text(), cats, Text()]
+    parts += [stages, Text(), cats, *[Text(line, style="dim") for line in apart_lines(d)], Text()]
 
     f = d["findings"]
     found = Text("Findings\n", style="bold")
