@@ -201,9 +201,13 @@ def test_the_slow_rank_is_not_the_one_that_waits_for_it():
     assert "The other ranks likely wait for rank 1 (its exposed comm is the least" in s.render("text")
     from npu_tui.tui.panes.findings import finding_detail
     assert "slow rank the other ranks likely wait for rank 1" in " ".join(finding_detail(f).plain.split())
+    # its drill puts the ranks side by side: the waits at the collectives are not measured (all "-")
+    from npu_tui.tui.grids import findings_drill
+    assert findings_drill(f).child({"rank": 1}).query.view == "rank_times"
     level1 = open_session(REAL / "msinsight-pt-2rank-levels" / "text" / "level1", cache=False)
     (f,) = [f for f in level1.findings if f["rule"] == "rank_comm_imbalance"]
     assert f["cause"] == "waits" and "The other ranks wait for rank 1." in level1.render("text")
+    assert findings_drill(f).child({"rank": 1}).query.view == "rank_waits"
 
 
 def test_a_finding_says_which_of_its_ranks_were_not_loaded_whole(tmp_path):

@@ -165,8 +165,9 @@ def findings_drill(f: Row) -> Drill:
 
     def behind(row: Row) -> Drill:
         where = f"rank {row['rank']}"
-        if f["metric"] == "spread" and f.get("category") == "exposed_comm":
+        if f["metric"] == "spread" and f.get("category") == "exposed_comm" and f.get("cause") != "least_exposed":
             return Drill(RANK_WAITS)  # who waits for whom: every rank, not the slow one's operators
+        # (no wait measured, the waited-for rank inferred: the ranks' exposed comm side by side)
         if f["metric"] == "spread":
             return ranks()  # the ranks side by side (a rank by the cluster step trace has no operators)
         if f["metric"] == "idle_share":
