@@ -200,7 +200,9 @@ def test_the_slow_rank_is_not_the_one_that_waits_for_it():
     assert f["cause"] == "least_exposed" and "no wait measured" in f["direction"]
     assert "The other ranks likely wait for rank 1 (its exposed comm is the least" in s.render("text")
     from npu_tui.tui.panes.findings import finding_detail
-    assert "slow rank the other ranks likely wait for rank 1" in " ".join(finding_detail(f).plain.split())
+    shown = " ".join(finding_detail(f).plain.split())
+    assert "slow rank the other ranks likely wait for rank 1" in shown
+    assert f"value {f['value'] * 100:.1f}% across the ranks, (max - min) / mean" in shown  # not rank 1's own
     # its drill puts the ranks side by side: the waits at the collectives are not measured (all "-")
     from npu_tui.tui.grids import findings_drill
     assert findings_drill(f).child({"rank": 1}).query.view == "rank_times"

@@ -47,8 +47,10 @@ def _row(text: Text, label: str, value: str, width: int, style: str = "") -> Non
 def finding_detail(f: dict, width: int = 100) -> Text:
     """The whole finding, as a label column and values wrapped to ``width`` under themselves."""
     text = Text()
+    # a spread is of every rank compared, not the worst rank's own figure
+    whose = "across the ranks, (max - min) / mean" if f["metric"] == "spread" else f"on rank {f['rank']}"
     rows = [("rule", f["rule"]), ("where", literal(finding_where(f))), ("metric", f["metric"]),
-            ("value", f"{metric_value(f['metric'], f['value'])} on rank {f['rank']} "
+            ("value", f"{metric_value(f['metric'], f['value'])} {whose} "
                       f"(threshold {metric_value(f['metric'], f['threshold'])})"),
             ("direction", f.get("direction"))]
     if f.get("per_rank") and all(r.get("apart") for r in f["per_rank"]):
