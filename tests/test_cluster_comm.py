@@ -583,7 +583,7 @@ def test_ranks_that_tie_name_the_lower_rank():
     con.execute("CREATE TABLE ranks_apart (rank INTEGER, why VARCHAR)")
     spread = con.execute(f"SELECT measure, slow_rank FROM ({view_sql('rank_spread')})").fetchall()
     assert sorted(spread) == [("exposed_comm", 1), ("own_time", 1), ("step_time", 1)]
-    assert con.execute(f"SELECT step, slow_rank FROM ({view_sql('step_times')})").fetchall() == [(7, 1)]
+    assert con.execute(f"SELECT step, longest_rank FROM ({view_sql('step_times')})").fetchall() == [(7, 1)]
 
 
 @pytest.mark.parametrize("order", [1, -1], ids=["as-listed", "reversed"])

@@ -300,7 +300,7 @@ def test_of_three_ranks_the_other_run_s_is_said_alone(real, tmp_path):
     assert 2 in {r for f in s.findings for r in f["ranks"]}  # its own figures are still there
     assert s.con.execute("SELECT count(*) FILTER (waits_for = 2), any_value(collectives) FILTER (rank = 2) "
                          "FROM rank_waits").fetchone() == (0, None)
-    assert s.con.execute("SELECT max(ranks), count(*) FILTER (slow_rank = 2) FROM step_times").fetchone() == (2, 0)
+    assert s.con.execute("SELECT max(ranks), count(*) FILTER (longest_rank = 2) FROM step_times").fetchone() == (2, 0)
 
 
 def test_file_that_gave_nothing_is_an_error(real, tmp_path):

@@ -52,7 +52,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   the ranks rank_summary compares: with kernels or a step trace's steps, not apart)
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow by own time, from rank_spread)
 - rank_operators: the Ranks drill-down, one rank's operators by type, identity and input shapes
-- step_times: step, ranks, step_us (the slowest rank's), slow_rank
+- step_times: step, ranks, step_us (the slowest rank's), longest_rank
 - stage_metrics: rank, stage, metric, category, value, time_us, basis_us
 - findings: rule, rank, stage, metric, category, value, threshold, direction, docs, estimate, time_us,
   step_saving_us
