@@ -915,7 +915,7 @@ def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an
     # Nothing with a ph is no event, read whole or salvaged; salvage reads the values after the
     # event on its line (no event boundary between them), which does not parse: an error all the same.
     no_phase = _events_file(tmp_path / "no_phase.json", [events[3], 1, "a"])
-    for salvage, said in ((False, "no events"), (True, "none of its 1 event")):
+    for salvage, said in ((False, "no events"), (True, "no event could be read \\(1 of 1 do not parse\\)")):
         with pytest.raises(SourceError, match=said):
             stage_trace(connect(), no_phase, "stg_n", salvage=salvage, phases=kineto.PHASES)
     objects = _events_file(tmp_path / "objects.json", [events[3], {"name": "no phase either"}])

@@ -293,8 +293,40 @@ def test_a_last_event_that_does_not_parse_is_damage_not_a_cut(real, tmp_path, sh
     assert rows > 0 and whole > 1
 
     f.write_bytes(b"[" + bad + b"]")
-    with pytest.raises(ProfileError, match="none of its 1 event"):
+    with pytest.raises(ProfileError, match=r"no event could be read \(1 of 1 do not parse\)"):
         load_profile(d)
+    f.write_bytes(b'[{"cat": "parses, no ph"}, ' + bad + b"]")  # one that parses is not counted with it
+    with pytest.raises(ProfileError, match=r"no event could be read \(1 of 2 do not parse\)"):
+        load_profile(d)
+
+
+def test_event_boundaries_inside_the_last_event_do_not_decide_where_the_list_ends(tmp_path):
+    """'}, {' inside an event (a list of objects in its args, JSON in a string) looks like the
+    boundary between two events: read event by event, a valid trace with many of them in its last
+    event is whole, a damaged last event with them is damaged, and a file cut just after a ']' of
+    such a list is cut."""
+    from npu_tui.profile.sources.chrome_trace import MalformedTrace
+
+    head = [json.dumps({"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5}) for i in range(3)]
+    event = '{"ph": "X", "name": "last", "pid": 1, "tid": 1, "ts": 50, "dur": %s, "args": %s}'
+    objects = "[" + ", ".join('{"a": %d}' % i for i in range(12)) + "]"
+    f = tmp_path / "trace_view.json"
+
+    def staged(text):
+        f.write_text(text)
+        try:
+            return stage_trace(connect(), f, "stg")
+        except MalformedTrace:
+            return stage_trace(connect(), f, "stg", salvage=True)
+
+    for args in ('{"l": %s}' % objects, '{"cfg": %s}' % json.dumps(objects)):
+        got = staged("[" + ",\n".join(head + [event % (1, args)]) + "]")
+        assert (got.events, got.lost, got.cut, got.note) == (4, 0, False, "")
+    damaged = staged("[" + ",\n".join(head + [event % ("x", '{"l": %s}' % objects)]) + "]")
+    assert damaged.events == 3 and not damaged.cut and damaged.note.startswith("malformed JSON")
+    whole = "[" + ",\n".join(head + [event % (1, '{"l": %s}' % objects)])
+    cut = staged(whole[:whole.rindex("]") + 1])  # just after the list of objects
+    assert cut.cut and cut.events == 3
 
 
 def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):

@@ -235,8 +235,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     con.execute(SEQ_VIEW.format(table=table))
     unparsed = 0
     if salvage:  # a line that does not parse comes back as a row of NULLs
-        unparsed = con.execute(f"SELECT count(*) FROM {table}_rows WHERE ph IS NULL AND name IS NULL "
-                               "AND pid IS NULL AND ts_ns IS NULL").fetchone()[0]
+        # (every field NULL: a line that did not parse, or an empty object, which is no event either)
+        unparsed = con.execute(f"SELECT count(*) FROM {table}_rows WHERE COLUMNS(*) IS NULL").fetchone()[0]
         con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     if salvage and written > staged.events:
@@ -251,8 +251,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, f"a second trace from byte {joined.at:,}: {JOINED_TRACE} "
                                               f"(two traces in one file?), its {joined.events:,} events not loaded"]))
     if staged.events == 0 and not where:  # filtered: told apart above
-        if written and unparsed == written:
-            raise SourceError(f"malformed JSON: none of its {written:,} event(s) parse")
+        if unparsed:
+            raise SourceError(f"malformed JSON: no event could be read ({unparsed:,} of {written:,} do not parse)")
         raise EmptyTrace()
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
@@ -416,63 +416,89 @@ def _meta(prefix: bytes, rest: bytes):
     return value if isinstance(value, dict) else None
 
 
-# How far back from a ']' _ends_values reads: an event boundary further back is too costly to
-# parse from, and the ']' is judged by the byte before it.
-VALUES_READ = 1 << 20
-# The boundaries it parses from, the nearest first: one inside the last event's strings is a bad
-# start, a real one before it a good one; where that fails (a bad event), every earlier one fails
-# too, and parsing from each of the thousands in a megabyte took minutes.
-BOUNDARIES_TRIED = 8
+# How far back from a ']' _ends_values reads: from the earliest event boundary in the first reach
+# that has one (an event is rarely longer than the first), never further than the last.
+VALUES_READS = (64 << 10, 1 << 20)
+BOUNDARY_TEXT = re.compile(r"\}\s*,\s*(?=\{|$)")
+SPACE = re.compile(r"\s*")
 
 
 def _ends_values(tail: bytes, close: int, list_at: int) -> bool:
-    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``: what
-    follows the last event boundary (or the list's start) before it that it can be read from, up to
-    it, parses as JSON values. A ']' inside the last event's args does not: it follows an event
-    cut in two (a '}' of a list of objects in them too)."""
-    near = max(0, close - VALUES_READ)
-    froms = ([list_at] if near <= list_at < close else []) + [
-        m.end() for m in EVENT_BOUNDARY.finditer(tail, near, close)]
-    for at in reversed(froms[-BOUNDARIES_TRIED:]):
-        try:
-            json.loads(b"[" + tail[at:close] + b"]")
-            return True
-        except ValueError:
-            continue
-    # A last event that does not parse (a bad value in it) but whose braces close before the ']':
-    # the list ends there, and that event is dropped as damaged, not taken for a cut one.
-    if froms and _closed_object(tail[froms[-1]:close]):
+    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``. Read
+    event by event from an early event boundary (or the list's start) up to it: it does when every
+    event parses to it, or when one that does not is whole (its brackets close: damaged, dropped by
+    the salvage) and the list goes on or ends after it. A ']' inside the last event's args leaves
+    that event open: a file cut just after it. One pass, whatever the number of boundaries (a
+    boundary inside an event's args or strings is passed over with the event)."""
+    for reach in VALUES_READS:
+        near = max(0, close - reach)
+        text = tail[near:close].decode("utf-8", "surrogateescape")
+        starts = ([len(tail[near:list_at].decode("utf-8", "surrogateescape"))] if near <= list_at < close else []) + [
+            m.end() for m in BOUNDARY_TEXT.finditer(text)]
+        if starts:
+            break
+    else:  # none within reach: one event of a megabyte or more, judged by the byte before the ']'
+        return tail[:close].rstrip().endswith((b"}", b"["))
+    decoder = json.JSONDecoder()
+    # The first start whose event parses: a boundary inside a string at the edge of the reach is not one.
+    first = next((at for at in starts if _parses(decoder, text, at)), starts[0])
+    return _reads_to_end(decoder, text, first)
+
+
+def _parses(decoder: json.JSONDecoder, text: str, at: int) -> bool:
+    try:
+        decoder.raw_decode(text, SPACE.match(text, at).end())
         return True
-    # none within reach (one event of a megabyte or more), or none that parses
-    return not froms and tail[:close].rstrip().endswith((b"}", b"["))
-
-
-def _closed_object(text: bytes) -> bool:
-    """Whether ``text`` is one '{...}' whose brackets, outside strings, close at its end: a file
-    cut inside an event leaves a bracket or a string open."""
-    text = text.strip()
-    if text[:1] != b"{" or text[-1:] != b"}":
+    except ValueError:
         return False
-    depth, in_string, escaped = 0, False, False
-    for i, c in enumerate(text):
+
+
+def _reads_to_end(decoder: json.JSONDecoder, text: str, at: int) -> bool:
+    """Whether the values from ``at``, separated by commas, run to the end of ``text``, a value
+    that does not parse taken where its brackets close (a damaged event, not a cut one)."""
+    at = SPACE.match(text, at).end()
+    while at < len(text):  # (nothing after a last ',': the ',' before a ']', as a cut just after an event leaves)
+        try:
+            _, end = decoder.raw_decode(text, at)
+        except ValueError:
+            end = _object_end(text, at)
+            if end is None:
+                return False  # open to the end: an event cut in two
+        end = SPACE.match(text, end).end()
+        if end == len(text):
+            return True
+        if text[end] != ",":
+            return False
+        at = SPACE.match(text, end + 1).end()
+    return True
+
+
+def _object_end(text: str, at: int) -> Optional[int]:
+    """Where the object at ``at`` ends (after its '}'), its brackets and strings followed whatever
+    its values; None when it is none, or a bracket or string is still open at the end of ``text``."""
+    if text[at:at + 1] != "{":
+        return None
+    opened, in_string, escaped = [], False, False
+    pairs = {"}": "{", "]": "["}
+    for i in range(at, len(text)):
+        c = text[i]
         if in_string:
             if escaped:
                 escaped = False
-            elif c == 0x5C:  # backslash
+            elif c == "\\":
                 escaped = True
-            elif c == 0x22:
+            elif c == '"':
                 in_string = False
-        elif c == 0x22:
+        elif c == '"':
             in_string = True
-        elif c in b"{[":
-            depth += 1
-        elif c in b"}]":
-            depth -= 1
-            if depth == 0 and i < len(text) - 1:
-                return False  # closed before its end: more than one object
-            if depth < 0:
-                return False
-    return depth == 0 and not in_string
+        elif c in "{[":
+            opened.append(c)
+        elif c in "}]":
+            if not opened or opened.pop() != pairs[c]:
+                return None
+            if not opened:
+                return i + 1
+    return None
 
 
 def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
