@@ -151,9 +151,15 @@ UNMARKED = "whole profile, no steps"
 
 def steps_unmarked(report: Dict[str, Any], rank: Optional[int] = None) -> bool:
     """Whether ``rank``'s profile numbers no steps (rank_summary.per, as findings.per); without a
-    rank, whether no rank's does (the report's tables are then of the whole profile, not a step)."""
-    ranks = [r for r in report.get("ranks", []) if rank is None or r["rank"] == rank]
-    return bool(ranks) and all(r.get("per") == "profile" for r in ranks)
+    rank, whether no rank's with steps does (the report's tables are then of the whole profile)."""
+    ranks = [r for r in report.get("ranks", []) if (rank is None or r["rank"] == rank) and r.get("per")]
+    return bool(ranks) and all(r["per"] == "profile" for r in ranks)
+
+
+def per_what(report: Dict[str, Any]) -> str:
+    """What the report's per-step figures are per: "per step", or the whole profile where no rank
+    numbers its steps."""
+    return UNMARKED if steps_unmarked(report) else "per step"
 
 
 def rank_list(ranks: Sequence[int], noun: str = "rank") -> str:

@@ -140,7 +140,7 @@ def test_markdown_is_a_readable_page(capsys):
     lines = out.splitlines()
     assert lines[0] == "# npu-tui report"
     heads = [l for l in lines if l.startswith("## ")]
-    for h in ("## Findings", "## Step account (per step)", "## Step breakdown (us per step)", "## Stages", "## Stage x category",
+    for h in ("## Findings", "## Step account (per step)", "## Step breakdown (us, per step)", "## Stages", "## Stage x category",
               "## Exposed communication", "## Ranks"):
         assert h in heads
     # every table: header, separator, rows with the same number of cells, blank line around it

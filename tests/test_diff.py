@@ -165,7 +165,7 @@ def test_the_rows_of_a_rank_a_run_leaves_out_are_marked():
     assert {r["apart"] for r in d["stages"] + d["categories"]} == {"not loaded whole in the new run"}
     md = render(d, "md")
     assert "| 0✕ | DiT | 0.100 | 0.090 | -0.010 | -10.0% |" in md
-    assert "✕ rank 0: not loaded whole in the new run" in md
+    assert "- ✕ rank 0: not loaded whole in the new run" in md
     console = Console(width=120, record=True, color_system=None)
     console.print(diff_renderable(d))
     shown = console.export_text()

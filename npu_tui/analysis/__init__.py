@@ -47,7 +47,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us, step_us (stage + bubble), source
   (a rank not loaded: msprof-analyze's cluster step trace, source cluster_step_trace)
 - rank_summary: rank, device_id, kernel_count, kernel_time_us, span_us, steps, step_time_us, exposed_comm_us,
-  free_us, own_us (computing and free per step: the waits aside), step_source, apart (why the rank is not compared: ranks_apart; NULL when it is), compared
+  free_us, own_us (computing and free per step: the waits aside), step_source, apart (why the rank is not compared: ranks_apart; NULL when it is), compared,
+  per ('step', or 'profile' where its profile numbers no steps)
 - rank_spread: measure (step_time | own_time | exposed_comm), ranks, min_us, max_us, mean_us, spread, slow_rank (over
   the ranks rank_summary compares: with kernels or a step trace's steps, not apart)
 - rank_times: the Ranks pane (rank_summary with format, level, vs_mean and slow by own time, from rank_spread)

@@ -87,10 +87,9 @@ def _apart(base: RunData, new: RunData) -> Dict[int, str]:
             for r in sorted(set(b) | set(n))}
 
 
-def _stage_deltas(base: RunData, new: RunData) -> List[dict]:
+def _stage_deltas(base: RunData, new: RunData, apart: Dict[int, str]) -> List[dict]:
     b = _rows_by(base.report.get("stages", []), ("rank", "stage"))
     n = _rows_by(new.report.get("stages", []), ("rank", "stage"))
-    apart = _apart(base, new)
     out = []
     for key in sorted(set(b) | set(n), key=str):
         rb, rn = b.get(key, {}), n.get(key, {})
@@ -104,11 +103,10 @@ def _stage_deltas(base: RunData, new: RunData) -> List[dict]:
     return out
 
 
-def _category_deltas(base: RunData, new: RunData) -> List[dict]:
+def _category_deltas(base: RunData, new: RunData, apart: Dict[int, str]) -> List[dict]:
     key = ("rank", "stage", "category")
     b = _rows_by(base.report.get("categories", []), key)
     n = _rows_by(new.report.get("categories", []), key)
-    apart = _apart(base, new)
     out = []
     for k in sorted(set(b) | set(n), key=str):
         rb, rn = b.get(k, {}), n.get(k, {})
@@ -164,13 +162,14 @@ def compare(base: RunData, new: RunData, top: int = TOP_OPERATORS) -> dict:
     v = verdict(base.step_us, new.step_us)
     v["source"] = base.step_source if base.step_source == new.step_source else (
         f"{base.step_source} / {new.step_source}")
+    apart = _apart(base, new)
     return {
         "schema_version": SCHEMA_VERSION,
         "base": _run_head(base),
         "new": _run_head(new),
         "verdict": v,
-        "stages": _stage_deltas(base, new),
-        "categories": _category_deltas(base, new),
+        "stages": _stage_deltas(base, new, apart),
+        "categories": _category_deltas(base, new, apart),
         "findings": _finding_changes(base, new),
         "operators": _operator_moves(base, new, top),
     }
@@ -280,7 +279,8 @@ def render(d: dict, fmt: str = "text") -> str:
                    [[rank_cell(r), r["stage"], r["category"], _ms(r["base_us"]), _ms(r["new_us"]),
                      _signed_ms(r["delta_us"]), percent(r["base_share"]), percent(r["new_share"])]
                     for r in d["categories"] if r["base_us"] or r["new_us"]], md)
-    lines += ["", *apart_lines(d)] if apart_lines(d) else []
+    apart = apart_lines(d)
+    lines += ["", *(f"- {line}" if md else line for line in apart)] if apart else []
     lines += ["", head("Findings")]
     f = d["findings"]
     lines += [f"- appeared: {_finding_text(x, esc)}" for x in f["appeared"]]

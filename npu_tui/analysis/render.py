@@ -9,7 +9,7 @@ import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..text import (UNMARKED, account_check, apart_line, finding_where, literal, lost_phrase, markdown,
-                    metric_value, no_findings, per_step, rank_list, saving_place, steps_unmarked, table,
+                    metric_value, no_findings, per_step, per_what, rank_list, saving_place, steps_unmarked, table,
                     waited_for_text)
 
 FORMATS = ("text", "md", "json")
@@ -196,10 +196,10 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     # A profile that numbers no steps: its tables are of the whole profile, and say so.
     unmarked = steps_unmarked(report)
     per = "" if unmarked else ", per step"
-    out += _heading(f"Step account ({UNMARKED if unmarked else 'per step'})", md)
+    out += _heading(f"Step account ({per_what(report)})", md)
     out += _account(report, md)
 
-    out += _heading(f"Step breakdown (us{', ' + UNMARKED if unmarked else ' per step'})", md)
+    out += _heading(f"Step breakdown (us, {per_what(report)})", md)
     # A pipeline's bubble (its receives), which Stage leaves out of the step: said where there is one.
     bubble = [("bubble_us", "bubble"), ("step_us", "step")] if any(s.get("bubble_us") for s in report["steps"]) else []
     out += _table(report["steps"], [("rank", "rank"), ("step", "step"), ("computing_us", "computing"),

@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from ...analysis.render import ranks_apart
-from ...text import UNMARKED, steps_unmarked
+from ...text import per_what
 from ..cells import fmt_us, literal
 from ..drill import DrillGrid
 from ..grids import COMM_LINKS, COMM_OPS, Drill
@@ -27,8 +27,7 @@ def exposure_text(report: dict) -> Text:
     per step split into exposed comm, overlapped comm and the rest, then the figures; per step as
     the step account and comm_exposed_high count them (warm-up steps left out)."""
     rows = [c for c in report.get("comm", []) if c.get("comm_us_per_step")]
-    text = Text().append(f"Exposed communication per stage, {UNMARKED if steps_unmarked(report) else 'per step'}",
-                         style="bold")
+    text = Text().append(f"Exposed communication per stage, {per_what(report)}", style="bold")
     if not rows:
         # (comm ops without kernels to place them among: msprof-analyze's cluster outputs alone)
         why = "no kernels to place the comm ops among; exposed comm per rank: 5 Ranks" \

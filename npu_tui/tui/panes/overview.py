@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import UNMARKED, account_check, lost_phrase, memory_unit, no_findings, steps_unmarked
+from ...text import UNMARKED, account_check, lost_phrase, memory_unit, no_findings, per_what, steps_unmarked
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -86,7 +86,7 @@ def account_text(report: dict, width: int = 100) -> Text:
     """Where each rank's step goes (step_account_mean): compute, exposed comm (and what it is),
     copies, free time, and the idle time before the next step, per step."""
     rows = report.get("step_account", [])
-    text = Text().append(f"Step account, {UNMARKED if steps_unmarked(report) else 'per step'}", style="bold")
+    text = Text().append(f"Step account, {per_what(report)}", style="bold")
     if not rows:
         # (step times without kernels: msprof-analyze's cluster step trace alone)
         why = "no kernels to account for; each rank's step time: 5 Ranks" if report.get("steps") else \

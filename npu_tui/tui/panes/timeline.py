@@ -155,8 +155,9 @@ class TimelineView(Widget, can_focus=True):
             return  # on_resize places it
         lo, hi = self.timeline.extent
         if self.kept is not None:  # rebuilt on a new report (the trace's phase): the view stays
-            self.view = replace(self.kept, lo=lo, hi=hi, mark=None).with_lane(self.kept.lane, len(self.lanes),
-                                                                              self.lane_rows)
+            # (at today's width: a resize while it was rebuilt found no view to resize)
+            self.view = replace(self.kept, lo=lo, hi=hi, mark=None).resized(self.columns).with_lane(
+                self.kept.lane, len(self.lanes), self.lane_rows)
         else:
             lane = next((i for i, lane in enumerate(self.lanes) if lane.kind == "stream"), 0)
             self.view = Viewport.fit(lo, hi, self.columns, lane=lane).with_lane(lane, len(self.lanes), self.lane_rows)
