@@ -419,7 +419,7 @@ def _meta(prefix: bytes, rest: bytes):
 # How far back from a ']' _ends_values reads: from the earliest event boundary in the first reach
 # that has one (an event is rarely longer than the first), never further than the last.
 VALUES_READS = (64 << 10, 1 << 20)
-BOUNDARY_TEXT = re.compile(r"\}\s*,\s*(?=\{|$)")
+BOUNDARY_TEXT = re.compile(EVENT_BOUNDARY.pattern.decode())  # (read as text: positions of characters)
 SPACE = re.compile(r"\s*")
 
 
