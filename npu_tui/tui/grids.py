@@ -165,11 +165,13 @@ def findings_drill(f: Row) -> Drill:
 
     def behind(row: Row) -> Drill:
         where = f"rank {row['rank']}"
+        # who waits for whom: every rank, not the slow one's operators (where waits are measured)
         if f["metric"] == "spread" and f.get("category") == "exposed_comm" and f.get("cause") != "least_exposed":
-            return Drill(RANK_WAITS)  # who waits for whom: every rank, not the slow one's operators
-        # (no wait measured, the waited-for rank inferred: the ranks' exposed comm side by side)
+            return Drill(RANK_WAITS)
         if f["metric"] == "spread":
-            return ranks()  # the ranks side by side (a rank by the cluster step trace has no operators)
+            # the ranks side by side: a rank by the cluster step trace has no operators, and an
+            # inferred waited-for rank no waits to show
+            return ranks()
         if f["metric"] == "idle_share":
             return Drill(GridQuery(f"idle gaps · {where}", "idle_gaps", GAP_COLUMNS, where=(("rank", row["rank"]),),
                                    sort="gap_us"))
