@@ -246,7 +246,7 @@ def test_cut_file_keeps_complete_events(real, tmp_path, gz):
 
 def test_a_cut_just_after_an_event_keeps_it(real, tmp_path):
     """Only the list's ']' missing, or only the object's '}': no event is cut in two, so none is
-    lost; the first is still a file that stops early, the second holds everything."""
+    lost; both are files that stop early (keys may follow the events, as Kineto writes them)."""
     data = (real / ADVISOR).read_bytes().rstrip()
     assert data.endswith(b"]")
     f = tmp_path / "trace_view.json"
@@ -259,7 +259,34 @@ def test_a_cut_just_after_an_event_keeps_it(real, tmp_path):
     wrapped = tmp_path / "wrapped.json"
     wrapped.write_bytes(b'{"traceEvents": ' + data + b', "traceName": "x"')  # the last '}' missing
     staged = stage_trace(connect(), wrapped, "stg_object")
-    assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0 and staged.note == ""
+    assert staged.events == len(events(real / ADVISOR)) and staged.lost == 0 and not staged.cut
+    assert staged.note.startswith("file ends after its events, cut in what follows them: every event kept")
+
+
+@pytest.mark.parametrize("cut", ["]", "],", '"world_size"', "}"])
+def test_a_kineto_trace_cut_after_its_events_keeps_them_and_says_what_may_be_missing(tmp_path, cut):
+    """Kineto writes keys after the events (traceName; distributedInfo, where a tool rewrote it):
+    cut just after the events' ']', after its ',', inside those keys or before the last '}', the
+    trace had read as whole (a clean report over a lost distributedInfo: rank 0 of one, not rank 5
+    of 8), or as cut short with its last, complete event dropped. Every event is kept, the keys read
+    up to the cut, and the run said incomplete."""
+    evs = [{"ph": "X", "cat": "cpu_op", "name": f"aten::op{i}", "pid": 1, "tid": 1, "ts": 10.0 * i, "dur": 5.0}
+           for i in range(4)]
+    doc = json.dumps({"schemaVersion": 1, "traceEvents": evs,
+                      "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8}, "traceName": "t"})
+    at = doc.rindex(cut) + len(cut) if cut != "]" else doc.index("], ") + 1
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "w.pt.trace.json").write_text(doc)
+    whole = load_profile(d, cache=False).con.execute("SELECT rows FROM load_log").fetchone()[0]
+    (d / "w.pt.trace.json").write_text(doc[:at] if cut != "}" else doc[:-1])
+    p = load_profile(d, cache=False)
+    ((rows, skipped, note),) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log").fetchall()
+    assert (rows, skipped) == (whole, 0) and note.startswith("file ends after its events, cut in what follows them")
+    assert p.con.execute("SELECT count(*) FROM host_events WHERE name LIKE 'aten::op%'").fetchone()[0] == 4
+    assert p.ranks == ([5] if cut in ('"world_size"', "}") else [0])  # distributedInfo as far as it was read
+    (item,) = [i for i in health(p) if i.severity == "error"]
+    assert "every event kept" in item.what
 
 
 def test_cut_trace_loads_with_a_note(real, tmp_path):

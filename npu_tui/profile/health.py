@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Pattern, Tuple
 from ..text import gap_words, path_text, rank_list
 from .discover import NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
-from .sources.base import FEWER, JOINED_TRACE, MORE, ROWS_LOST
+from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST
 from .sources.csvfile import JOINED
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
@@ -65,6 +65,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^only zero bytes", "{name} holds {note}", "the profiler or its machine stopped before writing "
      "it: profile the run again, or copy the folder again if the copy was made meanwhile"),
     (r"^file ends after a complete event", "{name}: {note}", NOT_STOPPED),
+    ("^" + re.escape(KEYS_CUT), "{name}: {note}", NOT_STOPPED),
     (r"^gzip stream damaged", "{name}: {note}", CORRUPT),
     (r"^not a file", "{folder} is {note_head}, not a file: left out", "put the profiler's file back "
      "in its place: copy it again, or point the link at a file that exists"),
@@ -134,7 +135,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # Notes of a file that stops before its end (chrome_trace.stage_trace's): cut, or its gzip damaged.
-STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damaged"
+STOPPED_EARLY = r"cut short|^file ends after a complete event|^gzip stream damaged|^" + re.escape(KEYS_CUT)
 # Zero bytes that end a file, where its writer stopped (sources.base.zeros_note).
 ZEROS = re.compile(r"ends in ([\d,]+) zero bytes")
 # Kernels another file counts or runs that the kernel file lacks (sources.op_statistic,

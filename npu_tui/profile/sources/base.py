@@ -173,6 +173,9 @@ def kernels_fewer(n: int) -> str:
 
 # A trace file that goes on into a second trace (chrome_trace._lines): only the first is read.
 JOINED_TRACE = "another trace joined to it"
+# A trace object that stops after its events' ']' (chrome_trace._span): every event whole, the keys
+# after them (Kineto's distributedInfo, where it puts it there) maybe not.
+KEYS_CUT = "file ends after its events, cut in what follows them"
 
 
 # And the rows it holds more of than op_statistic.csv counts: rows twice, each counted twice.

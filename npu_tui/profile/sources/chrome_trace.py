@@ -43,7 +43,7 @@ from typing import Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import (BOM, JOINED_TRACE, inflate, locale_note, other_locale, read_head, refuse_utf16, trailing_zeros,
+from .base import (BOM, JOINED_TRACE, KEYS_CUT, inflate, locale_note, other_locale, read_head, refuse_utf16, trailing_zeros,
                    zeros_note)
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
@@ -197,6 +197,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             staged.lost = int(span.cut and not span.at_event_end)
             staged.note = (f"{damage}: the events that parse before it are kept, though those just "
                            f"before it may hold damaged values; what follows is lost")
+        elif span.keys_cut:
+            staged.note = (f"{KEYS_CUT}: every event kept; keys written after them (Kineto's distributedInfo "
+                           "or deviceProperties, where it puts them there) may be missing")
         elif span.at_event_end:
             staged.note = ("file ends after a complete event, its list not closed: every event in it "
                            "kept (any that were to follow are missing)")
@@ -335,6 +338,8 @@ class _Span:
     # text after the document's end (a log line appended to the file): its size, and how it starts
     after: int = 0
     after_head: str = ""
+    # an object cut after its events' ']': every event whole, the keys after them read up to the cut
+    keys_cut: bool = False
 
 
 def _span(path: Path, shape: str, size: int) -> _Span:
@@ -361,7 +366,7 @@ def _span(path: Path, shape: str, size: int) -> _Span:
     # a rest after them parses too; a ']' inside the last event leaves the events' own ']' in its
     # rest, which never parses. (No key after the events holds a "ph".)
     last_event = tail.rfind(b'"ph"')
-    found = None
+    found = keys_cut = None
     for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
@@ -370,14 +375,19 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         if close and not _ends_values(tail, close, start - tail_at):
             continue
         rest = tail[close + 1:]
-        # (an object whose own closing brace alone is missing still holds every event and key)
-        meta = (_meta(prefix, rest) or _meta(prefix, rest + b"}")) if prefix is not None else \
-            ({} if rest.strip() == b"" else None)
+        meta = _meta(prefix, rest) if prefix is not None else ({} if rest.strip() == b"" else None)
         after = b""
         if meta is None:
             meta, after = _meta_then_text(prefix, rest)
         if meta is not None:
             found = close, meta, after
+        elif prefix is not None and rest.lstrip()[:1] in (b"", b","):
+            # An object that stops after its events (its closing brace, or keys written after the
+            # events, missing): every event is whole; what followed them is read up to the cut.
+            keys_cut = close, {**(_meta(prefix, b"}") or {}), **_keys_before_cut(rest)}
+    if found is None and keys_cut is not None:
+        close, meta = keys_cut
+        return _Span(start, tail_at + close, False, *_kineto_meta(meta), keys_cut=True)
     if found is not None:
         close, meta, after = found
         head = "".join(c if c.isprintable() else "?" for c in after[:200].decode("utf-8", "replace").split("\n")[0].rstrip())
@@ -405,6 +415,24 @@ def _one_event(text: bytes) -> bytes:
         return text if text[:1] == b"{" and isinstance(json.loads(text), dict) else b""
     except ValueError:
         return b""
+
+
+def _keys_before_cut(rest: bytes) -> dict:
+    """The keys after the events, ``rest`` being ', "key": value, ...' cut somewhere: those whole."""
+    text, decoder, got = rest.decode("utf-8", "surrogateescape"), json.JSONDecoder(), {}
+    at = SPACE.match(text).end()
+    while text.startswith(",", at):
+        try:
+            key, at = decoder.raw_decode(text, SPACE.match(text, at + 1).end())
+            at = SPACE.match(text, at).end()
+            if not (isinstance(key, str) and text.startswith(":", at)):
+                break
+            value, at = decoder.raw_decode(text, SPACE.match(text, at + 1).end())
+        except ValueError:
+            break
+        got[key] = value
+        at = SPACE.match(text, at).end()
+    return got
 
 
 def _meta(prefix: bytes, rest: bytes):
