@@ -356,6 +356,54 @@ def test_event_boundaries_inside_the_last_event_do_not_decide_where_the_list_end
     assert cut.cut and cut.events == 3
 
 
+@pytest.mark.parametrize("damage, skipped, said", [
+    # the damaged event's '}' lost: the intact event after it shares its line, and is read
+    (lambda e: e[:-1], 1, "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"),
+    # cut inside a string before its "ph" (torch_npu writes it last), the file going on after it
+    (lambda e: e[:e.index('"ts"') + 8], 1, "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"),
+    # text that is no event between two whole ones: nothing lost
+    (lambda e: e + ", @@@@garbage@@@@", 0, "malformed JSON: text that is no event dropped from among the events, "
+                                            "every event kept"),
+])
+def test_a_damaged_event_amid_the_trace_loses_itself_alone_and_is_counted(real, tmp_path, damage, skipped, said):
+    """One event damaged in the middle of the list: the events around it load, the count is of
+    what was lost (a damaged event had taken the whole event after it along, counted as one)."""
+    evs = json.loads((real / ADVISOR).read_text())
+    # a complete event without args ("ph" last, as torch_npu writes it) followed by another
+    at = next(i for i in range(len(evs) // 2, len(evs) - 1)
+              if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+    texts = [json.dumps(e) for e in evs]
+    texts[at] = damage(texts[at])
+    d, oracle = tmp_path / "r", tmp_path / "oracle"
+    d.mkdir()
+    oracle.mkdir()
+    (d / "trace_view.json").write_text("[" + ", ".join(texts) + "]")
+    # what should load: every event but the damaged one (none lost where the damage is no event)
+    (oracle / "trace_view.json").write_text("[" + ", ".join(texts[:at] + texts[at + 1:] if skipped else
+                                                            [json.dumps(e) for e in evs]) + "]")
+    p = load_profile(d, cache=False)
+    (lost, note), = p.con.execute("SELECT skipped_rows, note FROM load_log").fetchall()
+    assert (lost, note) == (skipped, said)
+    counts = "SELECT (SELECT count(*) FROM host_events), (SELECT count(*) FROM kernels), (SELECT count(*) FROM overlap_lanes)"
+    assert p.con.execute(counts).fetchone() == load_profile(oracle, cache=False).con.execute(counts).fetchone()
+
+
+def test_a_block_of_zeros_inside_a_trace_makes_the_run_incomplete(real, tmp_path):
+    """A block the disk never wrote, over events in the middle: how many events it held is unknown,
+    so the run is incomplete (as a CSV with zeros inside it), not a warning of one event."""
+    data = bytearray((real / ADVISOR).read_bytes())
+    at = len(data) // 2
+    data[at:at + 4096] = bytes(4096)
+    d = tmp_path / "r"
+    d.mkdir()
+    (d / "trace_view.json").write_bytes(bytes(data))
+    p = load_profile(d, cache=False)
+    (lost, note), = p.con.execute("SELECT skipped_rows, note FROM load_log").fetchall()
+    assert note.startswith("damaged: 4,096 zero bytes inside it; the events there are lost, how many unknown") and lost >= 1
+    (item,) = [i for i in health(p) if i.severity == "error"]
+    assert "zero bytes inside it" in item.what
+
+
 def test_events_of_processes_the_trace_never_names_are_counted(real, tmp_path):
     """Host or device is told by the process_name metadata, which torch_npu writes a third of the
     way in: without it (left out, or cut off with what follows) the events cannot be placed, and

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import duckdb
 
@@ -127,6 +127,8 @@ FIRST_OBJECT, MAX_OBJECT = 16 << 20, 256 << 20
 # records: with one column DuckDB would otherwise take each whole element for its value.
 COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
                "columns = {'ph': 'VARCHAR'}, ignore_errors = true)")
+RECOVERED = ("INSERT INTO {table}_rows" + EVENT_SELECT + "FROM read_json($paths, format = 'newline_delimited', "
+             "columns = $columns, maximum_object_size = " + str(MAX_OBJECT) + ")")
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing, unparsable or before the clock's zero (see
@@ -214,9 +216,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             raise EmptyTrace()
         joined = None
         if salvage:
-            pieces, written, gbk, escaped, joined = _lines(plain, span, Path(tmp), shape)
+            pieces, written, gbk, escaped, joined, nul = _lines(plain, span, Path(tmp), shape)
         else:
-            pieces, written, gbk, escaped = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0
+            pieces, written, gbk, escaped, nul = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0, 0
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
@@ -231,22 +233,32 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             reason = _reason(e)
             salvageable = reason.startswith(("malformed JSON", "not UTF-8")) or (reason == TOO_BIG and not salvage)
             raise (MalformedTrace if salvageable else SourceError)(reason) from None
+        recovered = _recover(con, table, pieces, Path(tmp), span.base_ns) if salvage else _Recovered()
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
             raise EmptyTrace()
     con.execute(SEQ_VIEW.format(table=table))
-    unparsed = 0
+    unparsed = no_ph = 0
     if salvage:  # a line that does not parse comes back as a row of NULLs
         # (every field NULL: a line that did not parse, or an empty object, which is no event either)
-        unparsed = con.execute(f"SELECT count(*) FROM {table}_rows WHERE COLUMNS(*) IS NULL").fetchone()[0]
+        unparsed, no_ph = con.execute(f"SELECT count(*) FILTER (WHERE COLUMNS(*) IS NULL), count(*) "
+                                      f"FROM {table}_rows WHERE ph IS NULL").fetchone()
         con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
+        no_ph -= unparsed
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    if salvage and written > staged.events:
-        dropped = written - staged.events
-        staged.lost += dropped
-        staged.note = "; ".join(filter(None, [staged.note, f"malformed JSON: {dropped:,} event(s) that do not "
-                                              "parse dropped, the rest kept"]))
+    dropped = recovered.lost + no_ph
+    staged.lost += dropped
+    if nul:  # (a block the disk never wrote: what it overwrote is gone with no trace to count)
+        said = (f"damaged: {nul:,} zero bytes inside it; the events there are lost, how many unknown"
+                + (f" ({dropped:,} at least)" if dropped else ""))
+    elif dropped:
+        said = f"malformed JSON: {dropped:,} event(s) that do not parse dropped, the rest kept"
+    elif unparsed:
+        said = "malformed JSON: text that is no event dropped from among the events, every event kept"
+    else:
+        said = ""
+    staged.note = "; ".join(filter(None, [staged.note, said]))
     if gbk or escaped:
         staged.note = "; ".join(filter(None, [staged.note, locale_note(gbk + escaped, "event", gbk, escaped)]))
     if joined is not None:
@@ -631,6 +643,71 @@ DOCUMENTS_MEET = re.compile(rb"\}\s*\{")
 
 
 @dataclass
+class _Recovered:
+    """What salvage found in the lines that did not parse: events whole inside them (read), and the
+    events lost: in each stretch left between them, one a "ph" key, or one where an object begins
+    without it (torch_npu writes "ph" last: a damaged event may have lost it); text without either
+    is no event."""
+
+    events: int = 0
+    lost: int = 0
+
+
+# Where an event may begin inside a line that did not parse (a damaged event before it, its '}'
+# or the ',' after it lost, put them on one line).
+OBJECT_START = re.compile(r"\{")
+PH_KEY = re.compile(r'"ph"\s*:')
+
+
+def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp: Path, base_ns: int) -> _Recovered:
+    """Salvage's second look at the lines that did not parse (rows of NULLs in ``table``_rows):
+    each run of them joined back as the file had them, the whole events inside read into the table
+    (after the others: only ties of time are ordered by seq), the rest counted."""
+    # (a line's number is its row's place in rowid order: the rowids themselves skip)
+    bad = [r for (r,) in con.execute(f"SELECT n FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, * "
+                                     f"FROM {table}_rows) WHERE COLUMNS(* EXCLUDE (n)) IS NULL ORDER BY n").fetchall()]
+    if not bad:
+        return _Recovered()
+    wanted, runs, line_no = set(bad), [], 0
+    for piece in pieces:
+        if line_no > bad[-1]:
+            break
+        with open(piece, "rb") as f:
+            for line in f:
+                if line_no in wanted:
+                    if runs and runs[-1][0] == line_no - 1:
+                        runs[-1] = (line_no, runs[-1][1] + b"," + line.rstrip(b"\n"))
+                    else:
+                        runs.append((line_no, line.rstrip(b"\n")))
+                line_no += 1
+    got = _Recovered()
+    events: List[str] = []
+    decoder = json.JSONDecoder()
+    for _, raw in runs:
+        text, at = raw.decode("utf-8", "surrogateescape"), 0
+        lost_here = []
+        for m in OBJECT_START.finditer(text):
+            if m.start() < at:
+                continue
+            try:
+                value, end = decoder.raw_decode(text, m.start())
+            except ValueError:
+                continue
+            if isinstance(value, dict) and "ph" in value:
+                lost_here.append(text[at:m.start()])
+                events.append(json.dumps(value))
+                at = end
+        lost_here.append(text[at:])
+        got.lost += sum(max(len(PH_KEY.findall(t)), int("{" in t)) for t in lost_here)
+    if events:
+        path = tmp / "recovered.ndjson"
+        path.write_text("\n".join(events) + "\n", encoding="utf-8", errors="surrogateescape")
+        con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "columns": ARRAY_COLUMNS, "base_ns": base_ns})
+        got.events = len(events)
+    return got
+
+
+@dataclass
 class _Joined:
     at: int  # the byte where the second trace's events begin
     events: int  # its events, not loaded
@@ -639,9 +716,9 @@ class _Joined:
 def _lines(path: Path, span: _Span, tmp: Path, shape: str):
     """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
     events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN,
-    a second trace joined on: _Joined or None). Split at event boundaries ("}, {"); a boundary
+    a second trace joined on: _Joined or None, zero bytes among them). Split at event boundaries ("}, {"); a boundary
     inside a string only makes a bad line. The events of a trace joined on are counted, not read."""
-    out, written, gbk, escaped, joined = [], 0, 0, 0, None
+    out, written, gbk, escaped, joined, nul = [], 0, 0, 0, None, 0
     with open(path, "rb") as f:
         f.seek(span.start)
         left, carry, piece = span.end - span.start, b"", 0
@@ -664,6 +741,7 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
                 joined = _Joined(at, _count_events(f, text[begin:] + carry, left))
                 text = _until_closed(text[:end])
                 left, carry = 0, b""
+            nul += text.count(b"\0")
             events = EVENT_BOUNDARY.split(text)
             # the split takes each event's closing brace with the comma after it, but the last one's
             events = [e + b"}" for e in events[:-1]] + events[-1:]
@@ -680,7 +758,7 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
             written += len(lines)
             out.append(name)
             piece += 1
-    return out, written, gbk, escaped, joined
+    return out, written, gbk, escaped, joined, nul
 
 
 def _second_trace(text: bytes, shape: str) -> Optional[Tuple[int, int]]:
