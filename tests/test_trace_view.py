@@ -388,6 +388,59 @@ def test_a_damaged_event_amid_the_trace_loses_itself_alone_and_is_counted(real, 
     assert p.con.execute(counts).fetchone() == load_profile(oracle, cache=False).con.execute(counts).fetchone()
 
 
+@pytest.mark.parametrize("case", ["objects", "objects elsewhere", "gbk", "deep", "zeros in a name"])
+def test_what_shares_a_line_with_a_damaged_event_is_read_as_the_other_events_are(real, tmp_path, case):
+    """The intact event after a damaged one (its '}' lost) is read from the damaged line: one with
+    a list of objects in its args (there or anywhere else), or a name in GBK, loads as it would
+    anywhere; brackets nested
+    past Python's limit in the damaged event are no crash; zero bytes inside a name lose nothing."""
+    evs = json.loads((real / ADVISOR).read_text())
+    at = next(i for i in range(len(evs) // 2, len(evs) - 1)
+              if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+    texts = [json.dumps(e) for e in evs]
+    objs = {"objs": [{"name": "a", "id": 1}, {"name": "b", "id": 2}, {"name": "c", "id": 3}]}
+    if case == "objects":  # (salvage splits it at each '}, {': its middle piece parses, with no ph)
+        texts[at + 1] = json.dumps({**evs[at + 1], "args": objs})
+    elif case == "objects elsewhere":
+        texts[at - 9] = json.dumps({**evs[at - 9], "args": objs})
+    elif case == "gbk":
+        texts[at + 1] = json.dumps({**evs[at + 1], "name": evs[at + 1]["name"] + " MARK"})
+    elif case == "deep":
+        texts[at] = texts[at][:-1] + ', "args": {"x": ' + "[" * 1500 + "]" * 1499 + "}"
+    oracle_texts = texts[:at] + texts[at + 1:] if case != "zeros in a name" else list(texts)
+    if case == "zeros in a name":  # raw zero bytes inside a string: the JSON breaks, no event is lost
+        texts[at] = texts[at].replace('"name": "', '"name": "\x00\x00\x00\x00', 1)
+    else:
+        texts[at] = texts[at][:-1]  # its closing brace lost
+    d, oracle = tmp_path / "r", tmp_path / "oracle"
+    for folder, parts in ((d, texts), (oracle, oracle_texts)):
+        folder.mkdir()
+        body = ("[" + ", ".join(parts) + "]").encode()
+        (folder / "trace_view.json").write_bytes(body.replace(b" MARK", " 数".encode("gbk")))
+    p = load_profile(d, cache=False)
+    (lost,), = p.con.execute("SELECT skipped_rows FROM load_log").fetchall()
+    assert lost == (0 if case == "zeros in a name" else 1)
+    assert not [i for i in health(p) if i.severity == "error"]
+    counts = "SELECT (SELECT count(*) FROM host_events), (SELECT count(*) FROM kernels), (SELECT count(*) FROM overlap_lanes)"
+    if case != "deep":
+        assert p.con.execute(counts).fetchone() == load_profile(oracle, cache=False).con.execute(counts).fetchone()
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_last_event_of_thousands_of_lists_whole_or_cut(tmp_path, cut):
+    """An op's inputs, a list each (torch.cat of 3,000 tensors): every ']' of them is a candidate
+    end of the events. Whole, the last one is the end; cut inside them, none is, and the events
+    before it load (each ']' had been read from afresh: seconds a file)."""
+    evs = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(50)]
+    evs.append({"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 1, "tid": 1, "ts": 99, "dur": 1,
+                "args": {"Input Dims": [[i, 2] for i in range(3000)]}})
+    doc = json.dumps({"schemaVersion": 1, "traceEvents": evs})
+    f = tmp_path / "w.pt.trace.json"
+    f.write_text(doc[:doc.rindex("[") - 3] if cut else doc)
+    staged = stage_trace(connect(), f, "stg")
+    assert (staged.events, staged.cut, staged.lost) == ((50, True, 1) if cut else (51, False, 0))
+
+
 def test_a_block_of_zeros_inside_a_trace_makes_the_run_incomplete(real, tmp_path):
     """A block the disk never wrote, over events in the middle: how many events it held is unknown,
     so the run is incomplete (as a CSV with zeros inside it), not a warning of one event."""

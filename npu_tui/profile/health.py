@@ -130,8 +130,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "copy the profiler's own file again"),
     (re.escape(NO_TOTALS), "{name}: {note}", "profile with a newer torch, whose [memory] events give the totals"),
     (re.escape(MINDSPORES), "{name}: {note}", ""),
-    # (a file that lost a few events and kept the rest was read)
-    (r"the rest kept", "{name}: {note}", CORRUPT),
+    # (a file that lost a few events and kept the rest, or text among them and no event, was read)
+    (r"the rest kept|every event kept", "{name}: {note}", CORRUPT),
     (r"malformed|unreadable|not a |without", "{name} could not be read: {note}", CORRUPT),
 ))
 # Notes of a file that stops before its end (chrome_trace.stage_trace's): cut, or its gzip damaged.

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import duckdb
 
@@ -128,7 +128,7 @@ FIRST_OBJECT, MAX_OBJECT = 16 << 20, 256 << 20
 COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
                "columns = {'ph': 'VARCHAR'}, ignore_errors = true)")
 RECOVERED = ("INSERT INTO {table}_rows" + EVENT_SELECT + "FROM read_json($paths, format = 'newline_delimited', "
-             "columns = $columns, maximum_object_size = " + str(MAX_OBJECT) + ")")
+             "columns = $columns, ignore_errors = true, maximum_object_size = " + str(MAX_OBJECT) + ") WHERE ph IS NOT NULL")
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing, unparsable or before the clock's zero (see
@@ -218,7 +218,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         if salvage:
             pieces, written, gbk, escaped, joined, nul = _lines(plain, span, Path(tmp), shape)
         else:
-            pieces, written, gbk, escaped, nul = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0, 0
+            pieces, written, gbk, escaped, nul = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0, {}
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
@@ -233,29 +233,28 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             reason = _reason(e)
             salvageable = reason.startswith(("malformed JSON", "not UTF-8")) or (reason == TOO_BIG and not salvage)
             raise (MalformedTrace if salvageable else SourceError)(reason) from None
-        recovered = _recover(con, table, pieces, Path(tmp), span.base_ns) if salvage else _Recovered()
+        recovered = _recover(con, table, pieces, Path(tmp), span.base_ns, nul) if salvage else _Recovered()
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
             raise EmptyTrace()
     con.execute(SEQ_VIEW.format(table=table))
-    unparsed = no_ph = 0
+    unparsed = 0
     if salvage:  # a line that does not parse comes back as a row of NULLs
         # (every field NULL: a line that did not parse, or an empty object, which is no event either)
-        unparsed, no_ph = con.execute(f"SELECT count(*) FILTER (WHERE COLUMNS(*) IS NULL), count(*) "
-                                      f"FROM {table}_rows WHERE ph IS NULL").fetchone()
+        unparsed = con.execute(f"SELECT count(*) FROM {table}_rows WHERE COLUMNS(*) IS NULL").fetchone()[0]
         con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
-        no_ph -= unparsed
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    dropped = recovered.lost + no_ph
+    dropped = recovered.lost
     staged.lost += dropped
-    if nul:  # (a block the disk never wrote: what it overwrote is gone with no trace to count)
-        said = (f"damaged: {nul:,} zero bytes inside it; the events there are lost, how many unknown"
-                + (f" ({dropped:,} at least)" if dropped else ""))
+    if recovered.zeros:  # (a block the disk never wrote: what it overwrote is gone with no trace to count)
+        said = (f"damaged: {recovered.zeros:,} zero bytes inside it; the events there are lost, how many unknown "
+                f"({dropped:,} at least)")
     elif dropped:
         said = f"malformed JSON: {dropped:,} event(s) that do not parse dropped, the rest kept"
     elif unparsed:
-        said = "malformed JSON: text that is no event dropped from among the events, every event kept"
+        zeros = f" ({recovered.zeros_between:,} zero bytes)" if recovered.zeros_between else ""
+        said = f"malformed JSON: text that is no event{zeros} dropped from among the events, every event kept"
     else:
         said = ""
     staged.note = "; ".join(filter(None, [staged.note, said]))
@@ -379,13 +378,18 @@ def _span(path: Path, shape: str, size: int) -> _Span:
     # rest, which never parses. (No key after the events holds a "ph".)
     last_event = tail.rfind(b'"ph"')
     found = keys_cut = None
+    inside = None  # where an event open at the ']' last read starts: the ']'s after it are in it
     for close in reversed([m.start() for m in CLOSE.finditer(tail, max(last_event, 0))]):
         if tail_at + close < start:
             break
+        if inside is not None and close > inside:
+            continue
         # The events' ']' ends a list of values: not a ']' inside a string or a list of the last
         # event, where a file cut just after it, or text appended, would look like its end.
-        if close and not _ends_values(tail, close, start - tail_at):
-            continue
+        if close:
+            ends, inside = _ends_values(tail, close, start - tail_at)
+            if not ends:
+                continue
         rest = tail[close + 1:]
         meta = _meta(prefix, rest) if prefix is not None else ({} if rest.strip() == b"" else None)
         after = b""
@@ -397,6 +401,9 @@ def _span(path: Path, shape: str, size: int) -> _Span:
             # An object that stops after its events (its closing brace, or keys written after the
             # events, missing): every event is whole; what followed them is read up to the cut.
             keys_cut = close, {**(_meta(prefix, b"}") or {}), **_keys_before_cut(rest)}
+        # The one ']' that ends the events read to: the ']'s before it are inside the last event
+        # (thousands, in the lists of an op's inputs), each a read of its own.
+        break
     if found is None and keys_cut is not None:
         close, meta = keys_cut
         return _Span(start, tail_at + close, False, *_kineto_meta(meta), keys_cut=True)
@@ -425,7 +432,7 @@ def _one_event(text: bytes) -> bytes:
     """``text`` when it is one whole JSON object, else b""."""
     try:
         return text if text[:1] == b"{" and isinstance(json.loads(text), dict) else b""
-    except ValueError:
+    except (ValueError, RecursionError):
         return b""
 
 
@@ -440,7 +447,7 @@ def _keys_before_cut(rest: bytes) -> dict:
             if not (isinstance(key, str) and text.startswith(":", at)):
                 break
             value, at = decoder.raw_decode(text, SPACE.match(text, at + 1).end())
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         got[key] = value
         at = SPACE.match(text, at).end()
@@ -451,7 +458,7 @@ def _meta(prefix: bytes, rest: bytes):
     """The object without its events, parsed; None when it does not parse (not the real end)."""
     try:
         value = json.loads(prefix + b'"traceEvents": []' + rest)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -463,8 +470,10 @@ BOUNDARY_TEXT = re.compile(EVENT_BOUNDARY.pattern.decode())  # (read as text: po
 SPACE = re.compile(r"\s*")
 
 
-def _ends_values(tail: bytes, close: int, list_at: int) -> bool:
-    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``. Read
+def _ends_values(tail: bytes, close: int, list_at: int) -> Tuple[bool, Optional[int]]:
+    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``, and
+    where not, the offset in ``tail`` of the event still open at it (every ']' after that offset
+    up to this one is inside that event too: not read again), if that is why. Read
     event by event from an early event boundary (or the list's start) up to it: it does when every
     event parses to it, or when one that does not is whole (its brackets close: damaged, dropped by
     the salvage) and the list goes on or ends after it. A ']' inside the last event's args leaves
@@ -478,39 +487,43 @@ def _ends_values(tail: bytes, close: int, list_at: int) -> bool:
         if starts:
             break
     else:  # none within reach: one event of a megabyte or more, judged by the byte before the ']'
-        return tail[:close].rstrip().endswith((b"}", b"["))
+        return tail[:close].rstrip().endswith((b"}", b"[")), None
     decoder = json.JSONDecoder()
     # The first start whose event parses: a boundary inside a string at the edge of the reach is not one.
     first = next((at for at in starts if _parses(decoder, text, at)), starts[0])
-    return _reads_to_end(decoder, text, first)
+    ends, open_at = _reads_to_end(decoder, text, first)
+    return ends, None if open_at is None else near + len(text[:open_at].encode("utf-8", "surrogateescape"))
 
 
 def _parses(decoder: json.JSONDecoder, text: str, at: int) -> bool:
+    """Whether an event begins at ``at``: an object with a "ph" (a '}, {' inside an event's
+    args begins an object too)."""
     try:
-        decoder.raw_decode(text, SPACE.match(text, at).end())
-        return True
-    except ValueError:
+        value, _ = decoder.raw_decode(text, SPACE.match(text, at).end())
+    except (ValueError, RecursionError):
         return False
+    return isinstance(value, dict) and "ph" in value
 
 
-def _reads_to_end(decoder: json.JSONDecoder, text: str, at: int) -> bool:
+def _reads_to_end(decoder: json.JSONDecoder, text: str, at: int) -> Tuple[bool, Optional[int]]:
     """Whether the values from ``at``, separated by commas, run to the end of ``text``, a value
-    that does not parse taken where its brackets close (a damaged event, not a cut one)."""
+    that does not parse taken where its brackets close (a damaged event, not a cut one); and where
+    one is open to the end (an event cut in two), where it starts."""
     at = SPACE.match(text, at).end()
     while at < len(text):  # (nothing after a last ',': the ',' before a ']', as a cut just after an event leaves)
         try:
             _, end = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):
             end = _object_end(text, at)
             if end is None:
-                return False  # open to the end: an event cut in two
+                return False, at
         end = SPACE.match(text, end).end()
         if end == len(text):
-            return True
+            return True, None
         if text[end] != ",":
-            return False
+            return False, None
         at = SPACE.match(text, end + 1).end()
-    return True
+    return True, None
 
 
 def _object_end(text: str, at: int) -> Optional[int]:
@@ -554,7 +567,7 @@ def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict
         text = (prefix + b'"traceEvents": []' + rest).decode("utf-8", "surrogateescape").lstrip()
         try:
             meta, end = json.JSONDecoder().raw_decode(text)  # (which starts at a value: lstrip)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, b""
         if not isinstance(meta, dict):
             return None, b""
@@ -644,13 +657,16 @@ DOCUMENTS_MEET = re.compile(rb"\}\s*\{")
 
 @dataclass
 class _Recovered:
-    """What salvage found in the lines that did not parse: events whole inside them (read), and the
+    """What salvage found in the lines that gave no event: events whole inside them (read), and the
     events lost: in each stretch left between them, one a "ph" key, or one where an object begins
     without it (torch_npu writes "ph" last: a damaged event may have lost it); text without either
-    is no event."""
+    is no event. Zero bytes among them, where events were lost (how many is unknown: a block never
+    written) or where none was."""
 
     events: int = 0
     lost: int = 0
+    zeros: int = 0
+    zeros_between: int = 0
 
 
 # Where an event may begin inside a line that did not parse (a damaged event before it, its '}'
@@ -659,13 +675,16 @@ OBJECT_START = re.compile(r"\{")
 PH_KEY = re.compile(r'"ph"\s*:')
 
 
-def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp: Path, base_ns: int) -> _Recovered:
-    """Salvage's second look at the lines that did not parse (rows of NULLs in ``table``_rows):
-    each run of them joined back as the file had them, the whole events inside read into the table
-    (after the others: only ties of time are ordered by seq), the rest counted."""
+def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp: Path, base_ns: int,
+             nul: Dict[int, int]) -> _Recovered:
+    """Salvage's second look at the lines that gave no event (a row without a ph in ``table``_rows:
+    a line that did not parse, or a piece of an event split at a '}, {' inside it): each run of
+    them joined back as the file had them, the whole events inside read into the table (after the
+    others: their seq is not their place in the file), the rest counted. ``nul``: the zero bytes of
+    each line that had any."""
     # (a line's number is its row's place in rowid order: the rowids themselves skip)
-    bad = [r for (r,) in con.execute(f"SELECT n FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, * "
-                                     f"FROM {table}_rows) WHERE COLUMNS(* EXCLUDE (n)) IS NULL ORDER BY n").fetchall()]
+    bad = [r for (r,) in con.execute(f"SELECT n FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, ph "
+                                     f"FROM {table}_rows) WHERE ph IS NULL ORDER BY n").fetchall()]
     if not bad:
         return _Recovered()
     wanted, runs, line_no = set(bad), [], 0
@@ -675,35 +694,50 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
         with open(piece, "rb") as f:
             for line in f:
                 if line_no in wanted:
-                    if runs and runs[-1][0] == line_no - 1:
-                        runs[-1] = (line_no, runs[-1][1] + b"," + line.rstrip(b"\n"))
+                    if runs and runs[-1][-1][0] == line_no - 1:
+                        runs[-1].append((line_no, line.rstrip(b"\n")))
                     else:
-                        runs.append((line_no, line.rstrip(b"\n")))
+                        runs.append([(line_no, line.rstrip(b"\n"))])
                 line_no += 1
     got = _Recovered()
     events: List[str] = []
     decoder = json.JSONDecoder()
-    for _, raw in runs:
-        text, at = raw.decode("utf-8", "surrogateescape"), 0
-        lost_here = []
+    for run in runs:
+        text, at = b",".join(line for _, line in run).decode("utf-8", "surrogateescape"), 0
+        left = []
         for m in OBJECT_START.finditer(text):
             if m.start() < at:
                 continue
             try:
                 value, end = decoder.raw_decode(text, m.start())
-            except ValueError:
+            except (ValueError, RecursionError):  # (brackets nested past Python's limit: no event)
                 continue
             if isinstance(value, dict) and "ph" in value:
-                lost_here.append(text[at:m.start()])
-                events.append(json.dumps(value))
+                left.append(text[at:m.start()])
+                events.append(text[m.start():end])  # as written: its numbers' digits, its bytes
                 at = end
-        lost_here.append(text[at:])
-        got.lost += sum(max(len(PH_KEY.findall(t)), int("{" in t)) for t in lost_here)
+        left.append(text[at:])
+        lost = sum(max(len(PH_KEY.findall(t)), int("{" in t)) for t in left)
+        zeros = sum(nul.get(n, 0) for n, _ in run)
+        got.lost += lost
+        # zeros where something was lost: a block the disk never wrote, over events not counted
+        got.zeros, got.zeros_between = (got.zeros + zeros, got.zeros_between) if lost else \
+            (got.zeros, got.zeros_between + zeros)
     if events:
+        lines = [e.encode("utf-8", "surrogateescape") for e in events]
+        # (one in another locale shares its line with the damage: read here as _lines reads the others)
+        lines = [line if _utf8(line) else (_other_locale(line)[0] or line) for line in lines]
         path = tmp / "recovered.ndjson"
-        path.write_text("\n".join(events) + "\n", encoding="utf-8", errors="surrogateescape")
-        con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "columns": ARRAY_COLUMNS, "base_ns": base_ns})
-        got.events = len(events)
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        before = con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0]
+        try:
+            con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "columns": ARRAY_COLUMNS,
+                                                        "base_ns": base_ns})
+        except duckdb.Error:  # (a value DuckDB cannot take where Python's parser could: those events lost)
+            pass
+        read = con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] - before
+        got.lost += len(events) - read
+        got.events = read
     return got
 
 
@@ -716,9 +750,9 @@ class _Joined:
 def _lines(path: Path, span: _Span, tmp: Path, shape: str):
     """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
     events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN,
-    a second trace joined on: _Joined or None, zero bytes among them). Split at event boundaries ("}, {"); a boundary
+    a second trace joined on: _Joined or None, the zero bytes of each line with any). Split at event boundaries ("}, {"); a boundary
     inside a string only makes a bad line. The events of a trace joined on are counted, not read."""
-    out, written, gbk, escaped, joined, nul = [], 0, 0, 0, None, 0
+    out, written, gbk, escaped, joined, nul = [], 0, 0, 0, None, {}
     with open(path, "rb") as f:
         f.seek(span.start)
         left, carry, piece = span.end - span.start, b"", 0
@@ -741,12 +775,13 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
                 joined = _Joined(at, _count_events(f, text[begin:] + carry, left))
                 text = _until_closed(text[:end])
                 left, carry = 0, b""
-            nul += text.count(b"\0")
             events = EVENT_BOUNDARY.split(text)
             # the split takes each event's closing brace with the comma after it, but the last one's
             events = [e + b"}" for e in events[:-1]] + events[-1:]
-            lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
-            lines = [line for line in lines if line]
+            numbered = [(e.count(b"\0"), (_one_line(e) if CONTROL.search(e) else e).strip()) for e in events]
+            numbered = [(zeros, line) for zeros, line in numbered if line]
+            nul.update((written + i, zeros) for i, (zeros, _) in enumerate(numbered) if zeros)
+            lines = [line for _, line in numbered]
             if not _utf8(text):  # text of another locale (a GBK path in a call stack)
                 for i, line in enumerate(lines):
                     read, as_gbk = (None, False) if _utf8(line) else _other_locale(line)
@@ -811,7 +846,7 @@ def _other_locale(event: bytes) -> Tuple[Optional[bytes], bool]:
     text, escaped = other_locale(event, lambda b: f"\\\\x{b:02x}")
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, False
     return text.encode("utf-8"), not escaped
 
