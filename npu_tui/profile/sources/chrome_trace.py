@@ -687,18 +687,19 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
                                      f"FROM {table}_rows) WHERE ph IS NULL ORDER BY n").fetchall()]
     if not bad:
         return _Recovered()
-    wanted, runs, line_no = set(bad), [], 0
-    for piece in pieces:
-        if line_no > bad[-1]:
-            break
+    wanted, runs = set(bad), []
+    firsts = [int(piece.name.split(".")[2]) for piece in pieces] + [bad[-1] + 1]
+    for piece, first, after in zip(pieces, firsts, firsts[1:]):
+        i = bisect.bisect_left(bad, first)
+        if i == len(bad) or bad[i] >= after:
+            continue
         with open(piece, "rb") as f:
-            for line in f:
+            for line_no, line in enumerate(f, first):
                 if line_no in wanted:
                     if runs and runs[-1][-1][0] == line_no - 1:
                         runs[-1].append((line_no, line.rstrip(b"\n")))
                     else:
                         runs.append([(line_no, line.rstrip(b"\n"))])
-                line_no += 1
     got = _Recovered()
     events: List[str] = []
     decoder = json.JSONDecoder()
@@ -778,17 +779,19 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
             events = EVENT_BOUNDARY.split(text)
             # the split takes each event's closing brace with the comma after it, but the last one's
             events = [e + b"}" for e in events[:-1]] + events[-1:]
-            numbered = [(e.count(b"\0"), (_one_line(e) if CONTROL.search(e) else e).strip()) for e in events]
-            numbered = [(zeros, line) for zeros, line in numbered if line]
-            nul.update((written + i, zeros) for i, (zeros, _) in enumerate(numbered) if zeros)
-            lines = [line for _, line in numbered]
+            lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
+            if b"\0" in text:  # (each line's zero bytes, for the second look: _one_line turned them to spaces)
+                kept = [e.count(b"\0") for e, line in zip(events, lines) if line]
+                nul.update((written + i, zeros) for i, zeros in enumerate(kept) if zeros)
+            lines = [line for line in lines if line]
             if not _utf8(text):  # text of another locale (a GBK path in a call stack)
                 for i, line in enumerate(lines):
                     read, as_gbk = (None, False) if _utf8(line) else _other_locale(line)
                     if read is not None:  # None: it does not parse so, and is dropped (counted)
                         lines[i] = read
                         gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
-            name = tmp / f"events.{piece}.ndjson"
+            # (named for the number of its first line: salvage's second look opens only those it needs)
+            name = tmp / f"events.{piece}.{written}.ndjson"
             name.write_bytes(b"\n".join(lines) + b"\n")
             written += len(lines)
             out.append(name)
