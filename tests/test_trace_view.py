@@ -441,6 +441,20 @@ def test_a_last_event_of_thousands_of_lists_whole_or_cut(tmp_path, cut):
     assert (staged.events, staged.cut, staged.lost) == ((50, True, 1) if cut else (51, False, 0))
 
 
+def test_events_read_from_a_damaged_line_keep_their_place_in_the_file(tmp_path):
+    """seq is the file's order (Kineto's nesting breaks ties of equal times by it): an event read
+    from the line of a damaged one sits between its neighbours, not after every other event."""
+    evs = [json.dumps({"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10, "dur": 5}) for i in range(6)]
+    evs[2] = evs[2][:-1]  # its '}' lost: op3 shares its line
+    f = tmp_path / "t.json"
+    f.write_text("[" + ", ".join(evs) + "]")
+    con = connect()
+    staged = stage_trace(con, f, "stg", salvage=True)
+    assert staged.lost == 1
+    assert [n for (n,) in con.execute("SELECT name FROM stg ORDER BY seq").fetchall()] == \
+        ["op0", "op1", "op3", "op4", "op5"]
+
+
 def test_a_block_of_zeros_inside_a_trace_makes_the_run_incomplete(real, tmp_path):
     """A block the disk never wrote, over events in the middle: how many events it held is unknown,
     so the run is incomplete (as a CSV with zeros inside it), not a warning of one event."""

@@ -127,8 +127,15 @@ FIRST_OBJECT, MAX_OBJECT = 16 << 20, 256 << 20
 # records: with one column DuckDB would otherwise take each whole element for its value.
 COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
                "columns = {'ph': 'VARCHAR'}, ignore_errors = true)")
-RECOVERED = ("INSERT INTO {table}_rows" + EVENT_SELECT + "FROM read_json($paths, format = 'newline_delimited', "
-             "columns = $columns, ignore_errors = true, maximum_object_size = " + str(MAX_OBJECT) + ") WHERE ph IS NOT NULL")
+# Events salvage found inside lines that gave none, each with its place among the lines (pos), and
+# the rows put back in the file's order with them (only then: their seq is that order).
+RECOVERED = ("CREATE OR REPLACE TEMP TABLE {table}_found AS" + EVENT_SELECT + ", npu_tui_pos AS pos "
+             "FROM read_json($paths, format = 'newline_delimited', columns = $columns, ignore_errors = true, "
+             "maximum_object_size = " + str(MAX_OBJECT) + ") WHERE ph IS NOT NULL")
+IN_PLACE = """CREATE OR REPLACE TEMP TABLE {table}_rows AS SELECT * EXCLUDE (pos) FROM (
+    SELECT *, (row_number() OVER (ORDER BY rowid) - 1)::DOUBLE AS pos FROM {table}_rows
+    UNION ALL BY NAME SELECT * FROM {table}_found
+) ORDER BY pos"""
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing, unparsable or before the clock's zero (see
@@ -679,8 +686,8 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
              nul: Dict[int, int]) -> _Recovered:
     """Salvage's second look at the lines that gave no event (a row without a ph in ``table``_rows:
     a line that did not parse, or a piece of an event split at a '}, {' inside it): each run of
-    them joined back as the file had them, the whole events inside read into the table (after the
-    others: their seq is not their place in the file), the rest counted. ``nul``: the zero bytes of
+    them joined back as the file had them, the whole events inside read into the table in their
+    place (its rows' order is the file's: seq), the rest counted. ``nul``: the zero bytes of
     each line that had any."""
     # (a line's number is its row's place in rowid order: the rowids themselves skip)
     bad = [r for (r,) in con.execute(f"SELECT n FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, ph "
@@ -705,7 +712,7 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
     decoder = json.JSONDecoder()
     for run in runs:
         text, at = b",".join(line for _, line in run).decode("utf-8", "surrogateescape"), 0
-        left = []
+        left, first = [], len(events)
         for m in OBJECT_START.finditer(text):
             if m.start() < at:
                 continue
@@ -715,7 +722,8 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
                 continue
             if isinstance(value, dict) and "ph" in value:
                 left.append(text[at:m.start()])
-                events.append(text[m.start():end])  # as written: its numbers' digits, its bytes
+                # as written (its numbers' digits, its bytes), placed where its run of lines was
+                events.append((run[0][0] + (len(events) - first) / len(text), text[m.start():end]))
                 at = end
         left.append(text[at:])
         lost = sum(max(len(PH_KEY.findall(t)), int("{" in t)) for t in left)
@@ -725,18 +733,21 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
         got.zeros, got.zeros_between = (got.zeros + zeros, got.zeros_between) if lost else \
             (got.zeros, got.zeros_between + zeros)
     if events:
-        lines = [e.encode("utf-8", "surrogateescape") for e in events]
+        lines = [e.encode("utf-8", "surrogateescape") for _, e in events]
         # (one in another locale shares its line with the damage: read here as _lines reads the others)
         lines = [line if _utf8(line) else (_other_locale(line)[0] or line) for line in lines]
         path = tmp / "recovered.ndjson"
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        before = con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0]
+        path.write_bytes(b"".join(b'{"npu_tui_pos": %r, ' % pos + line[1:] + b"\n"
+                                  for (pos, _), line in zip(events, lines)))
         try:
-            con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "columns": ARRAY_COLUMNS,
-                                                        "base_ns": base_ns})
+            con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "base_ns": base_ns,
+                                                        "columns": {**ARRAY_COLUMNS, "npu_tui_pos": "DOUBLE"}})
+            read = con.execute(f"SELECT count(*) FROM {table}_found").fetchone()[0]
+            con.execute(IN_PLACE.format(table=table))
         except duckdb.Error:  # (a value DuckDB cannot take where Python's parser could: those events lost)
-            pass
-        read = con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] - before
+            read = 0
+        finally:
+            con.execute(f"DROP TABLE IF EXISTS {table}_found")
         got.lost += len(events) - read
         got.events = read
     return got
