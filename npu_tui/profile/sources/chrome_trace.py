@@ -29,6 +29,7 @@ events that still do not parse are dropped and counted.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import os
 import re
@@ -127,15 +128,14 @@ FIRST_OBJECT, MAX_OBJECT = 16 << 20, 256 << 20
 # records: with one column DuckDB would otherwise take each whole element for its value.
 COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', records = true, "
                "columns = {'ph': 'VARCHAR'}, ignore_errors = true)")
-# Events salvage found inside lines that gave none, each with its place among the lines (pos), and
-# the rows put back in the file's order with them (only then: their seq is that order).
-RECOVERED = ("CREATE OR REPLACE TEMP TABLE {table}_found AS" + EVENT_SELECT + ", npu_tui_pos AS pos "
+# Events salvage found inside lines that gave none, each with the row of the line it began on
+# (rid), which it takes: its seq stays its place in the file. One a line; a second is added after
+# the others.
+RECOVERED = ("CREATE OR REPLACE TEMP TABLE {table}_found AS" + EVENT_SELECT + ", npu_tui_rid AS rid "
              "FROM read_json($paths, format = 'newline_delimited', columns = $columns, ignore_errors = true, "
              "maximum_object_size = " + str(MAX_OBJECT) + ") WHERE ph IS NOT NULL")
-IN_PLACE = """CREATE OR REPLACE TEMP TABLE {table}_rows AS SELECT * EXCLUDE (pos) FROM (
-    SELECT *, (row_number() OVER (ORDER BY rowid) - 1)::DOUBLE AS pos FROM {table}_rows
-    UNION ALL BY NAME SELECT * FROM {table}_found
-) ORDER BY pos"""
+IN_PLACE = "UPDATE {table}_rows SET {sets} FROM {table}_found f WHERE {table}_rows.rowid = f.rid"
+ADDED = "INSERT INTO {table}_rows SELECT * EXCLUDE (rid) FROM {table}_found WHERE rid IS NULL"
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
 
 # Events that cannot be placed in time: ts missing, unparsable or before the clock's zero (see
@@ -259,7 +259,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                 f"({dropped:,} at least)")
     elif dropped:
         said = f"malformed JSON: {dropped:,} event(s) that do not parse dropped, the rest kept"
-    elif unparsed:
+    elif recovered.lines:
         zeros = f" ({recovered.zeros_between:,} zero bytes)" if recovered.zeros_between else ""
         said = f"malformed JSON: text that is no event{zeros} dropped from among the events, every event kept"
     else:
@@ -670,6 +670,7 @@ class _Recovered:
     is no event. Zero bytes among them, where events were lost (how many is unknown: a block never
     written) or where none was."""
 
+    lines: int = 0  # the lines looked at again
     events: int = 0
     lost: int = 0
     zeros: int = 0
@@ -686,12 +687,13 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
              nul: Dict[int, int]) -> _Recovered:
     """Salvage's second look at the lines that gave no event (a row without a ph in ``table``_rows:
     a line that did not parse, or a piece of an event split at a '}, {' inside it): each run of
-    them joined back as the file had them, the whole events inside read into the table in their
-    place (its rows' order is the file's: seq), the rest counted. ``nul``: the zero bytes of
+    them joined back as the file had them, the whole events inside read into the table in the rows
+    of the lines they begin on (the rows' order is the file's: seq), the rest counted. ``nul``: the zero bytes of
     each line that had any."""
     # (a line's number is its row's place in rowid order: the rowids themselves skip)
-    bad = [r for (r,) in con.execute(f"SELECT n FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, ph "
-                                     f"FROM {table}_rows) WHERE ph IS NULL ORDER BY n").fetchall()]
+    rows = dict(con.execute(f"SELECT n, rid FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, rowid AS rid, "
+                            f"ph FROM {table}_rows) WHERE ph IS NULL").fetchall())
+    bad = sorted(rows)
     if not bad:
         return _Recovered()
     wanted, runs = set(bad), []
@@ -707,12 +709,16 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
                         runs[-1].append((line_no, line.rstrip(b"\n")))
                     else:
                         runs.append([(line_no, line.rstrip(b"\n"))])
-    got = _Recovered()
+    got = _Recovered(lines=len(bad))
     events: List[str] = []
     decoder = json.JSONDecoder()
     for run in runs:
-        text, at = b",".join(line for _, line in run).decode("utf-8", "surrogateescape"), 0
-        left, first = [], len(events)
+        texts = [line.decode("utf-8", "surrogateescape") for _, line in run]
+        text, at = ",".join(texts), 0
+        # where each line begins in the run's text, and so which line's row an event there takes
+        begins = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+        taken = set()
+        left = []
         for m in OBJECT_START.finditer(text):
             if m.start() < at:
                 continue
@@ -722,8 +728,10 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
                 continue
             if isinstance(value, dict) and "ph" in value:
                 left.append(text[at:m.start()])
-                # as written (its numbers' digits, its bytes), placed where its run of lines was
-                events.append((run[0][0] + (len(events) - first) / len(text), text[m.start():end]))
+                line_no = run[bisect.bisect_right(begins, m.start()) - 1][0]
+                rid = None if line_no in taken else rows[line_no]
+                taken.add(line_no)
+                events.append((rid, text[m.start():end]))  # as written: its numbers' digits, its bytes
                 at = end
         left.append(text[at:])
         lost = sum(max(len(PH_KEY.findall(t)), int("{" in t)) for t in left)
@@ -737,13 +745,15 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
         # (one in another locale shares its line with the damage: read here as _lines reads the others)
         lines = [line if _utf8(line) else (_other_locale(line)[0] or line) for line in lines]
         path = tmp / "recovered.ndjson"
-        path.write_bytes(b"".join(b'{"npu_tui_pos": %r, ' % pos + line[1:] + b"\n"
-                                  for (pos, _), line in zip(events, lines)))
+        path.write_bytes(b"".join(b'{"npu_tui_rid": %s, ' % (b"null" if rid is None else str(rid).encode())
+                                  + line[1:] + b"\n" for (rid, _), line in zip(events, lines)))
         try:
             con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "base_ns": base_ns,
-                                                        "columns": {**ARRAY_COLUMNS, "npu_tui_pos": "DOUBLE"}})
+                                                        "columns": {**ARRAY_COLUMNS, "npu_tui_rid": "BIGINT"}})
             read = con.execute(f"SELECT count(*) FROM {table}_found").fetchone()[0]
-            con.execute(IN_PLACE.format(table=table))
+            names = [d[0] for d in con.execute(f"SELECT * FROM {table}_rows LIMIT 0").description]
+            con.execute(IN_PLACE.format(table=table, sets=", ".join(f'"{n}" = f."{n}"' for n in names)))
+            con.execute(ADDED.format(table=table))
         except duckdb.Error:  # (a value DuckDB cannot take where Python's parser could: those events lost)
             read = 0
         finally:
