@@ -44,8 +44,8 @@ from typing import Dict, List, Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from .base import (BOM, JOINED_TRACE, KEYS_CUT, inflate, locale_note, other_locale, read_head, refuse_utf16, trailing_zeros,
-                   zeros_note)
+from .base import (BOM, JOINED_TRACE, KEYS_CUT, inflate, locale_note, other_locale, read_head, refuse_utf16,
+                   trailing_zeros, zeros_note)
 
 # Who wrote a trace, told from its head in either shape: Kineto's own keys and device categories
 # (torch_npu writes none of them), torch_npu's ts as a string of µs, torch's host event kinds.
@@ -688,8 +688,8 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
     """Salvage's second look at the lines that gave no event (a row without a ph in ``table``_rows:
     a line that did not parse, or a piece of an event split at a '}, {' inside it): each run of
     them joined back as the file had them, the whole events inside read into the table in the rows
-    of the lines they begin on (the rows' order is the file's: seq), the rest counted. ``nul``: the zero bytes of
-    each line that had any."""
+    of the lines they begin on (the rows' order is the file's: seq), the rest counted. ``nul``: the
+    zero bytes of each line that had any."""
     # (a line's number is its row's place in rowid order: the rowids themselves skip)
     rows = dict(con.execute(f"SELECT n, rid FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, rowid AS rid, "
                             f"ph FROM {table}_rows) WHERE ph IS NULL").fetchall())
@@ -710,7 +710,7 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
                     else:
                         runs.append([(line_no, line.rstrip(b"\n"))])
     got = _Recovered(lines=len(bad))
-    events: List[str] = []
+    events: List[Tuple[Optional[int], str]] = []  # (the row it takes, if any; its text)
     decoder = json.JSONDecoder()
     for run in runs:
         texts = [line.decode("utf-8", "surrogateescape") for _, line in run]
@@ -737,9 +737,10 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
         lost = sum(max(len(PH_KEY.findall(t)), int("{" in t)) for t in left)
         zeros = sum(nul.get(n, 0) for n, _ in run)
         got.lost += lost
-        # zeros where something was lost: a block the disk never wrote, over events not counted
-        got.zeros, got.zeros_between = (got.zeros + zeros, got.zeros_between) if lost else \
-            (got.zeros, got.zeros_between + zeros)
+        if lost:  # a block the disk never wrote, over events not counted
+            got.zeros += zeros
+        else:
+            got.zeros_between += zeros
     if events:
         lines = [e.encode("utf-8", "surrogateescape") for _, e in events]
         # (one in another locale shares its line with the damage: read here as _lines reads the others)
@@ -772,8 +773,9 @@ class _Joined:
 def _lines(path: Path, span: _Span, tmp: Path, shape: str):
     """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
     events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN,
-    a second trace joined on: _Joined or None, the zero bytes of each line with any). Split at event boundaries ("}, {"); a boundary
-    inside a string only makes a bad line. The events of a trace joined on are counted, not read."""
+    a second trace joined on: _Joined or None, the zero bytes of each line with any). Split at
+    event boundaries ("}, {"); a boundary inside a string only makes a bad line (salvage's second
+    look joins them again). The events of a trace joined on are counted, not read."""
     out, written, gbk, escaped, joined, nul = [], 0, 0, 0, None, {}
     with open(path, "rb") as f:
         f.seek(span.start)
