@@ -194,12 +194,12 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     out += _findings(report, md)
 
     # A profile that numbers no steps: its tables are of the whole profile, and say so.
-    unmarked = steps_unmarked(report)
+    unmarked, each = steps_unmarked(report), per_what(report)
     per = "" if unmarked else ", per step"
-    out += _heading(f"Step account ({per_what(report)})", md)
+    out += _heading(f"Step account ({each})", md)
     out += _account(report, md)
 
-    out += _heading(f"Step breakdown (us, {per_what(report)})", md)
+    out += _heading(f"Step breakdown (us, {each})", md)
     # A pipeline's bubble (its receives), which Stage leaves out of the step: said where there is one.
     bubble = [("bubble_us", "bubble"), ("step_us", "step")] if any(s.get("bubble_us") for s in report["steps"]) else []
     out += _table(report["steps"], [("rank", "rank"), ("step", "step"), ("computing_us", "computing"),
