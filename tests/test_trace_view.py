@@ -441,16 +441,35 @@ def test_a_last_event_of_thousands_of_lists_whole_or_cut(tmp_path, cut):
     assert (staged.events, staged.cut, staged.lost) == ((50, True, 1) if cut else (51, False, 0))
 
 
+@pytest.mark.parametrize("shape", ["array", "object"])
+def test_a_cut_inside_a_list_of_objects_in_the_last_events_args_loses_that_event_alone(tmp_path, shape):
+    """The '}, {' between the objects of the cut event's args looked like the last event boundary:
+    half an event was read as the last one, and the event was counted twice (cut, then malformed)."""
+    evs = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
+            "args": {"Input": [{"a": i}, {"b": i}]}} for i in range(20)]
+    doc = json.dumps({"schemaVersion": 1, "traceEvents": evs} if shape == "object" else evs)
+    f = tmp_path / "w.pt.trace.json"
+    cut = doc.rindex('{"b"') + 3
+    f.write_text(doc[:cut])
+    staged = stage_trace(connect(), f, "stg")
+    assert (staged.events, staged.cut, staged.lost) == (19, True, 1)
+    unfinished = cut - doc.rindex('}, {"ph"') - 1  # from the end of the last whole event
+    assert staged.note == (f"file cut short: kept the complete events before the cut, dropped {unfinished} "
+                           "bytes of an unfinished one")
+
+
 def test_events_read_from_a_damaged_line_keep_their_place_in_the_file(tmp_path):
     """seq is the file's order (Kineto's nesting breaks ties of equal times by it): an event read
-    from the line of a damaged one sits between its neighbours, not after every other event."""
+    from the line of a damaged one sits between its neighbours, not after every other event. The
+    list closes after whole events: damage, not a cut (the event never closed had read as one cut
+    by the end of the file, which the list's ']' then did not end)."""
     evs = [json.dumps({"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10, "dur": 5}) for i in range(6)]
     evs[2] = evs[2][:-1]  # its '}' lost: op3 shares its line
     f = tmp_path / "t.json"
     f.write_text("[" + ", ".join(evs) + "]")
     con = connect()
     staged = stage_trace(con, f, "stg", salvage=True)
-    assert staged.lost == 1
+    assert (staged.lost, staged.cut) == (1, False) and "cut" not in staged.note and "ends" not in staged.note
     assert [n for (n,) in con.execute("SELECT name FROM stg ORDER BY seq").fetchall()] == \
         ["op0", "op1", "op3", "op4", "op5"]
 

@@ -419,8 +419,17 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         head = "".join(c if c.isprintable() else "?" for c in after[:200].decode("utf-8", "replace").split("\n")[0].rstrip())
         return _Span(start, tail_at + close, False, *_kineto_meta(meta), after=len(after),
                      after_head=head if len(head) <= 40 else head[:40] + "…")
-    # No end: the file was cut. The events end after the last complete one, which is the last
-    # one in the file when the cut fell just after it (only the list's or the object's end lost).
+    # No end: the file was cut. Read event by event up to the cut, the events end after the last
+    # whole one; one left open at the cut is the unfinished one ('}, {' inside its args is no end).
+    read = _read_events(tail, len(tail), start - tail_at)
+    if read is not None and (read.whole or read.open_at is not None):
+        end = tail_at + read.last_end
+        if end <= start:
+            raise SourceError("file cut short and no complete event could be recovered")
+        meta = _meta(prefix, b"}") if prefix is not None else {}
+        return _Span(start, end, True, *_kineto_meta(meta or {}), at_event_end=read.open_at is None)
+    # Not read that way (an event of a megabyte or more, or text between events that is none): the
+    # events end at the last event boundary, or after the last event when it is whole.
     bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
     ends = [tail_at + m.start() + 1 for m in bounds]
     last_at = tail_at + bounds[-1].end() if bounds else start
@@ -470,22 +479,26 @@ def _meta(prefix: bytes, rest: bytes):
     return value if isinstance(value, dict) else None
 
 
-# How far back from a ']' _ends_values reads: from the earliest event boundary in the first reach
-# that has one (an event is rarely longer than the first), never further than the last.
+# How far back _read_events starts: from the earliest event boundary in the first reach that has
+# one (an event is rarely longer than the first), never further than the last.
 VALUES_READS = (64 << 10, 1 << 20)
 BOUNDARY_TEXT = re.compile(EVENT_BOUNDARY.pattern.decode())  # (read as text: positions of characters)
 SPACE = re.compile(r"\s*")
 
 
-def _ends_values(tail: bytes, close: int, list_at: int) -> Tuple[bool, Optional[int]]:
-    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``, and
-    where not, the offset in ``tail`` of the event still open at it (every ']' after that offset
-    up to this one is inside that event too: not read again), if that is why. Read
-    event by event from an early event boundary (or the list's start) up to it: it does when every
-    event parses to it, or when one that does not is whole (its brackets close: damaged, dropped by
-    the salvage) and the list goes on or ends after it. A ']' inside the last event's args leaves
-    that event open: a file cut just after it. One pass, whatever the number of boundaries (a
-    boundary inside an event's args or strings is passed over with the event)."""
+@dataclass
+class _EventsRead:
+    """The tail up to a point read event by event (_reads_to_end); offsets in the tail's bytes."""
+    whole: bool  # the values run to that point
+    open_at: Optional[int]  # where one still open there starts (an event cut in two), if one is
+    last_end: int  # where the last whole value before it ends (its ',' aside)
+
+
+def _read_events(tail: bytes, close: int, list_at: int) -> Optional[_EventsRead]:
+    """``tail`` up to ``close`` read event by event from an early event boundary (or the list's
+    start, at ``list_at``); None where there is none within reach (an event of a megabyte or
+    more). One pass, whatever the number of boundaries (one inside an event's args or strings is
+    passed over with the event, as is an event whose brackets close though it does not parse)."""
     for reach in VALUES_READS:
         near = max(0, close - reach)
         text = tail[near:close].decode("utf-8", "surrogateescape")
@@ -493,13 +506,38 @@ def _ends_values(tail: bytes, close: int, list_at: int) -> Tuple[bool, Optional[
             m.end() for m in BOUNDARY_TEXT.finditer(text)]
         if starts:
             break
-    else:  # none within reach: one event of a megabyte or more, judged by the byte before the ']'
-        return tail[:close].rstrip().endswith((b"}", b"[")), None
+    else:
+        return None
     decoder = json.JSONDecoder()
     # The first start whose event parses: a boundary inside a string at the edge of the reach is not one.
     first = next((at for at in starts if _parses(decoder, text, at)), starts[0])
-    ends, open_at = _reads_to_end(decoder, text, first)
-    return ends, None if open_at is None else near + len(text[:open_at].encode("utf-8", "surrogateescape"))
+    whole, open_at = _reads_to_end(decoder, text, first)
+    # One never closed is either cut or damaged (its '}' lost): where whole events follow it, it is
+    # damaged (dropped by the salvage), and the reading goes on from them.
+    while open_at is not None:
+        on = next((m.end() for m in BOUNDARY_TEXT.finditer(text, open_at) if _parses(decoder, text, m.end())), None)
+        if on is None:
+            break
+        whole, open_at = _reads_to_end(decoder, text, on)
+    before = text[:open_at].rstrip()
+
+    def offset(chars: str) -> int:
+        return near + len(chars.encode("utf-8", "surrogateescape"))
+    return _EventsRead(whole, None if open_at is None else offset(text[:open_at]),
+                       offset(before[:-1].rstrip() if before.endswith(",") else before))
+
+
+def _ends_values(tail: bytes, close: int, list_at: int) -> Tuple[bool, Optional[int]]:
+    """Whether the ']' at ``close`` can close the list of events that starts at ``list_at``, and
+    where not, the offset in ``tail`` of the event still open at it (every ']' after that offset
+    up to this one is inside that event too: not read again), if that is why. It does when every
+    event read up to it parses but damaged ones (dropped by the salvage): one whose brackets close,
+    or one never closed that whole events follow. A ']' inside the last event's args leaves that
+    event open: a file cut just after it."""
+    read = _read_events(tail, close, list_at)
+    if read is None:  # one event of a megabyte or more, judged by the byte before the ']'
+        return tail[:close].rstrip().endswith((b"}", b"[")), None
+    return read.whole, read.open_at
 
 
 def _parses(decoder: json.JSONDecoder, text: str, at: int) -> bool:
