@@ -12,6 +12,7 @@ import pytest
 
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import discover
+from npu_tui.profile.sources.sqlite_export import SKIPPED_ROWS, SKIPPED_WHY
 
 PT = "msinsight-pt-2rank-levels"
 OUT = "ASCEND_PROFILER_OUTPUT"
@@ -214,7 +215,8 @@ def test_a_db_memory_row_that_cannot_be_one_is_skipped_not_the_db(real, level1, 
     rows, skipped, note = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE file = ?",
                                         [str(db)]).fetchone()
     assert skipped == 2 + 1 + modules
-    assert note == f"NPU_MODULE_MEM's {modules:,} rows not loaded: no ENUM_MODULE table to name them"
+    assert note == (f"NPU_MODULE_MEM's {modules:,} rows not loaded: no ENUM_MODULE table to name them; "
+                    f"{SKIPPED_ROWS}: MEMORY_RECORD 1, NPU_MEM 2 ({SKIPPED_WHY})")
     kernels = "SELECT count(*), sum(dur_ns) FROM kernels WHERE rank = 0"
     assert p.con.execute(kernels).fetchone() == level1.con.execute(kernels).fetchone()
     memory = ("SELECT count(*) FILTER (component = 'APP'), count(*), min(ts_ns) >= 0, min(reserved_bytes) > 0 "
@@ -592,21 +594,29 @@ def _writable_rank_db(real, tmp_path, monkeypatch) -> Path:
 
 
 @pytest.mark.parametrize("drop, complete, says", [
-    (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks were not loaded"),
-    (["TASK"], False, "tables missing: TASK; its device tasks were not loaded"),
+    (["STRING_IDS"], False, "tables missing: STRING_IDS; its device tasks and host calls ({n:,} rows) were not loaded"),
+    (["TASK"], False, "tables missing: TASK; its device tasks ({n:,} rows) were not loaded"),
     # No device tables at all: collected without the NPU's activity; nothing is damaged.
     (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO"], True, "no kernels"),
     # Its comm tasks are there: the device was profiled, and its task tables were lost.
-    (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP"], False, "tables missing: TASK; its device tasks were not loaded"),
+    (["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP"], False,
+     "tables missing: TASK; its device tasks (how many unknown) were not loaded"),
 ], ids=["no-string-ids", "no-task", "no-device-tables", "only-comm-tasks-left"])
 def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeypatch, capsys, drop, complete, says):
-    """It loaded 0 kernels as a complete run, with advice meant for the text export."""
+    """It loaded 0 kernels as a complete run, with advice meant for the text export. The rows lost are
+    counted where the file holds them: a kernel per COMPUTE_TASK_INFO and COMMUNICATION_OP row (the
+    kernels the whole file loads), a host call per PYTORCH_API and CANN_API row."""
     from npu_tui.cli import main
 
     db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole = load_profile(db.parents[1], cache=False).con
+    counts = {"kernels": "SELECT count(*) FROM kernels", "host calls": "SELECT count(*) FROM host_events"}
     with sqlite3.connect(db) as w:
         for t in drop:
             w.execute(f"DROP TABLE {t}")
+    left = ["kernels"] if "COMPUTE_TASK_INFO" not in drop else []
+    n = sum(whole.execute(counts[k]).fetchone()[0] for k in left + (["host calls"] if "STRING_IDS" in drop else []))
+    says = says.format(n=n)
     code = main(["report", str(db.parents[1]), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is complete and code == (0 if complete else 2)
@@ -786,3 +796,112 @@ def test_a_db_whose_meta_data_groups_do_not_parse_says_so(real, tmp_path):
     (note,) = [n for (n,) in p.con.execute("SELECT note FROM load_log WHERE kind = 'sqlite_export'").fetchall() if n]
     assert note == "META_DATA's parallel_group_info is not valid JSON: the groups' ranks are unknown"
     assert p.con.execute("SELECT count(*) FROM kernels").fetchone()[0] > 0
+
+
+def _report(db: Path, capsys):
+    from npu_tui.cli import main
+
+    code = main(["report", str(db.parents[1]), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    # (the copy is alone in its folder: its job's other ranks, and its profiler_info, are not there)
+    return code, doc, [h for h in doc["health"] if not ("partial rank set" in h["what"] or "no profiler_info" in h["what"])]
+
+
+def _leaf_of(db: Path, table: str) -> int:
+    """A leaf page of ``table`` (the rightmost one under its root), numbered from 1."""
+    data = db.read_bytes()
+    size = int.from_bytes(data[16:18], "big")
+    page = sq(db, f"SELECT rootpage FROM sqlite_master WHERE name = '{table}'")[0][0]
+    while True:
+        at = (page - 1) * size + (100 if page == 1 else 0)
+        if data[at] == 0x0D:  # a table's leaf; 0x05 an interior page, its rightmost child at +8
+            return page
+        page = int.from_bytes(data[at + 8:at + 12], "big")
+
+
+@pytest.mark.parametrize("damage", ["cut inside its last page", "half a page of TASK zeroed"])
+def test_a_db_cut_or_torn_inside_a_page_makes_the_run_incomplete(real, tmp_path, monkeypatch, capsys, damage):
+    """sqlite reads the bytes a cut or a torn write left as zeros as rows of NULLs, or as none: the
+    rows lost there (kernels, host calls) had gone uncounted, under a complete report with exit 0.
+    The file's header counts its pages, and sqlite's own check finds the broken ones."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole = load_profile(db.parents[1], cache=False).con
+    counts = "SELECT (SELECT count(*) FROM kernels), (SELECT count(*) FROM host_events)"
+    size = int.from_bytes(db.read_bytes()[16:18], "big")
+    data = bytearray(db.read_bytes())
+    if damage.startswith("cut"):
+        del data[-size // 2:]
+        says = f"was cut short: it holds {len(data):,} of the {len(data) + size // 2:,} bytes its header counts"
+    else:
+        at = (_leaf_of(db, "TASK") - 1) * size
+        data[at + size // 2:at + size] = bytes(size // 2)
+        says = "SQLite's check finds broken pages in TASK (On tree page"
+    db.write_bytes(bytes(data))
+    code, doc, items = _report(db, capsys)
+    assert (code, doc["complete"]) == (2, False)
+    (item,) = items
+    assert item["severity"] == "error" and says in item["what"] and "how many unknown" in item["what"]
+    got = load_profile(db.parents[1], cache=False).con.execute(counts).fetchone()
+    assert got < whole.execute(counts).fetchone()  # rows lost indeed, kernels first for the torn page
+
+
+def test_db_rows_that_cannot_be_rows_are_skipped_and_counted_by_table(real, tmp_path, monkeypatch, capsys):
+    """Host calls without a start, overlap lanes ending before they start, a step whose end is text
+    and a step-trace row whose computing is text were dropped or blanked with nothing counted; a
+    kernel skipped kept its flow (an arrow to no kernel)."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    analysis = db.with_name("analysis.db")
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), analysis)
+    os.chmod(analysis, 0o644)
+    whole = load_profile(db.parents[1], cache=False).con
+    with sqlite3.connect(db) as w:
+        w.execute("UPDATE PYTORCH_API SET startNs = NULL WHERE rowid IN (SELECT rowid FROM PYTORCH_API LIMIT 10)")
+        w.execute("UPDATE OVERLAP_ANALYSIS SET endNs = startNs - 1 WHERE rowid IN (SELECT rowid FROM OVERLAP_ANALYSIS LIMIT 5)")
+        w.execute("UPDATE STEP_TIME SET endNs = 'abc'")
+        # three kernels with a flow each, their end before their start
+        w.execute("UPDATE TASK SET endNs = startNs - 1 WHERE rowid IN (SELECT t.rowid FROM TASK t JOIN COMPUTE_TASK_INFO c "
+                  "USING (globalTaskId) WHERE t.connectionId IN (SELECT connectionId FROM CONNECTION_IDS) LIMIT 3)")
+    with sqlite3.connect(analysis) as w:
+        w.execute("UPDATE StepTraceTime SET computing = 'abc'")
+    p = load_profile(db.parents[1], cache=False)
+    logged = {Path(f).name: (r, s, n) for f, r, s, n in
+              p.con.execute("SELECT file, rows, skipped_rows, note FROM load_log").fetchall()}
+    assert logged[db.name][1:] == (1 + 3 + 5 + 10, f"{SKIPPED_ROWS}: STEP_TIME 1, device tasks 3, OVERLAP_ANALYSIS 5, "
+                                                   f"PYTORCH_API 10 ({SKIPPED_WHY})")
+    assert logged["analysis.db"][1:] == (1, f"{SKIPPED_ROWS}: StepTraceTime 1 ({SKIPPED_WHY})")
+    for table, less in (("kernels", 3), ("host_events", 10), ("overlap_lanes", 5), ("flows", 3), ("step_trace", 1)):
+        sql = f"SELECT count(*) FROM {table}"
+        assert p.con.execute(sql).fetchone()[0] == whole.execute(sql).fetchone()[0] - less, table
+    assert p.con.execute("SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM kernels k "
+                         "WHERE k.rank = f.rank AND k.start_ns = f.device_ts_ns)").fetchone()[0] == 0
+    code, doc, items = _report(db, capsys)
+    assert code == 0 and doc["complete"] and {i["severity"] for i in items} == {"warning"}
+    assert {i["file"].rsplit("/", 1)[-1] for i in items} == {db.name, "analysis.db"}
+
+
+@pytest.mark.parametrize("change, says, lost", [
+    ("ALTER TABLE TASK RENAME COLUMN startNs TO start", "columns missing: TASK.startNs; the {n:,} rows of TASK were "
+     "not loaded", "SELECT count(*) FROM TASK"),
+    ("ALTER TABLE COMMUNICATION_OP DROP COLUMN opName", "columns missing: COMMUNICATION_OP.opName; the {n:,} rows of "
+     "COMMUNICATION_OP were not loaded", "SELECT count(*) FROM COMMUNICATION_OP"),
+    ("DROP TABLE PYTORCH_API", "tables missing: PYTORCH_API; its torch ops, whose launches CONNECTION_IDS holds, "
+     "were not loaded", None),
+], ids=["task-column", "comm-column", "torch-ops"])
+def test_a_db_missing_a_table_or_a_column_says_which_and_loads_the_rest(real, tmp_path, monkeypatch, capsys,
+                                                                          change, says, lost):
+    """A column renamed or gone failed the whole file with an error naming an SQL alias (`Table "c"
+    does not have a column named "name"`); PYTORCH_API gone lost the torch ops unsaid (CANN's calls
+    loaded, so the rank looked whole). The rest of the file loads; the run is incomplete."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole = load_profile(db.parents[1], cache=False).con
+    n = sq(db, lost)[0][0] if lost else 0
+    with sqlite3.connect(db) as w:
+        w.execute(change)
+    code, doc, items = _report(db, capsys)
+    assert (code, doc["complete"]) == (2, False)
+    (item,) = items  # (no "no kernels" besides: the error says why)
+    assert item["severity"] == "error" and item["what"].startswith(f"{db.name}: {says.format(n=n)}")
+    p = load_profile(db.parents[1], cache=False)
+    for table in ("memory_record", "overlap_lanes") + (("host_events",) if lost else ()):
+        sql = f"SELECT count(*) FROM {table}"
+        assert p.con.execute(sql).fetchone()[0] == whole.execute(sql).fetchone()[0] > 0, table

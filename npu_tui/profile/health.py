@@ -17,7 +17,7 @@ from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
 from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
-from .sources.sqlite_export import ANALYSIS_DBS, VIEWERS_TABLES
+from .sources.sqlite_export import ANALYSIS_DBS, BROKEN_PAGES, CUT_PAGES, KIND as KIND_DB, SKIPPED_ROWS, VIEWERS_TABLES
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -33,6 +33,9 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 # be whole, and reads when they pass.
 SYSTEM_LIMITS = (r"Too many open files|Input/output error|Stale file handle|Resource temporarily unavailable|"
                  r"Cannot allocate memory|Interrupted system call")
+
+# A db export that lost tables, or columns its rows need (sources.sqlite_export): their rows are gone.
+TABLES_MISSING = r"(^|; )(tables|columns) missing"
 
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
@@ -51,9 +54,11 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
      "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
     (r"not loaded for its splits", "{name}: {note}", NOT_STOPPED),
+    ("^" + re.escape(CUT_PAGES), "{name} was {note}", NOT_STOPPED),
     (r"cut short", "{name} was cut short{zeros}: what followed the cut is missing, how much the file cannot "
                    "tell; {lost} skipped", NOT_STOPPED),
     (r"zero bytes inside it", "{name}: {note}", CORRUPT),
+    (re.escape(BROKEN_PAGES), "{name}: {note}", CORRUPT),
     (re.escape(JOINED), "{name}: {note}", "split the file where its header comes again, and open each "
      "part with the other files of its own run"),
     (re.escape(JOINED_TRACE), "{name}: {note}", "split the file where the second trace begins, and open "
@@ -125,7 +130,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "cache folder (NPU_TUI_CACHE_DIR), and open it again"),
     (r"^out of memory", "{name} did not fit in memory ({note})", "free memory on this machine, or "
      "open the job's rank folders a few at a time"),
-    (r"^tables missing", "{name}: {note}", CORRUPT),
+    (TABLES_MISSING, "{name}: {note}", CORRUPT),
+    (re.escape(SKIPPED_ROWS), "{name}: {note}", "copy it again from the machine that wrote it: the profiler "
+     "writes every row with its times and names"),
     (r"delimited by", "{name} could not be read: {note_head}", "save it with commas between the cells, or "
      "copy the profiler's own file again"),
     (re.escape(NO_TOTALS), "{name}: {note}", "profile with a newer torch, whose [memory] events give the totals"),
@@ -150,7 +157,8 @@ LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^f
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
 # as one that gave nothing. (So is a kernel file another file shows rows short of, or over: KERNELS_OFF.)
-UNKNOWN_LOSS = re.compile(STOPPED_EARLY + r"|^tables missing|zero bytes inside it|" + re.escape(ROWS_LOST))
+UNKNOWN_LOSS = re.compile(STOPPED_EARLY + "|" + TABLES_MISSING + r"|zero bytes inside it|" + re.escape(ROWS_LOST)
+                          + "|" + re.escape(BROKEN_PAGES))
 # A CSV holding a second table after its own (sources.csvfile), a trace a second trace
 # (sources.chrome_trace): that one is not loaded.
 NOT_READ_ON = re.compile(re.escape(JOINED) + "|" + re.escape(JOINED_TRACE))
@@ -393,8 +401,10 @@ def health(profile) -> List[HealthItem]:
             "each rank's step times as it summed them; of the findings only those across ranks (the others need "
             "each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     no_kernels = profile.con.execute(NO_KERNELS, {"stopped_early": STOPPED_EARLY}).fetchall()
+    # (a db export whose task tables are damaged says so: not that the run lacks the device's tasks)
+    tables_lost = {rank for rank, _, kind, _, _, note in rows if kind == KIND_DB and re.search(TABLES_MISSING, note)}
     for rank, path, fmt, cut in no_kernels:
-        if rank in failed_ranks:
+        if rank in failed_ranks | tables_lost:
             continue
         if cut:
             items.append(HealthItem("warning", rank, profile.named(path), NO_KERNELS_CUT, NOT_STOPPED, 0))

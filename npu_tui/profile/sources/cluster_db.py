@@ -19,7 +19,7 @@ from ..errors import SourceError
 from . import cluster_step_trace
 from .base import LoadResult, RankContext
 from .csvfile import col
-from .sqlite_export import CLUSTER_TABLES, MAGIC, STAGE_PREFIX, opened_db, stage_table
+from .sqlite_export import CLUSTER_TABLES, MAGIC, STAGE_PREFIX, opened_db
 
 KIND = "cluster_db"
 FILE_NAMES = ("cluster_analysis.db",)
@@ -74,9 +74,9 @@ def _first(names, present) -> Optional[str]:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    with opened_db(path) as (sq, tmp, present):
-        wanted = [n for n in (*(_first(r[0], present) for r in READ), _first(GROUPS, present)) if n]
-        cols = {n: stage_table(sq, con, n, tmp) for n in wanted}
+    with opened_db(path) as db:
+        wanted = [n for n in (*(_first(r[0], db.tables) for r in READ), _first(GROUPS, db.tables)) if n]
+        cols = {n: db.stage(con, n) for n in wanted}
     try:
         if not set(cols) - set(GROUPS):
             raise SourceError("SQLite file without msprof-analyze's cluster tables")
@@ -100,7 +100,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             total += con.execute(ROWS.format(**got), {"total": TOTAL}).fetchone()[0]
         if given and not total:
             return LoadResult(rows=0, note=f"{BESIDE}: not loaded, the files beside it gave the {', '.join(given)}")
-        return LoadResult(rows=rows, skipped=total - rows)
+        return LoadResult(rows=rows, skipped=total - rows, note=db.damage())
     finally:
         for name in cols:
             con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{name}")

@@ -20,6 +20,7 @@ import shutil
 import sqlite3
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
@@ -69,8 +70,9 @@ SELECT * FROM read_csv($path, header = false, auto_detect = false, columns = $co
 
 STEPS = """
 CREATE OR REPLACE TEMP TABLE stg_db_steps AS
-SELECT int32_or_null(id) AS step, int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
-FROM stg_db_STEP_TIME
+SELECT * FROM (SELECT int32_or_null(id) AS step, int_or_null(startNs) AS start_ns, int_or_null(endNs) AS end_ns
+               FROM stg_db_STEP_TIME)
+WHERE step IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIGINT, end_ns BIGINT)"
 
@@ -78,7 +80,7 @@ NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIG
 # Comm ops carry core HCCL, as the paired text export (kernel_details.csv) of the same version does.
 COMPUTE_TASKS = """
 CREATE OR REPLACE TEMP TABLE stg_db_device AS
-SELECT t.connectionId AS connection_id, int32_or_null({deviceId}) AS device_id,
+SELECT {connectionId} AS connection_id, int32_or_null({deviceId}) AS device_id,
        s_name.value AS name, clean_text(s_type.value) AS type, clean_text(s_core.value) AS core,
        int_or_null(t.startNs) AS start_ns, int_or_null(t.endNs) - int_or_null(t.startNs) AS dur_ns,
        int_or_null({waitNs}) AS wait_ns, int32_or_null({block}) AS block_dim,
@@ -100,7 +102,7 @@ LEFT JOIN stg_db_STRING_IDS s_odt ON s_odt.id = {outputDataTypes}
 # Columns of COMPUTE_TASK_INFO (c) and TASK (t) that some versions lack.
 COMPUTE_OPTIONAL = {"c": ("waitNs", "opType", "taskType", "inputShapes", "inputDataTypes",
                           "inputFormats", "outputShapes", "outputDataTypes"),
-                    "t": ("deviceId", "streamId", "taskId")}
+                    "t": ("deviceId", "streamId", "taskId", "connectionId")}
 # The block count: blockNum in newer msprof, where blockDim is another figure (an Ascend 950's
 # threads per block, as a STRING_IDS id); blockDim before.
 BLOCK_COLUMNS = ("blockNum", "blockDim")
@@ -129,12 +131,12 @@ COMM_TASKS = "SELECT EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO)"
 COMM_LOST = "tables missing: COMMUNICATION_OP; its communication ops (their tasks are in COMMUNICATION_TASK_INFO) were not loaded"
 COMM_OPS = """
 INSERT INTO stg_db_device
-SELECT o.connectionId, $device_id, s_name.value, clean_text(s_type.value), 'HCCL',
+SELECT {connection}, $device_id, s_name.value, clean_text(s_type.value), 'HCCL',
        int_or_null(o.startNs), int_or_null(o.endNs) - int_or_null(o.startNs), int_or_null({wait}),
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM stg_db_COMMUNICATION_OP o
 LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = o.opName
-LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = o.opType
+LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = {type}
 """
 KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, wait_ns, block_dim,
@@ -187,7 +189,7 @@ INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
 SELECT $rank, name, 'cann', start_ns, end_ns - start_ns, tid, args
 FROM (SELECT s_name.value AS name, int_or_null(c.startNs) AS start_ns, int_or_null(c.endNs) AS end_ns,
              CAST(int_or_null(c.globalTid) % 4294967296 AS VARCHAR) AS tid,
-             json_object('level', e.name, 'connection_id', int_or_null(c.connectionId)) AS args
+             json_object('level', e.name, 'connection_id', int_or_null({connection})) AS args
       FROM stg_db_CANN_API c
       LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = c.type)
@@ -202,7 +204,7 @@ SELECT $rank, ci.connectionId, 'async_npu', int_or_null(p.startNs), d.start_ns
 FROM stg_db_PYTORCH_API p
 JOIN stg_db_CONNECTION_IDS ci ON ci.id = p.connectionId
 JOIN stg_db_device d ON d.connection_id = ci.connectionId
-WHERE d.name IS NOT NULL AND d.start_ns >= 0
+WHERE d.name IS NOT NULL AND d.start_ns >= 0 AND d.dur_ns >= 0
 """
 
 # The values are µs, not ms: in the samples computing / communication_not_overlapped / free equal
@@ -215,6 +217,7 @@ SELECT $rank, $device_id, int_or_null(regexp_extract(step, '[0-9]+$')),
        num(computing), num(communication_not_overlapped), num({overlapped}), num({communication}),
        num(free), num(stage), num({bubble}), num({excl_recv}), num({preparing}), $source
 FROM stg_db_StepTraceTime
+WHERE num(computing) IS NOT NULL
 """
 COMM_TIME = """
 INSERT INTO comm_ops (rank, step, kind, op_name, group_name, start_us, elapse_ms, transit_ms, wait_ms,
@@ -382,6 +385,50 @@ def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
     return sq
 
 
+# What sqlite's file header holds at these offsets (big-endian): the page size (1 for 65,536), the
+# change counter, the file's size in pages, and the counter again where that size is valid.
+PAGE_SIZE, CHANGES, PAGES, SIZE_VALID_FOR = slice(16, 18), slice(24, 28), slice(28, 32), slice(92, 96)
+# Said of a file shorter than its header counts, and of one whose tables sqlite's own check finds
+# damaged (health: their rows' loss unknown).
+CUT_PAGES = "cut short: it holds"
+BROKEN_PAGES = "SQLite's check finds broken pages in"
+
+
+def _cut(path: Path) -> str:
+    """How much of the file is missing where it is shorter than its header counts ("" if not)."""
+    with open(path, "rb") as f:
+        head = f.read(100)
+    size, page = path.stat().st_size, int.from_bytes(head[PAGE_SIZE], "big")
+    pages = int.from_bytes(head[PAGES], "big") if head[SIZE_VALID_FOR] == head[CHANGES] else 0
+    whole = pages * (65536 if page == 1 else page)
+    return f"{CUT_PAGES} {size:,} of the {whole:,} bytes its header counts" if size < whole else ""
+
+
+@dataclass
+class DbFile:
+    """A SQLite file opened by opened_db: its tables, staged into DuckDB one by one (stage), each
+    checked by sqlite on the way: a torn or zeroed page reads as rows of NULLs, or as none."""
+    sq: sqlite3.Connection
+    tmp: Path
+    tables: Set[str]
+    cut: str = ""  # _cut's finding, of a file read without a write-ahead log or journal
+    broken: Dict[str, str] = field(default_factory=dict)  # table -> the first problem the check found
+
+    def stage(self, con: duckdb.DuckDBPyConnection, table: str) -> List[str]:
+        # (a sqlite older than 3.33 checks the whole file for this: the table is in it)
+        found = [r[0] for r in self.sq.execute(f'PRAGMA quick_check("{table}")')]
+        if found != ["ok"]:
+            lines = [line for r in found for line in r.splitlines() if not line.startswith("***")]
+            self.broken[table] = lines[0] if lines else found[0]
+        return stage_table(self.sq, con, table, self.tmp)
+
+    def damage(self) -> str:
+        """What the checks found, as a load_log note ("" for none)."""
+        broken = (f"{BROKEN_PAGES} {', '.join(self.broken)} ({next(iter(self.broken.values()))}): "
+                  "their rows there are lost, how many unknown" if self.broken else "")
+        return "; ".join(filter(None, [self.cut, broken]))
+
+
 def stage_table(sq: sqlite3.Connection, con: duckdb.DuckDBPyConnection, table: str, tmp: Path) -> List[str]:
     """Copy one SQLite table into DuckDB temp table stg_db_{table}, every column as text."""
     columns = [r[1] for r in sq.execute(f'PRAGMA table_info("{table}")')]
@@ -413,16 +460,20 @@ def _insert(con, sql: str, params: dict) -> int:
 
 
 @contextmanager
-def opened_db(path: Path) -> Iterator[Tuple[sqlite3.Connection, Path, Set[str]]]:
-    """The SQLite file ``path`` read-only (_open), a temporary folder to stage its tables through
-    (stage_table) and the names of its tables; SourceError for an empty or unreadable file."""
+def opened_db(path: Path) -> Iterator[DbFile]:
+    """The SQLite file ``path`` read-only (_open), with a temporary folder to stage its tables
+    through; SourceError for an empty or unreadable file."""
     if path.stat().st_size == 0:  # SQLite takes a 0-byte file for a new, empty database
         raise SourceError("empty file")
+    cut = _cut(path)  # (read first: a file that cannot be read says why, not sqlite's "unable to open")
     try:
         with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
             sq = _open(path, Path(tmp))
             try:
-                yield sq, Path(tmp), {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                # (with a log or journal beside it, the file may be shorter than the pages they hold)
+                side = any(_nonempty(Path(f"{path}{s}")) for s in SIDE_FILES)
+                yield DbFile(sq, Path(tmp), {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")},
+                             cut="" if side else cut)
             finally:
                 sq.close()
     except sqlite3.Error as e:
@@ -430,27 +481,66 @@ def opened_db(path: Path) -> Iterator[Tuple[sqlite3.Connection, Path, Set[str]]]
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    with opened_db(path) as (sq, tmp, present):
-        wanted = [t for t in TABLES if t in present]
+    with opened_db(path) as db:
+        wanted = [t for t in TABLES if t in db.tables]
         if not wanted:
             raise SourceError("SQLite file without profiler tables")
-        cols = {t: stage_table(sq, con, t, tmp) for t in wanted}
+        cols = {t: db.stage(con, t) for t in wanted}
         # Communication tasks recorded (a table not staged: it can hold millions of rows).
-        comm_tasks = "COMMUNICATION_TASK_INFO" in present and sq.execute(COMM_TASKS).fetchone()[0]
+        comm_tasks = "COMMUNICATION_TASK_INFO" in db.tables and db.sq.execute(COMM_TASKS).fetchone()[0]
     # On failure the loader's rollback drops the staged tables with everything else.
     result = _map(con, path, ctx, cols, comm_tasks)
     con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)", [[ctx.rank, path.name, t] for t in cols])
     for t in list(cols) + ["steps", "device"]:
         con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
-    return result
+    return replace(result, note="; ".join(filter(None, [db.damage(), result.note])))
+
+
+# The columns a table's rows cannot be read without (the others are read where present); a table
+# lacking one is left out, its rows counted, and the rest of the file read.
+REQUIRED_COLUMNS = {
+    "STRING_IDS": ("id", "value"),
+    "TASK": ("globalTaskId", "startNs", "endNs"),
+    "COMPUTE_TASK_INFO": ("globalTaskId", "name"),
+    "COMMUNICATION_OP": ("opName", "startNs", "endNs"),
+    "STEP_TIME": ("id", "startNs", "endNs"),
+    "OVERLAP_ANALYSIS": ("type", "startNs", "endNs"),
+    "PYTORCH_API": ("name", "type", "startNs", "endNs", "globalTid"),
+    "CANN_API": ("name", "type", "startNs", "endNs", "globalTid"),
+    "CONNECTION_IDS": ("id", "connectionId"),
+    "ENUM_API_TYPE": ("id", "name"),
+    "ENUM_MODULE": ("id", "name"),
+    "META_DATA": ("name", "value"),
+    "StepTraceTime": ("step", "computing", "communication_not_overlapped", "free", "stage"),
+    "CommAnalyzerTime": ("hccl_op_name", "group_name", "start_timestamp", "elapse_time", "transit_time",
+                         "wait_time", "synchronization_time", "idle_time"),
+    "CommAnalyzerBandwidth": ("hccl_op_name", "transport_type", "transit_size", "transit_time", "bandwidth"),
+    "CommAnalyzerMatrix": ("hccl_op_name", "group_name", "src_rank", "dst_rank", "transport_type",
+                           "transit_size", "transit_time", "bandwidth"),
+}
+# Said of rows the profiler writes whole, skipped here: counted by table.
+SKIPPED_ROWS = "rows skipped, by table"
+SKIPPED_WHY = "a time or a name missing, a value that is no number or below zero, or an end before its start"
+# The tables a kernel row comes from, one row each: what a file missing TASK or STRING_IDS loses.
+KERNEL_ROWS = ("COMPUTE_TASK_INFO", "COMMUNICATION_OP")
+# The tables of host calls, named through STRING_IDS.
+HOST_TABLES = ("PYTORCH_API", "CANN_API")
+
+
+def _count(con, table: str) -> int:
+    return con.execute(f"SELECT count(*) FROM {STAGE_PREFIX}{table}").fetchone()[0]
 
 
 def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tasks: bool) -> LoadResult:
     """Canonical rows from the staged tables; a table some earlier source already filled for this
     rank (the text export of the same run) is left as it is. ``comm_tasks``: the file recorded
     communication tasks (COMMUNICATION_TASK_INFO has rows)."""
+    lacking = {t: [c for c in REQUIRED_COLUMNS.get(t, ()) if c not in cs] for t, cs in cols.items()}
+    lacking = {t: m for t, m in lacking.items() if m}
+    cols = {t: c for t, c in cols.items() if t not in lacking}
     _context(con, ctx, cols)
     given: List[str] = []  # tables of this file the rank's earlier files filled
+    skips: Dict[str, int] = {}  # a table -> its rows not loaded, where the others were
 
     def fresh(table: str) -> bool:
         if _rank_has(con, table, ctx.rank):
@@ -458,17 +548,48 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             return False
         return True
 
+    def skip(table: str, n: int) -> None:
+        if n:
+            skips[table] = skips.get(table, 0) + n
+
+    def counted(sql: str, params: dict, table: str, read: str = "") -> int:
+        """Rows inserted from staged ``table``, the others of it (of ``read``: FROM ...) skipped."""
+        n = _insert(con, sql, params)
+        skip(table, con.execute("SELECT count(*) " + (read or f"FROM {STAGE_PREFIX}{table}")).fetchone()[0] - n)
+        return n
+
     rank = {"rank": ctx.rank}
     dev = {"rank": ctx.rank, "device_id": ctx.device_id}
-    rows = skipped = 0
+    rows = lost = 0  # lost: rows of tables not loaded whole (columns or tables missing)
+    notes: List[str] = []
+    if lacking:
+        lost = sum(_count(con, t) for t in lacking)
+        notes.append(f"columns missing: {', '.join(f'{t}.{c}' for t, m in lacking.items() for c in m)}; the "
+                     f"{lost:,} rows of {', '.join(lacking)} were not loaded")
     # Device tasks are TASK rows named through STRING_IDS; a file with task tables (or comm tasks
     # recorded) but without either of those two is damaged (a writer killed mid-export, a
     # hand-made copy).
-    missing = [t for t in ("TASK", "STRING_IDS") if t not in cols] if DEVICE_TABLES & set(cols) or comm_tasks else []
-    note = f"tables missing: {', '.join(missing)}; its device tasks were not loaded" if missing else ""
+    missing = [t for t in ("TASK", "STRING_IDS") if t not in cols and t not in lacking] \
+        if DEVICE_TABLES & set(cols) or comm_tasks else []
+    if missing:
+        unnamed = [t for t in HOST_TABLES if t in cols] if "STRING_IDS" in missing else []
+        counts = [t for t in (*KERNEL_ROWS, *unnamed) if t in cols]
+        n = sum(_count(con, t) for t in counts)
+        lost += n
+        notes.append(f"tables missing: {', '.join(missing)}; its device tasks{' and host calls' if unnamed else ''} "
+                     f"({f'{n:,} rows' if set(KERNEL_ROWS) & set(counts) else 'how many unknown'}) were not loaded")
+    if "PYTORCH_API" not in cols and "PYTORCH_API" not in lacking and "CONNECTION_IDS" in cols \
+            and _count(con, "CONNECTION_IDS"):
+        # (CONNECTION_IDS maps the torch ops' connectionIds to their tasks': it is of PYTORCH_API)
+        notes.append("tables missing: PYTORCH_API; its torch ops, whose launches CONNECTION_IDS holds, "
+                     "were not loaded")
 
     if "TASK" in cols and "STRING_IDS" in cols:
-        con.execute(STEPS if "STEP_TIME" in cols else NO_STEPS)
+        if "STEP_TIME" in cols:
+            con.execute(STEPS)
+            skip("STEP_TIME", _count(con, "STEP_TIME") - _count(con, "steps"))
+        else:
+            con.execute(NO_STEPS)
         if "COMPUTE_TASK_INFO" in cols:
             info = cols["COMPUTE_TASK_INFO"]
             con.execute(COMPUTE_TASKS.format(block=next(
@@ -478,18 +599,19 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         else:
             con.execute(NO_COMPUTE)
             # A run without compute has no such table; one whose TASK holds kernels lost them.
-            if "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0]:
-                note = "tables missing: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded"
+            if "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0] \
+                    and "COMPUTE_TASK_INFO" not in lacking:
+                notes.append("tables missing: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
         if "COMMUNICATION_OP" in cols:
-            con.execute(COMM_OPS.format(wait=col(cols["COMMUNICATION_OP"], "waitNs")),
+            c = cols["COMMUNICATION_OP"]
+            con.execute(COMM_OPS.format(wait=col(c, "waitNs"), type=_qualified("o", c, "opType"),
+                                        connection=_qualified("o", c, "connectionId")),
                         {"device_id": ctx.device_id})
         if fresh("kernels"):
             # A run without communication has neither table; one with comm tasks lost its ops.
-            if comm_tasks and "COMMUNICATION_OP" not in cols:
-                note = "; ".join(filter(None, [note, COMM_LOST]))
-            total = con.execute("SELECT count(*) FROM stg_db_device").fetchone()[0]
-            n = _insert(con, KERNELS, dev)
-            rows, skipped = rows + n, skipped + total - n
+            if comm_tasks and "COMMUNICATION_OP" not in cols and "COMMUNICATION_OP" not in lacking:
+                notes.append(COMM_LOST)
+            rows += counted(KERNELS, dev, "device tasks", f"FROM {STAGE_PREFIX}device")
             if ctx.device_id is None:
                 ctx.device_id = con.execute(
                     "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
@@ -502,7 +624,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                 return LoadResult(rows=0, note=f"db export of another run than the files beside it (its device "
                                                f"tasks start {gap_words(apart / 1e9)} from theirs, and do not "
                                                "overlap them): not loaded, theirs are")
-        if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and fresh("flows"):
+        if {"PYTORCH_API", "CONNECTION_IDS"} <= set(cols) and "connectionId" in cols["PYTORCH_API"] \
+                and fresh("flows"):
             rows += _insert(con, FLOWS, rank)
 
     if ctx.device_id is not None:
@@ -510,18 +633,19 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         con.execute(FILL_DEVICE, [ctx.device_id, ctx.rank])
 
     if "OVERLAP_ANALYSIS" in cols and fresh("overlap_lanes"):
-        rows += _insert(con, OVERLAP, rank)
+        rows += counted(OVERLAP, rank, "OVERLAP_ANALYSIS")
 
     if "STRING_IDS" in cols and fresh("host_events"):
         if "ENUM_API_TYPE" not in cols:
             con.execute(NO_API_TYPES)
         if "PYTORCH_API" in cols:
             c = cols["PYTORCH_API"]
-            rows += _insert(con, PYTORCH_API.format(
+            rows += counted(PYTORCH_API.format(
                 seq=col(c, "sequenceNumber"), fwd=col(c, "fwdThreadId"),
-                shapes=col(c, "inputShapes"), dtypes=col(c, "inputDtypes")), rank)
+                shapes=col(c, "inputShapes"), dtypes=col(c, "inputDtypes")), rank, "PYTORCH_API")
         if "CANN_API" in cols:
-            rows += _insert(con, CANN_API, rank)
+            rows += counted(CANN_API.format(connection=_qualified("c", cols["CANN_API"], "connectionId")),
+                            rank, "CANN_API")
 
     if "StepTraceTime" in cols and fresh("step_trace"):
         c = cols["StepTraceTime"]
@@ -529,7 +653,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             overlapped=col(c, "overlapped"), communication=col(c, "communication"),
             bubble=col(c, "bubble"), preparing=col(c, "preparing"),
             excl_recv=col(c, "communication_not_overlapped_and_exclude_receive"))
-        rows += _insert(con, sql, {**dev, "source": path.name})
+        rows += counted(sql, {**dev, "source": path.name}, "StepTraceTime")
     for table, target, sql, valid in (
             ("CommAnalyzerTime", "comm_ops", COMM_TIME, VALID_TIME),
             ("CommAnalyzerBandwidth", "comm_bandwidth", COMM_BANDWIDTH, VALID_LINK),
@@ -539,7 +663,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             # msprof's own (communication_analyzer.db) has neither a step nor a kind column
             rows += _insert(con, sql.format(valid=valid, op_name=col(c, "op_name"), step=col(c, "step"),
                                             kind=col(c, "type")), rank)
-            skipped += con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0]
+            skip(table, con.execute(COUNT_INVALID.format(table=table, valid=valid)).fetchone()[0])
     fills: Dict[str, bool] = {}  # memory_record is filled from two of the file's tables (APP's rows)
     for table, names_in, target, sql, read, names, needed in MEMORY_TABLES:
         if table not in cols:
@@ -548,27 +672,27 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             fills[target] = fresh(target)
         if not fills[target]:
             continue
-        lacking = [f"no {names_in} table to name them"] if names_in not in cols else []
-        lacking += [f"no {c} column" for c in needed if col(cols[table], *_spellings(c)) == "NULL"]
-        if lacking:
-            n = con.execute(f"SELECT count(*) FROM stg_db_{table}").fetchone()[0]
+        absent = [f"no {names_in} table to name them"] if names_in not in cols else []
+        absent += [f"no {c} column" for c in needed if col(cols[table], *_spellings(c)) == "NULL"]
+        if absent:
+            n = _count(con, table)
             if n:
-                skipped += n
-                note = "; ".join(filter(None, [note, f"{table}'s {n:,} rows not loaded: {', '.join(lacking)}"]))
+                lost += n
+                notes.append(f"{table}'s {n:,} rows not loaded: {', '.join(absent)}")
             continue
         fields = {k: col(cols[table], *_spellings(v)) for k, v in names.items()}
-        n = _insert(con, sql.format(**fields), rank)
-        total = con.execute("SELECT count(*) " + read.format(table=table, **fields)).fetchone()[0]
-        rows, skipped = rows + n, skipped + total - n
+        rows += counted(sql.format(**fields), rank, table, read.format(table=table, **fields))
     groups = _groups(con, ctx, cols)  # (not counted in its rows: those say whether its tables were read)
-    skipped, note = skipped + groups.skipped, "; ".join(filter(None, [note, groups.note]))
+    if skips:
+        notes.append(f"{SKIPPED_ROWS}: {', '.join(f'{t} {n:,}' for t, n in skips.items())} ({SKIPPED_WHY})")
+    note = "; ".join(filter(None, [*notes, groups.note]))
     if given and not rows and not note:
         # Without device tasks (analysis.db) no run is claimed.
         if "kernels" in given:
             note = f"db export of the same run as the files beside it, which gave the {', '.join(given)}: not loaded"
         else:
             note = f"db export beside files that gave the {', '.join(given)}: not loaded"
-    return LoadResult(rows=rows, skipped=skipped, note=note)
+    return LoadResult(rows=rows, skipped=lost + sum(skips.values()) + groups.skipped, note=note)
 
 
 # torch_npu's copy of profiler_metadata.json in META_DATA: a value per key, as JSON text.
