@@ -485,7 +485,8 @@ def test_a_cpu_run_s_gloo_collectives_are_its_communication_and_name_the_slow_ra
     script = tmp_path / "gloo.py"
     script.write_text(GLOO)
     out = tmp_path / "run"
-    subprocess.run([sys.executable, str(script), str(out), port], check=True, capture_output=True, timeout=300)
+    run = subprocess.run([sys.executable, str(script), str(out), port], capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-3000:]  # (it failed once, under load: why)
     session = Session.load(out)
     session.analyse()
     con = session.con
