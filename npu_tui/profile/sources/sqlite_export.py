@@ -22,7 +22,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import duckdb
 
@@ -349,10 +349,15 @@ def _nonempty(path: Path) -> bool:
     return path.is_file() and path.stat().st_size > 0
 
 
+def _side_file(path: Path) -> Optional[str]:
+    """The suffix of the write-ahead log or rollback journal that holds part of the db's state."""
+    return next((s for s in SIDE_FILES if _nonempty(Path(f"{path}{s}"))), None)
+
+
 def _open(path: Path, tmp: Path, tries: int = COPY_TRIES) -> sqlite3.Connection:
     """The SQLite file ``path`` opened read-only, nothing written beside it: where a write-ahead
     log or rollback journal holds part of its state, a copy of both in ``tmp``."""
-    suffix = next((s for s in SIDE_FILES if _nonempty(Path(f"{path}{s}"))), None)
+    suffix = _side_file(path)
     if suffix is None:
         # immutable=1: sqlite neither locks nor looks for a journal, so nothing is written beside it.
         uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
@@ -471,9 +476,8 @@ def opened_db(path: Path) -> Iterator[DbFile]:
             sq = _open(path, Path(tmp))
             try:
                 # (with a log or journal beside it, the file may be shorter than the pages they hold)
-                side = any(_nonempty(Path(f"{path}{s}")) for s in SIDE_FILES)
                 yield DbFile(sq, Path(tmp), {r[0] for r in sq.execute("SELECT name FROM sqlite_master WHERE type = 'table'")},
-                             cut="" if side else cut)
+                             cut="" if _side_file(path) else cut)
             finally:
                 sq.close()
     except sqlite3.Error as e:
