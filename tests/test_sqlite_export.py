@@ -846,7 +846,7 @@ def test_a_db_cut_or_torn_inside_a_page_makes_the_run_incomplete(real, tmp_path,
 
 
 def test_db_rows_that_cannot_be_rows_are_skipped_and_counted_by_table(real, tmp_path, monkeypatch, capsys):
-    """Host calls without a start, overlap lanes ending before they start, a step whose end is text
+    """Host calls without a start or ending before it, overlap lanes ending before they start, a step whose end is text
     and a step-trace row whose computing is text were dropped or blanked with nothing counted; a
     kernel skipped kept its flow (an arrow to no kernel)."""
     db = _writable_rank_db(real, tmp_path, monkeypatch)
@@ -856,6 +856,7 @@ def test_db_rows_that_cannot_be_rows_are_skipped_and_counted_by_table(real, tmp_
     whole = load_profile(db.parents[1], cache=False).con
     with sqlite3.connect(db) as w:
         w.execute("UPDATE PYTORCH_API SET startNs = NULL WHERE rowid IN (SELECT rowid FROM PYTORCH_API LIMIT 10)")
+        w.execute("UPDATE CANN_API SET endNs = startNs - 1 WHERE rowid IN (SELECT rowid FROM CANN_API LIMIT 2)")
         w.execute("UPDATE OVERLAP_ANALYSIS SET endNs = startNs - 1 WHERE rowid IN (SELECT rowid FROM OVERLAP_ANALYSIS LIMIT 5)")
         w.execute("UPDATE STEP_TIME SET endNs = 'abc'")
         # three kernels with a flow each, their end before their start
@@ -866,10 +867,10 @@ def test_db_rows_that_cannot_be_rows_are_skipped_and_counted_by_table(real, tmp_
     p = load_profile(db.parents[1], cache=False)
     logged = {Path(f).name: (r, s, n) for f, r, s, n in
               p.con.execute("SELECT file, rows, skipped_rows, note FROM load_log").fetchall()}
-    assert logged[db.name][1:] == (1 + 3 + 5 + 10, f"{SKIPPED_ROWS}: STEP_TIME 1, device tasks 3, OVERLAP_ANALYSIS 5, "
-                                                   f"PYTORCH_API 10 ({SKIPPED_WHY})")
+    assert logged[db.name][1:] == (1 + 3 + 5 + 10 + 2, f"{SKIPPED_ROWS}: STEP_TIME 1, device tasks 3, OVERLAP_ANALYSIS 5, "
+                                                       f"PYTORCH_API 10, CANN_API 2 ({SKIPPED_WHY})")
     assert logged["analysis.db"][1:] == (1, f"{SKIPPED_ROWS}: StepTraceTime 1 ({SKIPPED_WHY})")
-    for table, less in (("kernels", 3), ("host_events", 10), ("overlap_lanes", 5), ("flows", 3), ("step_trace", 1)):
+    for table, less in (("kernels", 3), ("host_events", 12), ("overlap_lanes", 5), ("flows", 3), ("step_trace", 1)):
         sql = f"SELECT count(*) FROM {table}"
         assert p.con.execute(sql).fetchone()[0] == whole.execute(sql).fetchone()[0] - less, table
     assert p.con.execute("SELECT count(*) FROM flows f WHERE NOT EXISTS (SELECT 1 FROM kernels k "

@@ -182,7 +182,7 @@ FROM (SELECT s_name.value AS name,
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = p.type
       LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = {shapes}
       LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = {dtypes})
-WHERE start_ns >= 0
+WHERE start_ns >= 0 AND end_ns >= start_ns
 """
 CANN_API = """
 INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
@@ -193,7 +193,7 @@ FROM (SELECT s_name.value AS name, int_or_null(c.startNs) AS start_ns, int_or_nu
       FROM stg_db_CANN_API c
       LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = c.type)
-WHERE start_ns >= 0
+WHERE start_ns >= 0 AND end_ns >= start_ns
 """
 NO_API_TYPES = "CREATE OR REPLACE TEMP TABLE stg_db_ENUM_API_TYPE (id VARCHAR, name VARCHAR)"
 
