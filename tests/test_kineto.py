@@ -461,7 +461,10 @@ def work(rank, world, out, port):
 
             dist.all_reduce(torch.ones(1 << 16))
             prof.step()
-    dist.destroy_process_group()
+    # The traces are written: leave without the teardown, where gloo's threads aborted a worker now
+    # and then under load ("terminate called without an active exception", SIGABRT).
+    dist.barrier()
+    os._exit(0)
 
 if __name__ == "__main__":
     mp.spawn(work, args=(2, sys.argv[1], sys.argv[2]), nprocs=2)
@@ -486,7 +489,7 @@ def test_a_cpu_run_s_gloo_collectives_are_its_communication_and_name_the_slow_ra
     script.write_text(GLOO)
     out = tmp_path / "run"
     run = subprocess.run([sys.executable, str(script), str(out), port], capture_output=True, timeout=300)
-    assert run.returncode == 0, run.stderr.decode(errors="replace")[-3000:]  # (it failed once, under load: why)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-3000:]
     session = Session.load(out)
     session.analyse()
     con = session.con
