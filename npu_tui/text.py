@@ -238,8 +238,11 @@ def first_named(paths: List[str]) -> str:
 
 
 def gap_words(seconds: float) -> str:
-    """How far apart two runs' times are: "42.1 s", "28.2 min"."""
-    return f"{seconds / 60:,.1f} min" if seconds >= 60 else f"{seconds:.3g} s"
+    """How far apart two runs' times are: "42.1 s", "28.2 min", "5.3 h", "478.6 days"."""
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size or unit == "min" and seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def lost_phrase(paths: List[str]) -> str:

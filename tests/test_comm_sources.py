@@ -249,11 +249,12 @@ def test_a_file_whose_gbk_name_breaks_its_json_as_utf8_is_read_as_gbk(tmp_path):
     assert "唰乗" in p.con.execute("SELECT string_agg(op_name, ' ') FROM comm_ops").fetchone()[0]
 
 
-@pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5"])
-@pytest.mark.parametrize("field", ["Elapse Time(ms)", "Transit Size(MB)", "matrix"])
+@pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5", '"abc"', "null"])
+@pytest.mark.parametrize("field", ["Elapse Time(ms)", "Wait Time(ms)", "Transit Size(MB)", "matrix"])
 def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path, capsys, field, value):
     """Garbage where a time or a size belongs: 1e29 MB overflowed the exact sums (a traceback in
-    the report), 1e308 summed to inf, NaN was kept as NULL without a count, a negative time kept."""
+    the report), 1e308 summed to inf, NaN was kept as NULL without a count, a negative time kept;
+    text or null, typed NULL, was kept as none given (the op's wait or transit left out of the sums)."""
     from npu_tui.cli import main
 
     out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
@@ -262,7 +263,8 @@ def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path
     if field == "matrix":
         matrix = matrix.replace('"Transit Size(MB)": 4', f'"Transit Size(MB)": {value}', 1)
     else:  # the p2p op's
-        old = {"Elapse Time(ms)": '"Elapse Time(ms)": 2.5', "Transit Size(MB)": '"Transit Size(MB)": 8'}[field]
+        old = {"Elapse Time(ms)": '"Elapse Time(ms)": 2.5', "Wait Time(ms)": '"Wait Time(ms)": 0.5',
+               "Transit Size(MB)": '"Transit Size(MB)": 8'}[field]
         comm = comm.replace(old, old.split(": ")[0] + f": {value}", 1)
     (out / "communication.json").write_text(comm)
     (out / "communication_matrix.json").write_text(matrix)
@@ -270,7 +272,7 @@ def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path
     log = dict(con.execute("SELECT kind, skipped_rows FROM load_log WHERE rank = 0").fetchall())
     # The hand-made files skip one row each already (an op that is not an object, a link "x-y").
     assert log == {"communication": 1 + (field != "matrix"), "communication_matrix": 1 + (field == "matrix")}
-    ops = 1 if field == "Elapse Time(ms)" else 2
+    ops = 1 if field in ("Elapse Time(ms)", "Wait Time(ms)") else 2
     assert con.execute("SELECT count(*), sum(elapse_ms) FROM comm_ops").fetchone() == (ops, 2.5 * ops)
     links = 1 if field != "matrix" else 2  # an op skipped takes its transports along
     assert con.execute("SELECT count(*), sum(transit_size_mb) FROM comm_bandwidth").fetchone() == (links, 8.0 * links)
@@ -431,3 +433,76 @@ def test_mindspores_matrix_names_its_ops_op_name(real, tmp_path):
     assert got == load_profile(src / "communication_matrix.json").con.execute(q).fetchall()
     assert sum(1 for *_, name in got if name) > 10
 
+
+
+def test_a_key_given_twice_costs_its_second_value_not_the_object_around_it(real, tmp_path):
+    """DuckDB makes no MAP of an object that gives a key twice: a second step whose kind held one op
+    twice vanished whole, unsaid (4 ops loaded of 8, nothing skipped); in a one-step file, every
+    op, said as "no communication ops"; a matrix op with a link twice lost its links, counted as 1.
+    Each key is read once, with its first value, and the other is counted."""
+    level = shutil.copytree(real / TEXT / "level1", tmp_path / "level1")
+    out = level / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    doc = json.loads((out / "communication.json").read_text())
+    (step, kinds), = doc.items()
+    key = next(k for k in kinds["collective"] if k != TOTAL)
+    again = json.dumps(kinds)
+    at = again.index(json.dumps(key))
+    twice = again[:at] + f"{json.dumps(key)}: {json.dumps(kinds['collective'][key])}, " + again[at:]
+    (out / "communication.json").write_text(json.dumps(doc)[:-1] + f', "step51": {twice}}}')
+    matrix = json.loads((out / "communication_matrix.json").read_text())
+    links = next(ops[k] for ops in matrix[step].values() for k in ops if "total" not in k and len(ops[k]) > 1)
+    link = next(iter(links))
+    text = json.dumps(matrix)
+    first = text.index(json.dumps(link))  # that link's first appearance is in the op picked
+    (out / "communication_matrix.json").write_text(text[:first] + f"{json.dumps(link)}: {json.dumps(links[link])}, "
+                                                   + text[first:])
+    p = load_profile(level, cache=False)
+    ops = len(kinds["collective"]) - 1 + len(kinds.get("p2p", {}))
+    assert p.con.execute("SELECT step, count(*) FROM comm_ops WHERE rank = 0 GROUP BY step ORDER BY step").fetchall() == [
+        (int(step[4:]), ops), (51, ops)]
+    logged = dict(p.con.execute("SELECT kind, (rows, skipped_rows, note) FROM load_log WHERE rank = 0 "
+                                "AND kind LIKE 'communication%'").fetchall())
+    said = "1 key given again in the same object: the first value of each read, the other not loaded"
+    assert logged["communication"] == (2 * ops, 1, said)
+    whole = sum(len(v) for ops in matrix.values() for kind in ops.values() for v in kind.values())
+    assert logged["communication_matrix"][1:] == (len(links) + 1, "")  # the op's links, the second copy among them
+    assert logged["communication_matrix"][0] == whole - len(links)
+    assert [i.severity for i in health(p) if i.rank == 0] == ["warning", "warning"]
+
+
+@pytest.mark.parametrize("text", ['{"step50": {"p2p": {}, "collective": {}}}', "{}"])
+def test_a_whole_communication_file_without_ops_is_a_warning_not_a_failure(real, tmp_path, capsys, text):
+    """A file read whole that holds no op (a rank that ran none in its profiled steps) had made the
+    run incomplete, exit 2, as a file that failed to load."""
+    from npu_tui.cli import main
+
+    level = shutil.copytree(real / TEXT / "level1", tmp_path / "level1")
+    (level / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text(text)
+    assert main(["report", str(level), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (item,) = [h for h in doc["health"] if h["file"].endswith("communication.json")]
+    assert doc["complete"] and item["severity"] == "warning" and item["rank"] == 0
+    assert item["what"] == f"communication.json: {communication.NONE_HELD} ops"
+
+
+def test_a_ranks_ops_in_another_runs_cluster_file_do_not_stand_in_for_its_own(real, tmp_path, capsys):
+    """A rank without its communication.json took its ops from msprof-analyze's cluster file of
+    another job copied beside it (a broadcast the rank never ran, in its comm table and findings),
+    while the report said its comm figures were missing. Ops of a loaded rank that ran more than a
+    minute from its own kernels are another run's: left out, and said."""
+    from npu_tui.cli import main
+
+    level = shutil.copytree(real / TEXT / "level1", tmp_path / "level1")
+    (level / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "communication.json").unlink()
+    shutil.copytree(real / CLUSTER_OUT, level / "cluster_analysis_output")
+    p = load_profile(level, cache=False)
+    # (rank 1's stand for nothing: it has its own file)
+    assert p.con.execute("SELECT count(*) FROM cluster_comm_ops WHERE rank = 0").fetchone() == (0,)
+    (note,) = p.con.execute("SELECT note FROM load_log WHERE kind = 'cluster_communication'").fetchone()
+    assert note.startswith("the ops of rank 0 run ") and note.endswith("from its own kernels: another run's, not loaded")
+    assert " days or more from" in note  # (over a year: said in days, not as 689,238.3 min)
+    main(["report", str(level), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    rank0 = {o["op_type"] for o in doc["cluster"]["comm_ops"] if o["rank"] == 0}
+    assert rank0 and all(o["source"] == "kernels" for o in doc["cluster"]["comm_ops"] if o["rank"] == 0)
+    assert [h["severity"] for h in doc["health"] if h["file"].endswith("cluster_communication.json")] == ["warning"]

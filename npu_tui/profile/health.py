@@ -11,7 +11,9 @@ from typing import Dict, List, Optional, Pattern, Tuple
 from ..text import gap_words, path_text, rank_list
 from .discover import NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .sources import KERNEL_SOURCES, source_modules
-from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST
+from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
+from .sources.cluster_communication import OTHER_RUN as CLUSTER_OTHER_OPS
+from .sources.communication import NONE_HELD
 from .sources.csvfile import JOINED
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
@@ -108,6 +110,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^header only", "{name} has a header and no rows", "the profiled steps ran no device work: "
      "check that the profiler schedule (wait / warmup / active) covers real steps"),
     (r"^no events", "{name} holds no events", NOT_STOPPED),
+    ("^" + re.escape(NONE_HELD), "{name}: {note}", "if the rank ran collectives or sends in its profiled steps, "
+     "profile them again with ProfilerActivity.NPU: torch_npu writes each op it records here"),
     (r"not UTF-8", "{name} holds text that is not UTF-8 ({note_head})", "re-export it, or save it as UTF-8"),
     (r"written in UTF-16", "{name} is {note_head}, not UTF-8", "save it as UTF-8, or copy the profiler's own "
      "file again"),
@@ -119,6 +123,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"db export beside files", "{name} not loaded: the text export beside it is used", ""),
     (r"db export of another run", "{name}: {note}", "move one of the two exports to a folder of its own, "
      "and open each on its own"),
+    (re.escape(CLUSTER_OTHER_OPS), "{name}: {note}", "run msprof-analyze cluster again on this folder, or move "
+     "the other run's cluster_analysis_output out of it"),
     (r"^a split of ", "{name}: {note}", ""),
     (r"kernels? " + re.escape(FEWER), "{name}: {note}", "copy the kernel file again from where the "
      "profiler wrote it; a copy cut at a line end reads as whole"),
@@ -173,13 +179,16 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
                        r"^a copy of|^in place of .*, which gave nothing$|" + re.escape(MINDSPORES))
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
-LEFT_BESIDE = re.compile(r"^db export of another run")
+LEFT_BESIDE = re.compile(r"^db export of another run|" + re.escape(CLUSTER_OTHER_OPS))
 # A time with an exponent counts as none: it is a spreadsheet's rounding (1.73641E+15 for a start).
 WHY_SKIPPED = "ragged, cut or hand-edited rows, cells that are not numbers, or times written with an exponent"
-SKIPPED_ONLY = ("{name}: {lost} skipped (" + WHY_SKIPPED + ")",
-                "compare with the file the profiler wrote: its rows are never ragged, nor its times "
-                "written with an exponent")
-EVERY_ROW = "{name}: every one of its {lost} skipped (" + WHY_SKIPPED + ")"
+NEVER = "its rows are never ragged, nor its times written with an exponent"
+# The JSON files of communication ops and links: an op or link is skipped for its figures.
+JSON_KINDS = ("communication", "communication_matrix", "cluster_communication", "cluster_communication_matrix")
+WHY_SKIPPED_JSON = "ops or links with a figure missing, or one that is no number (text, null, NaN) or negative"
+NEVER_JSON = "it writes every figure as a number"
+SKIPPED_ONLY = ("{name}: {lost} skipped ({why})", "compare with the file the profiler wrote: {never}")
+EVERY_ROW = "{name}: every one of its {lost} skipped ({why})"
 
 
 SEVERITY_ORDER = {"error": 0, "warning": 1}
@@ -485,14 +494,9 @@ def health(profile) -> List[HealthItem]:
 
 
 # Ranks of one job run at the same time: each rank's kernels span the steps profiled, and the
-# spans overlap (the wall clocks of a job's nodes agree to far better than this). A rank whose
-# kernels ran this far from the others' is another run's: a job run again, its rank folders copied
-# in beside the first's. Only times on the wall clock tell: torch_npu's, Kineto's (from 1970, so
-# past 1e18 ns since 2001); msprof's own count from each host's boot, and hand-made ones from 0.
-# (The last kernel's start, not its end: a minute's gap needs no kernel's length, and a reopen
-# reads one column of every kernel, not two.)
-RUN_GAP_S = 60
-WALL_CLOCK_NS = 10**18
+# spans overlap. A rank whose kernels ran RUN_GAP_S from the others' is another run's: a job run
+# again, its rank folders copied in beside the first's. (The last kernel's start, not its end: a
+# minute's gap needs no kernel's length, and a reopen reads one column of every kernel, not two.)
 SPANS = """
 SELECT k.rank, coalesce((SELECT min(l.file) FROM load_log l WHERE l.rank = k.rank AND l.kind = 'kineto' AND l.rows > 0),
                         r.path), k.first_ns, k.last_ns
@@ -598,8 +602,10 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     zeros = ZEROS.search(note)
     fields = {"name": name, "lost": lost, "note": note, "note_head": note.split(": ", 1)[-1],
               "folder": "/".join(PurePath(file).parts[-2:]),
-              "zeros": f", then {zeros[1]} zero bytes" if zeros else ""}
-    what, fix = SKIPPED_ONLY
+              "zeros": f", then {zeros[1]} zero bytes" if zeros else "",
+              "why": WHY_SKIPPED_JSON if kind in JSON_KINDS else WHY_SKIPPED,
+              "never": NEVER_JSON if kind in JSON_KINDS else NEVER}
+    what, fix = SKIPPED_ONLY[0], SKIPPED_ONLY[1].format(**fields)
     if rows == 0:
         what = EVERY_ROW
     for pattern, w, f in CAUSES:
@@ -611,7 +617,7 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
-    elif LEFT_BESIDE.search(note) or kind == METADATA:
+    elif LEFT_BESIDE.search(note) or kind == METADATA or note.startswith(NONE_HELD):
         # (profiler_metadata.json lost costs the names of ranks not loaded, no figure)
         severity = "warning"
     elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))

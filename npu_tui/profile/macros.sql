@@ -42,6 +42,11 @@ CREATE OR REPLACE MACRO finite(x) AS CASE WHEN isfinite(x) THEN x END;
 CREATE OR REPLACE MACRO amount(x) AS CASE WHEN isfinite(x) AND x >= 0 AND x < 1e15 THEN x END;
 -- A value given that is not an amount: its row is skipped (and counted), never kept as NULL.
 CREATE OR REPLACE MACRO not_amount(x) AS x IS NOT NULL AND amount(x) IS NULL;
+-- not_amount of a JSON value typed as a number, where one that is none (text, null, a list) is
+-- typed NULL: the raw JSON ``raw`` tells it, given at ``path``, from one not given.
+CREATE OR REPLACE MACRO json_not_amount(x, raw, path) AS not_amount(x) OR (x IS NULL AND json_exists(raw, path));
+-- A JSON pointer to the key ``k`` (its '~' and '/' escaped), after ``within`` (a pointer, or '').
+CREATE OR REPLACE MACRO json_pointer(within, k) AS within || '/' || replace(replace(k, '~', '~0'), '/', '~1');
 
 -- Numeric cell -> DOUBLE, NULL for N/A, NaN, inf and anything unparsable (N/A and the other
 -- words clean_text drops do not parse either, so trimming is all the second try needs).

@@ -51,6 +51,14 @@ class RankContext:
     device_only: Optional[int] = None
 
 
+# Ranks of one job run at the same time, on clocks that agree to far better than this: a rank's
+# files whose times lie further from the others' are another run's (a job run again into the folder).
+# Only wall-clock times tell (from 1970: past 1e18 ns since 2001); msprof's own count from each
+# host's boot, and hand-made ones from 0.
+RUN_GAP_S = 60
+WALL_CLOCK_NS = 10**18
+
+
 @dataclass
 class LoadResult:
     rows: int

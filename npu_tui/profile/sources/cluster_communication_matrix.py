@@ -25,8 +25,8 @@ LEVELS = ("group_key", "step_key", "op_key")
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
 SELECT group_key, TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER) AS step, op_key,
-       l.key AS link, l.value AS v
-FROM (SELECT group_key, step_key, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
+       l.key AS link, l.value AS v, json_extract(raw, json_pointer('', l.key)) AS raw
+FROM (SELECT group_key, step_key, op_key, unnest(map_entries(op)) AS l, v AS raw FROM {table}_ops)
 """
 INSERT = f"""
 INSERT INTO cluster_comm_matrix
@@ -47,8 +47,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
                             f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE)).fetchone()[0]
-        return LoadResult(rows=rows, skipped=total - rows + staged.not_objects,
-                          note=staged.note("" if total else "no communication links"))
+        return LoadResult(rows=rows, skipped=total - rows + staged.lost,
+                          note=staged.note("" if total else staged.none("links")))
     finally:
         con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
         drop_json(con, STAGE)

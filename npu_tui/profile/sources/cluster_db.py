@@ -16,7 +16,7 @@ from typing import Optional
 import duckdb
 
 from ..errors import SourceError
-from . import cluster_step_trace
+from . import cluster_communication, cluster_step_trace
 from .base import LoadResult, RankContext
 from .csvfile import col
 from .sqlite_export import CLUSTER_TABLES, MAGIC, STAGE_PREFIX, opened_db
@@ -100,7 +100,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             total += con.execute(ROWS.format(**got), {"total": TOTAL}).fetchone()[0]
         if given and not total:
             return LoadResult(rows=0, note=f"{BESIDE}: not loaded, the files beside it gave the {', '.join(given)}")
-        return LoadResult(rows=rows, skipped=total - rows, note=db.damage())
+        apart = cluster_communication.leave_out_other_runs(con) if "cluster_comm_ops" not in given else LoadResult(0)
+        return LoadResult(rows=rows + apart.rows, skipped=total - rows,
+                          note="; ".join(filter(None, [db.damage(), apart.note])))
     finally:
         for name in cols:
             con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{name}")

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Pattern, Tuple
+from typing import Optional, Pattern, Tuple
 
 import duckdb
 
@@ -79,24 +79,37 @@ def _gbk_pair(e: UnicodeDecodeError):
 codecs.register_error(GBK_PAIRS, _gbk_pair)
 
 
-def _entries(keys: List[str], level: str, source: str) -> str:
-    """Every entry of the objects in ``source`` (``v``) with the keys so far and its own, split with
-    one json_transform to MAP(VARCHAR, JSON): json_each here made DuckDB grow past 18 GB on a
-    20 MB file (9,294 ops a step)."""
-    kept = "".join(k + ", " for k in keys)
-    return (f"SELECT {kept}e.key AS {level}, e.value AS v FROM (SELECT {kept}"
-            f"unnest(map_entries(json_transform(v, '\"MAP(VARCHAR, JSON)\"'))) AS e FROM {source})")
+# One json_transform splits an object into its entries: json_each here made DuckDB grow past 18 GB
+# on a 20 MB file (9,294 ops a step). It makes no MAP of an object giving a key twice, whose
+# entries are then read key by key: each key once, with its first value (JSON readers differ on
+# which to keep: the others are counted, as skipped).
+SPLIT = "CREATE OR REPLACE TEMP TABLE {table}_o AS SELECT {kept}v, json_transform(v, '\"MAP(VARCHAR, JSON)\"') AS m FROM {source}"
+ENTRIES = """SELECT {kept}e.key AS {level}, e.value AS v
+FROM (SELECT {kept}unnest(map_entries(m)) AS e FROM {table}_o WHERE m IS NOT NULL)
+UNION ALL
+SELECT {kept}k AS {level}, json_extract(v, '/' || replace(replace(k, '~', '~0'), '/', '~1')) AS v
+FROM (SELECT {kept}v, unnest(list_distinct(json_keys(v))) AS k FROM {table}_o WHERE m IS NULL)"""
+GIVEN_TWICE = "SELECT coalesce(sum(len(json_keys(v)) - len(list_distinct(json_keys(v)))), 0) FROM {table}_o WHERE m IS NULL"
 
 
-def level_sql(table: str, levels: Tuple[str, ...]) -> List[str]:
-    """``{table}_l0 ..``: one table per level of the document's nested objects above the innermost,
-    each entry with its keys so far, its value ``v`` and that value's JSON type ``t`` (the level
-    below reads the objects; the others are counted, ``not_objects_sql``)."""
-    out = []
-    for i, level in enumerate(levels[:-1]):
-        out.append(f"CREATE OR REPLACE TEMP TABLE {table}_l{i} AS SELECT *, json_type(v) AS t "
-                   f"FROM ({_entries(list(levels[:i]), level, _objects(table, i))})")
-    return out
+def _split(con: duckdb.DuckDBPyConnection, table: str, level: int, levels: Tuple[str, ...], into: str,
+           params: Optional[dict] = None) -> int:
+    """Every entry of the objects whose entries make level ``level`` (the document's, or the level
+    above's), with the keys so far, put in a table by ``into`` (a statement over ``{entries}``);
+    how many of their keys were given twice (those entries not read)."""
+    fields = dict(table=table, kept="".join(k + ", " for k in levels[:level]), level=levels[level])
+    con.execute(SPLIT.format(source=_objects(table, level), **fields))
+    con.execute(into.format(entries=ENTRIES.format(**fields)), params)
+    twice = con.execute(GIVEN_TWICE.format(**fields)).fetchone()[0]
+    con.execute(f"DROP TABLE {table}_o")
+    return twice
+
+
+def _level_sql(table: str, level: int) -> str:
+    """``{table}_l{level}``: the entries of a level above the innermost, each with its keys so far,
+    its value ``v`` and that value's JSON type ``t`` (the level below reads the objects; the others
+    are counted, ``not_objects_sql``)."""
+    return f"CREATE OR REPLACE TEMP TABLE {table}_l{level} AS SELECT *, json_type(v) AS t FROM ({{entries}})"
 
 
 def _objects(table: str, level: int) -> str:
@@ -106,15 +119,14 @@ def _objects(table: str, level: int) -> str:
     return f"(SELECT * EXCLUDE (t) FROM {table}_l{level - 1} WHERE t = 'OBJECT')"
 
 
-def ops_sql(table: str, levels: Tuple[str, ...]) -> str:
+def _ops_sql(table: str, levels: Tuple[str, ...]) -> str:
     """``{table}_ops``: one row per innermost entry, a column per level (its key) and ``op``, the
     value typed by ``$spec`` (NULL when it is not an object of that shape, or when ``$replaced``
     and it or its keys hold a replaced byte, ``not_utf8``: counted, then skipped, by the loaders)."""
     replaced = f"$replaced AND contains(concat({', '.join(levels)}, v::VARCHAR), chr(65533))"
     return (f"CREATE OR REPLACE TEMP TABLE {table}_ops AS SELECT *, CASE WHEN NOT not_utf8 AND "
             f"json_type(v) = 'OBJECT' THEN TRY(json_transform(v, $spec)) END AS op FROM (SELECT "
-            f"{', '.join(levels)}, v, {replaced} AS not_utf8 "
-            f"FROM ({_entries(list(levels[:-1]), levels[-1], _objects(table, len(levels) - 1))}))")
+            f"{', '.join(levels)}, v, {replaced} AS not_utf8 FROM ({{entries}}))")
 
 
 def not_objects_sql(table: str, levels: Tuple[str, ...]) -> str:
@@ -131,6 +143,8 @@ LEVELS = ("step_key", "kind", "op_key")
 STEP = "TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER)"
 
 TOTAL_KEY = "Total Op Info"
+# Said of a file read whole that holds no op (or link): a rank that ran none in its profiled steps.
+NONE_HELD = "read whole, and holds no communication"
 
 INSERT_OPS = """
 INSERT INTO comm_ops
@@ -140,17 +154,20 @@ SELECT $rank, {step}, kind, op_without_group(op_key), op_group(op_key),
 FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total)
 WHERE {valid}
 """
-# An op is kept with its elapse time, and with no time that is not one (NaN, inf, negative, huge).
-VALID_TIMES = """amount(t."Elapse Time(ms)") IS NOT NULL AND NOT (not_amount(t."Transit Time(ms)")
-    OR not_amount(t."Wait Time(ms)") OR not_amount(t."Synchronization Time(ms)") OR not_amount(t."Idle Time(ms)"))"""
+# An op is kept with its elapse time, and with no time that is not one (NaN, inf, negative, huge;
+# text or null: ``v`` is the op's JSON).
+VALID_TIMES = 'amount(t."Elapse Time(ms)") IS NOT NULL AND NOT (' + " OR ".join(
+    f"""json_not_amount(t."{f}", v, '$."Communication Time Info"."{f}"')"""
+    for f in ("Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")) + ")"
 
 # A kept op's transports, but for one with a figure that is not an amount (skipped, counted).
 BANDWIDTH = """
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b, v
       FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total) WHERE {valid})
 """
-BAD_LINK = """not_amount(b.value."Transit Size(MB)") OR not_amount(b.value."Transit Time(ms)")
-    OR not_amount(b.value."Bandwidth(GB/s)")"""
+BAD_LINK = " OR ".join(
+    f"""json_not_amount(b.value."{f}", v, json_pointer('/Communication Bandwidth Info', b.key) || '/{f}')"""
+    for f in ("Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)"))
 INSERT_BANDWIDTH = """
 INSERT INTO comm_bandwidth
 SELECT $rank, {step}, kind, op_without_group(op_key), b.key,
@@ -173,6 +190,17 @@ class Staged:
     not_utf8: int  # ops dropped for bytes of another encoding
     gbk: bool = False  # written in GBK throughout, read as such
     zeros: str = ""  # what its trailing zero bytes were (sources.base.zeros_note)
+    twice: int = 0  # entries not read: their key given again in the same object (_split)
+
+    def none(self, what: str) -> str:
+        """Said of a file that gave no ``what`` (ops, links): read whole (NONE_HELD), or with
+        entries lost, which may have held them."""
+        return f"{NONE_HELD} {what}" if not (self.lost or self.not_utf8) else f"no communication {what}"
+
+    @property
+    def lost(self) -> int:
+        """Entries that never reached ``{table}_ops``, each counted as one skipped."""
+        return self.not_objects + self.twice
 
     def note(self, note: str) -> str:
         """``note``, and what was lost, where anything was."""
@@ -183,12 +211,14 @@ class Staged:
             f"not UTF-8: {self.not_utf8:,} op{'s' if self.not_utf8 > 1 else ''} with bytes of another "
             "encoding dropped, the rest kept" if self.not_utf8 else "",
             f"{n} step, kind or group {'entry' if n == 1 else 'entries'} not an object "
-            "(null, text or a list): what they were to hold is lost" if n else ""]))
+            "(null, text or a list): what they were to hold is lost" if n else "",
+            f"{self.twice} key{'s' if self.twice > 1 else ''} given again in the same object: the first "
+            "value of each read, the other not loaded" if self.twice else ""]))
 
 
 def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
                levels: Tuple[str, ...] = LEVELS) -> Staged:
-    """Parse ``path`` into ``{table}_ops`` (``level_sql``, ``ops_sql``): one row per op of every step
+    """Parse ``path`` into ``{table}_ops`` (``_split``, ``_ops_sql``): one row per op of every step
     and kind (or of ``levels``), ``op`` typed ``op_type``. Raises SourceError for empty, truncated
     or non-object files."""
     head = read_head(path)
@@ -214,12 +244,12 @@ def stage_json(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: 
         raise SourceError("truncated or malformed JSON" + (" (and not UTF-8)" if replaced else ""))
     if kind != "OBJECT":
         raise SourceError("not a JSON object of steps")
-    for sql in level_sql(table, levels):
-        con.execute(sql)
-    con.execute(ops_sql(table, levels), {"spec": json.dumps(op_type), "replaced": replaced})
+    twice = sum(_split(con, table, i, levels, _level_sql(table, i)) for i in range(len(levels) - 1))
+    twice += _split(con, table, len(levels) - 1, levels, _ops_sql(table, levels),
+                    {"spec": json.dumps(op_type), "replaced": replaced})
     not_objects = con.execute(not_objects_sql(table, levels)).fetchone()[0]
     not_utf8 = con.execute(f"SELECT count(*) FILTER (not_utf8) FROM {table}_ops").fetchone()[0]
-    return Staged(not_objects, not_utf8, gbk, zeros)
+    return Staged(not_objects, not_utf8, gbk, zeros, twice)
 
 
 def stage_either(con: duckdb.DuckDBPyConnection, path: Path, table: str, op_type: str,
@@ -253,7 +283,7 @@ def _gbk(raw: bytes):
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
     # The level tables of the deepest layout (the cluster file's four levels) and any shallower.
-    for t in (table, f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
+    for t in (table, f"{table}_o", f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -266,8 +296,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         rows = con.execute(INSERT_OPS.format(**sql), params).fetchone()[0]
         con.execute(INSERT_BANDWIDTH.format(**sql), params)
         bad_links = con.execute(COUNT_BAD_LINKS.format(**sql), {"total": params["total"]}).fetchone()[0]
-        note = "" if total else "no communication ops"
-        return LoadResult(rows=rows, skipped=total - rows + bad_links + staged.not_objects,
+        note = "" if total else staged.none("ops")
+        return LoadResult(rows=rows, skipped=total - rows + bad_links + staged.lost,
                           note=staged.note(note))
     finally:
         drop_json(con, STAGE)

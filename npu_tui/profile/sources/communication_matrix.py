@@ -30,8 +30,8 @@ OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DO
 
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
-SELECT {step} AS step, kind, op_key, l.key AS link, l.value AS v
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops WHERE op_key <> $total)
+SELECT {step} AS step, kind, op_key, l.key AS link, l.value AS v, json_extract(raw, json_pointer('', l.key)) AS raw
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l, v AS raw FROM {table}_ops WHERE op_key <> $total)
 """
 
 # A link's columns from its "src-dst" key and value, and the links kept (a src-dst key, some figure);
@@ -41,10 +41,12 @@ LINK_COLUMNS = """clean_text(coalesce(v."Op Name", v."op_name")),
        TRY_CAST(regexp_extract(link, '^[0-9]+-([0-9]+)$', 1) AS INTEGER),
        clean_text(v."Transport Type"), v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)"
 """
-# Some figure given, and none that is not an amount (NaN, inf, negative, huge: the link is skipped).
+# Some figure given, and none that is not an amount (NaN, inf, negative, huge; text or null, which
+# the link's JSON ``raw`` tells: the link is skipped).
 LINK_FILTER = """regexp_full_match(link, '[0-9]+-[0-9]+')
   AND COALESCE(v."Transit Size(MB)", v."Transit Time(ms)", v."Bandwidth(GB/s)") IS NOT NULL
-  AND NOT (not_amount(v."Transit Size(MB)") OR not_amount(v."Transit Time(ms)") OR not_amount(v."Bandwidth(GB/s)"))"""
+  AND NOT (""" + " OR ".join(f"""json_not_amount(v."{f}", raw, '$."{f}"')"""
+                            for f in ("Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)")) + ")"
 
 INSERT = f"""
 INSERT INTO comm_matrix (rank, step, kind, op_key, op_name, src_rank, dst_rank, transport, transit_size_mb,
@@ -101,12 +103,14 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     try:
         staged, flat = stage_either(con, path, STAGE, OP_TYPE, FLAT_LAYOUT)
         con.execute(LINKS.format(table=STAGE, step=STEP), {"total": FLAT_TOTAL if flat else ""})
-        # Links, plus the ops that were not a map of links at all (each lost whole).
-        total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
-                            f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
+        # Links, plus those of the ops that were not a map of links (each lost whole: a link given
+        # twice, a value that is no link; one that is no object, one).
+        total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + (SELECT coalesce(sum(CASE WHEN "
+                            f"json_type(v) = 'OBJECT' THEN len(json_keys(v)) ELSE 1 END), 0) "
+                            f"FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE), {"rank": ctx.rank}).fetchone()[0]
-        note = "" if total else "no communication links"
-        return LoadResult(rows=rows, skipped=total - rows + staged.not_objects, note=staged.note(note))
+        note = "" if total else staged.none("links")
+        return LoadResult(rows=rows, skipped=total - rows + staged.lost, note=staged.note(note))
     finally:
         con.execute(f"DROP TABLE IF EXISTS {STAGE}_links")
         drop_json(con, STAGE)
