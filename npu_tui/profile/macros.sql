@@ -43,8 +43,10 @@ CREATE OR REPLACE MACRO amount(x) AS CASE WHEN isfinite(x) AND x >= 0 AND x < 1e
 -- A value given that is not an amount: its row is skipped (and counted), never kept as NULL.
 CREATE OR REPLACE MACRO not_amount(x) AS x IS NOT NULL AND amount(x) IS NULL;
 -- not_amount of a JSON value typed as a number, where one that is none (text, null, a list) is
--- typed NULL: the raw JSON ``raw`` tells it, given at ``path``, from one not given.
-CREATE OR REPLACE MACRO json_not_amount(x, raw, path) AS not_amount(x) OR (x IS NULL AND json_exists(raw, path));
+-- typed NULL: the raw JSON ``raw`` tells it, given at ``path``, from one not given. (A CASE: the
+-- raw JSON is parsed for the NULLs alone, where an OR parsed it for every row, 0.45 s on 18k ops.)
+CREATE OR REPLACE MACRO json_not_amount(x, raw, path) AS
+    CASE WHEN x IS NULL THEN json_exists(raw, path) ELSE amount(x) IS NULL END;
 -- A JSON pointer to the key ``k`` (its '~' and '/' escaped), after ``within`` (a pointer, or '').
 CREATE OR REPLACE MACRO json_pointer(within, k) AS within || '/' || replace(replace(k, '~', '~0'), '/', '~1');
 
