@@ -441,12 +441,16 @@ def test_a_last_event_of_thousands_of_lists_whole_or_cut(tmp_path, cut):
     assert (staged.events, staged.cut, staged.lost) == ((50, True, 1) if cut else (51, False, 0))
 
 
+@pytest.mark.parametrize("objects", [2, 3000, 50000])
 @pytest.mark.parametrize("shape", ["array", "object"])
-def test_a_cut_inside_a_list_of_objects_in_the_last_events_args_loses_that_event_alone(tmp_path, shape):
+def test_a_cut_inside_a_list_of_objects_in_the_last_events_args_loses_that_event_alone(tmp_path, shape, objects):
     """The '}, {' between the objects of the cut event's args looked like the last event boundary:
-    half an event was read as the last one, and the event was counted twice (cut, then malformed)."""
+    half an event was read as the last one, and the event was counted twice (cut, then malformed).
+    So it was still with an event longer than the first reach (66 kB, 1.4 MB): no event starts in it."""
     evs = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5,
-            "args": {"Input": [{"a": i}, {"b": i}]}} for i in range(20)]
+            "args": {"Input": [{"a": i}, {"b": i}]}} for i in range(19)]
+    evs.append({"ph": "X", "cat": "cpu_op", "name": "cat", "pid": 1, "tid": 1, "ts": 999, "dur": 5,
+                "args": {"Input": [{"a": j, "pad": "xx"} for j in range(objects - 1)] + [{"b": 1}]}})
     doc = json.dumps({"schemaVersion": 1, "traceEvents": evs} if shape == "object" else evs)
     f = tmp_path / "w.pt.trace.json"
     cut = doc.rindex('{"b"') + 3

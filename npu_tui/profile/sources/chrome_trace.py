@@ -428,7 +428,7 @@ def _span(path: Path, shape: str, size: int) -> _Span:
             raise SourceError("file cut short and no complete event could be recovered")
         meta = _meta(prefix, b"}") if prefix is not None else {}
         return _Span(start, end, True, *_kineto_meta(meta or {}), at_event_end=read.open_at is None)
-    # Not read that way (an event of a megabyte or more, or text between events that is none): the
+    # Not read that way (an event longer than the tail read, or text between events that is none): the
     # events end at the last event boundary, or after the last event when it is whole.
     bounds = [m for m in EVENT_BOUNDARY.finditer(tail) if tail_at + m.start() >= start]
     ends = [tail_at + m.start() + 1 for m in bounds]
@@ -479,9 +479,9 @@ def _meta(prefix: bytes, rest: bytes):
     return value if isinstance(value, dict) else None
 
 
-# How far back _read_events starts: from the earliest event boundary in the first reach that has
-# one (an event is rarely longer than the first), never further than the last.
-VALUES_READS = (64 << 10, 1 << 20)
+# How far back _read_events starts: from the earliest event start in the first reach that has one
+# (an event is rarely longer than the first), never further than the tail read.
+VALUES_READS = (64 << 10, 1 << 20, TAIL_BYTES)
 BOUNDARY_TEXT = re.compile(EVENT_BOUNDARY.pattern.decode())  # (read as text: positions of characters)
 SPACE = re.compile(r"\s*")
 
@@ -495,22 +495,24 @@ class _EventsRead:
 
 
 def _read_events(tail: bytes, close: int, list_at: int) -> Optional[_EventsRead]:
-    """``tail`` up to ``close`` read event by event from an early event boundary (or the list's
-    start, at ``list_at``); None where there is none within reach (an event of a megabyte or
-    more). One pass, whatever the number of boundaries (one inside an event's args or strings is
-    passed over with the event, as is an event whose brackets close though it does not parse)."""
+    """``tail`` up to ``close`` read event by event from the earliest event start within reach (an
+    event boundary where an event parses, or the list's start, at ``list_at``); None where there is
+    none (an event longer than the tail read, TAIL_BYTES). One pass, whatever the number of boundaries (one inside
+    an event's args or strings is passed over with the event, as is an event whose brackets close
+    though it does not parse)."""
+    decoder = json.JSONDecoder()
     for reach in VALUES_READS:
         near = max(0, close - reach)
         text = tail[near:close].decode("utf-8", "surrogateescape")
-        starts = ([len(tail[near:list_at].decode("utf-8", "surrogateescape"))] if near <= list_at < close else []) + [
-            m.end() for m in BOUNDARY_TEXT.finditer(text)]
-        if starts:
+        listed = [len(tail[near:list_at].decode("utf-8", "surrogateescape"))] if near <= list_at < close else []
+        # The first start whose event parses, else the list's: a boundary inside a string, or in the
+        # args of an event longer than the reach, is none (a longer reach may hold its start).
+        first = next((m.end() for m in BOUNDARY_TEXT.finditer(text) if _parses(decoder, text, m.end())),
+                     listed[0] if listed else None)
+        if first is not None:
             break
     else:
         return None
-    decoder = json.JSONDecoder()
-    # The first start whose event parses: a boundary inside a string at the edge of the reach is not one.
-    first = next((at for at in starts if _parses(decoder, text, at)), starts[0])
     whole, open_at = _reads_to_end(decoder, text, first)
     # One never closed is either cut or damaged (its '}' lost): where whole events follow it, it is
     # damaged (dropped by the salvage), and the reading goes on from them.
@@ -535,7 +537,7 @@ def _ends_values(tail: bytes, close: int, list_at: int) -> Tuple[bool, Optional[
     or one never closed that whole events follow. A ']' inside the last event's args leaves that
     event open: a file cut just after it."""
     read = _read_events(tail, close, list_at)
-    if read is None:  # one event of a megabyte or more, judged by the byte before the ']'
+    if read is None:  # one event longer than the tail read, judged by the byte before the ']'
         return tail[:close].rstrip().endswith((b"}", b"[")), None
     return read.whole, read.open_at
 
