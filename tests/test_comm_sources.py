@@ -506,3 +506,15 @@ def test_a_ranks_ops_in_another_runs_cluster_file_do_not_stand_in_for_its_own(re
     rank0 = {o["op_type"] for o in doc["cluster"]["comm_ops"] if o["rank"] == 0}
     assert rank0 and all(o["source"] == "kernels" for o in doc["cluster"]["comm_ops"] if o["rank"] == 0)
     assert [h["severity"] for h in doc["health"] if h["file"].endswith("cluster_communication.json")] == ["warning"]
+
+
+def test_a_transport_given_twice_in_an_op_costs_its_transports_counted(tmp_path):
+    """An op's bandwidth info with HCCS twice is no map: its transports were lost unsaid."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    hccs = '"HCCS": {"Transit Size(MB)": 8, "Transit Time(ms)": 1, "Bandwidth(GB/s)": 8, "Size Distribution": {}}'
+    (out / "communication.json").write_text(GOOD_COMM.replace(hccs, f"{hccs}, {hccs}", 1))
+    con = load_profile(tmp_path).con
+    # (the hand-made file skips one op already: its time info is not an object)
+    assert con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'communication'").fetchone() == (2, 1 + 2)
+    assert con.execute("SELECT count(*) FROM comm_bandwidth").fetchone() == (1,)

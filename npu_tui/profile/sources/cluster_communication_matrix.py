@@ -15,7 +15,7 @@ import duckdb
 from .base import LoadResult, RankContext
 from .cluster_communication import GROUP_LAYOUT
 from .communication import TIME_INFO, drop_json, stage_json
-from .communication_matrix import LINK_COLUMNS, LINK_FILTER, OP_TYPE, TRANSPORT
+from .communication_matrix import LINK_COLUMNS, LINK_FILTER, LINK_TYPED, OP_TYPE, TRANSPORT, UNREAD_LINKS
 
 KIND = "cluster_communication_matrix"
 FILE_NAMES = ("cluster_communication_matrix.json",)
@@ -25,8 +25,8 @@ LEVELS = ("group_key", "step_key", "op_key")
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
 SELECT group_key, TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER) AS step, op_key,
-       l.key AS link, l.value AS v, json_extract(raw, json_pointer('', l.key)) AS raw
-FROM (SELECT group_key, step_key, op_key, unnest(map_entries(op)) AS l, v AS raw FROM {table}_ops)
+       l.key AS link, """ + LINK_TYPED + """
+FROM (SELECT group_key, step_key, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
 """
 INSERT = f"""
 INSERT INTO cluster_comm_matrix
@@ -45,7 +45,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         staged = stage_json(con, path, STAGE, OP_TYPE, LEVELS)
         con.execute(LINKS.format(table=STAGE))
         total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
-                            f"(SELECT count(*) FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
+                            f"({UNREAD_LINKS.format(table=STAGE)})").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE)).fetchone()[0]
         return LoadResult(rows=rows, skipped=total - rows + staged.lost,
                           note=staged.note("" if total else staged.none("links")))

@@ -80,16 +80,35 @@ codecs.register_error(GBK_PAIRS, _gbk_pair)
 
 
 # One json_transform splits an object into its entries: json_each here made DuckDB grow past 18 GB
-# on a 20 MB file (9,294 ops a step). It makes no MAP of an object giving a key twice, whose
-# entries are then read key by key: each key once, with its first value (JSON readers differ on
-# which to keep: the others are counted, as skipped).
+# on a 20 MB file (9,294 ops a step). It makes no MAP of an object that gives a key twice, which
+# is read in Python instead (_first_entries): each key once, with its first value (JSON readers
+# differ on which to keep: the others are counted, as skipped). In SQL, reading it key by key
+# copied the whole object for each key: out of memory at 8,000 ops.
 SPLIT = "CREATE OR REPLACE TEMP TABLE {table}_o AS SELECT {kept}v, json_transform(v, '\"MAP(VARCHAR, JSON)\"') AS m FROM {source}"
 ENTRIES = """SELECT {kept}e.key AS {level}, e.value AS v
 FROM (SELECT {kept}unnest(map_entries(m)) AS e FROM {table}_o WHERE m IS NOT NULL)
 UNION ALL
-SELECT {kept}k AS {level}, json_extract(v, '/' || replace(replace(k, '~', '~0'), '/', '~1')) AS v
-FROM (SELECT {kept}v, unnest(list_distinct(json_keys(v))) AS k FROM {table}_o WHERE m IS NULL)"""
-GIVEN_TWICE = "SELECT coalesce(sum(len(json_keys(v)) - len(list_distinct(json_keys(v)))), 0) FROM {table}_o WHERE m IS NULL"
+SELECT {kept}{level}, v::JSON FROM {table}_twice"""
+TWICE = "npu_tui_entries_twice"
+SPACE_JSON = re.compile(r"[ \t\n\r]*")
+
+
+def _first_entries(text: str) -> Tuple[list, int]:
+    """The entries of the JSON object ``text``: (key, its first value as the file wrote it) each
+    key once, and how many values were given for a key again."""
+    decoder, first, again = json.JSONDecoder(), {}, 0
+    at = SPACE_JSON.match(text, text.index("{") + 1).end()
+    while text[at] != "}":
+        key, at = decoder.raw_decode(text, at)
+        start = SPACE_JSON.match(text, SPACE_JSON.match(text, at).end() + 1).end()  # past the ':'
+        _, end = decoder.raw_decode(text, start)
+        if key in first:
+            again += 1
+        else:
+            first[key] = text[start:end]
+        at = SPACE_JSON.match(text, end).end()
+        at = SPACE_JSON.match(text, at + 1).end() if text[at] == "," else at
+    return list(first.items()), again
 
 
 def _split(con: duckdb.DuckDBPyConnection, table: str, level: int, levels: Tuple[str, ...], into: str,
@@ -97,11 +116,23 @@ def _split(con: duckdb.DuckDBPyConnection, table: str, level: int, levels: Tuple
     """Every entry of the objects whose entries make level ``level`` (the document's, or the level
     above's), with the keys so far, put in a table by ``into`` (a statement over ``{entries}``);
     how many of their keys were given twice (those entries not read)."""
-    fields = dict(table=table, kept="".join(k + ", " for k in levels[:level]), level=levels[level])
+    import pandas
+
+    kept = levels[:level]
+    fields = dict(table=table, kept="".join(k + ", " for k in kept), level=levels[level])
     con.execute(SPLIT.format(source=_objects(table, level), **fields))
+    rows, twice = [], 0
+    for *keys, v in con.execute(f"SELECT {fields['kept']}v FROM {table}_o WHERE m IS NULL").fetchall():
+        entries, again = _first_entries(v)
+        rows += [(*keys, key, value) for key, value in entries]
+        twice += again
+    con.register(TWICE, pandas.DataFrame(rows, columns=[*kept, levels[level], "v"], dtype=object))
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_twice AS SELECT * FROM {TWICE}")
+    finally:
+        con.unregister(TWICE)
     con.execute(into.format(entries=ENTRIES.format(**fields)), params)
-    twice = con.execute(GIVEN_TWICE.format(**fields)).fetchone()[0]
-    con.execute(f"DROP TABLE {table}_o")
+    con.execute(f"DROP TABLE {table}_o; DROP TABLE {table}_twice")
     return twice
 
 
@@ -174,6 +205,14 @@ SELECT $rank, {step}, kind, op_without_group(op_key), b.key,
        b.value."Transit Size(MB)", b.value."Transit Time(ms)", b.value."Bandwidth(GB/s)"
 """ + BANDWIDTH + f"WHERE NOT ({BAD_LINK})"
 COUNT_BAD_LINKS = "SELECT count(*) " + BANDWIDTH + f"WHERE {BAD_LINK}"
+# The transports of kept ops whose bandwidth info is an object but no map of them (a transport given
+# twice): each lost, and counted.
+COUNT_UNREAD_LINKS = """
+SELECT coalesce(sum(len(json_keys(b))), 0)
+FROM (SELECT *, op."Communication Time Info" AS t, json_extract(v, '$."Communication Bandwidth Info"') AS b
+      FROM {table}_ops WHERE op_key <> $total AND op."Communication Bandwidth Info" IS NULL)
+WHERE {valid} AND json_type(b) = 'OBJECT'
+"""
 
 COUNT_OPS = "SELECT count(*) FROM {table}_ops WHERE op_key <> $total"
 
@@ -283,7 +322,7 @@ def _gbk(raw: bytes):
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
     # The level tables of the deepest layout (the cluster file's four levels) and any shallower.
-    for t in (table, f"{table}_o", f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
+    for t in (table, f"{table}_o", f"{table}_twice", f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -295,7 +334,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         sql = {"table": STAGE, "step": STEP, "valid": VALID_TIMES}
         rows = con.execute(INSERT_OPS.format(**sql), params).fetchone()[0]
         con.execute(INSERT_BANDWIDTH.format(**sql), params)
-        bad_links = con.execute(COUNT_BAD_LINKS.format(**sql), {"total": params["total"]}).fetchone()[0]
+        bad_links = sum(con.execute(count.format(**sql), {"total": params["total"]}).fetchone()[0]
+                        for count in (COUNT_BAD_LINKS, COUNT_UNREAD_LINKS))
         note = "" if total else staged.none("ops")
         return LoadResult(rows=rows, skipped=total - rows + bad_links + staged.lost,
                           note=staged.note(note))

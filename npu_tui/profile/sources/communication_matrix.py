@@ -10,6 +10,7 @@ their sum beside them under "Total HCCL Operators", left out as communication.js
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -24,14 +25,23 @@ STAGE = "stg_communication_matrix"
 TRANSPORT = b'"Transport Type"'
 FLAT_LAYOUT = re.compile(rb'^\s*\{\s*"[^"]*"\s*:\s*\{\s*"[0-9]+-[0-9]+"\s*:')
 
+# An op is a map of its links, each typed on its own (LINK): its JSON, kept beside, tells a figure
+# given as text or null from one not given (LINK_FILTER), without parsing the whole op per link
+# (a cluster matrix op holds every pair of a group: 4,096 links at 64 ranks).
+OP_TYPE = "MAP(VARCHAR, JSON)"
 # (MindSpore names the op "op_name")
-OP_TYPE = """MAP(VARCHAR, STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DOUBLE,
-    "Transit Time(ms)" DOUBLE, "Bandwidth(GB/s)" DOUBLE, "Op Name" VARCHAR, "op_name" VARCHAR))"""
+LINK = """STRUCT("Transport Type" VARCHAR, "Transit Size(MB)" DOUBLE, "Transit Time(ms)" DOUBLE,
+    "Bandwidth(GB/s)" DOUBLE, "Op Name" VARCHAR, "op_name" VARCHAR)"""
+LINK_TYPED = f"TRY(json_transform(l.value, '{json.dumps(LINK)}')) AS v, l.value AS raw"
+# The links of the ops that were no map of links, each lost whole (a link given twice, or an op that
+# is no object: one).
+UNREAD_LINKS = ("SELECT coalesce(sum(CASE WHEN json_type(v) = 'OBJECT' THEN len(json_keys(v)) ELSE 1 END), 0) "
+                "FROM {table}_ops WHERE op IS NULL")
 
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
-SELECT {step} AS step, kind, op_key, l.key AS link, l.value AS v, json_extract(raw, json_pointer('', l.key)) AS raw
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l, v AS raw FROM {table}_ops WHERE op_key <> $total)
+SELECT {step} AS step, kind, op_key, l.key AS link, """ + LINK_TYPED + """
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops WHERE op_key <> $total)
 """
 
 # A link's columns from its "src-dst" key and value, and the links kept (a src-dst key, some figure);
@@ -103,11 +113,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     try:
         staged, flat = stage_either(con, path, STAGE, OP_TYPE, FLAT_LAYOUT)
         con.execute(LINKS.format(table=STAGE, step=STEP), {"total": FLAT_TOTAL if flat else ""})
-        # Links, plus those of the ops that were not a map of links (each lost whole: a link given
-        # twice, a value that is no link; one that is no object, one).
-        total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + (SELECT coalesce(sum(CASE WHEN "
-                            f"json_type(v) = 'OBJECT' THEN len(json_keys(v)) ELSE 1 END), 0) "
-                            f"FROM {STAGE}_ops WHERE op IS NULL)").fetchone()[0]
+        total = con.execute(f"SELECT (SELECT count(*) FROM {STAGE}_links) + "
+                            f"({UNREAD_LINKS.format(table=STAGE)})").fetchone()[0]
         rows = con.execute(INSERT.format(table=STAGE), {"rank": ctx.rank}).fetchone()[0]
         note = "" if total else staged.none("links")
         return LoadResult(rows=rows, skipped=total - rows + staged.lost, note=staged.note(note))
