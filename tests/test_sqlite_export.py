@@ -867,7 +867,7 @@ def test_db_rows_that_cannot_be_rows_are_skipped_and_counted_by_table(real, tmp_
     p = load_profile(db.parents[1], cache=False)
     logged = {Path(f).name: (r, s, n) for f, r, s, n in
               p.con.execute("SELECT file, rows, skipped_rows, note FROM load_log").fetchall()}
-    assert logged[db.name][1:] == (1 + 3 + 5 + 10 + 2, f"{SKIPPED_ROWS}: STEP_TIME 1, device tasks 3, OVERLAP_ANALYSIS 5, "
+    assert logged[db.name][1:] == (1 + 3 + 5 + 10 + 2, f"{SKIPPED_ROWS}: STEP_TIME 1, kernels (TASK, COMMUNICATION_OP) 3, OVERLAP_ANALYSIS 5, "
                                                        f"PYTORCH_API 10, CANN_API 2 ({SKIPPED_WHY})")
     assert logged["analysis.db"][1:] == (1, f"{SKIPPED_ROWS}: StepTraceTime 1 ({SKIPPED_WHY})")
     for table, less in (("kernels", 3), ("host_events", 12), ("overlap_lanes", 5), ("flows", 3), ("step_trace", 1)):
@@ -881,8 +881,9 @@ def test_db_rows_that_cannot_be_rows_are_skipped_and_counted_by_table(real, tmp_
 
 
 @pytest.mark.parametrize("change, says, lost", [
-    ("ALTER TABLE TASK RENAME COLUMN startNs TO start", "columns missing: TASK.startNs; the {n:,} rows of TASK were "
-     "not loaded", "SELECT count(*) FROM TASK"),
+    ("ALTER TABLE TASK RENAME COLUMN startNs TO start", "tables missing: TASK (no startNs column); its device "
+     "tasks ({n:,} rows) were not loaded", "SELECT (SELECT count(*) FROM COMPUTE_TASK_INFO) + "
+     "(SELECT count(*) FROM COMMUNICATION_OP)"),
     ("ALTER TABLE COMMUNICATION_OP DROP COLUMN opName", "columns missing: COMMUNICATION_OP.opName; the {n:,} rows of "
      "COMMUNICATION_OP were not loaded", "SELECT count(*) FROM COMMUNICATION_OP"),
     ("DROP TABLE PYTORCH_API", "tables missing: PYTORCH_API; its torch ops, whose launches CONNECTION_IDS holds, "
@@ -892,7 +893,8 @@ def test_a_db_missing_a_table_or_a_column_says_which_and_loads_the_rest(real, tm
                                                                           change, says, lost):
     """A column renamed or gone failed the whole file with an error naming an SQL alias (`Table "c"
     does not have a column named "name"`); PYTORCH_API gone lost the torch ops unsaid (CANN's calls
-    loaded, so the rank looked whole). The rest of the file loads; the run is incomplete."""
+    loaded, so the rank looked whole). The rest of the file loads; the run is incomplete. What is
+    lost is counted as what it is: TASK's rows are no kernels one for one, the kernels are."""
     db = _writable_rank_db(real, tmp_path, monkeypatch)
     whole = load_profile(db.parents[1], cache=False).con
     n = sq(db, lost)[0][0] if lost else 0
@@ -906,3 +908,35 @@ def test_a_db_missing_a_table_or_a_column_says_which_and_loads_the_rest(real, tm
     for table in ("memory_record", "overlap_lanes") + (("host_events",) if lost else ()):
         sql = f"SELECT count(*) FROM {table}"
         assert p.con.execute(sql).fetchone()[0] == whole.execute(sql).fetchone()[0] > 0, table
+
+
+def test_a_lookup_table_without_a_column_costs_its_names_not_the_run(real, tmp_path, monkeypatch, capsys):
+    """ENUM_API_TYPE without its name column: every kernel and host call loads (the calls' kinds
+    are not named). It had counted the table's 9 rows as lost and made the run incomplete."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole = load_profile(db.parents[1], cache=False).con
+    with sqlite3.connect(db) as w:
+        w.execute("ALTER TABLE ENUM_API_TYPE RENAME COLUMN name TO label")
+    code, doc, items = _report(db, capsys)
+    assert (code, doc["complete"]) == (0, True)
+    (item,) = items
+    assert item["severity"] == "warning" and item["lost"] == 0 and "ENUM_API_TYPE.name" in item["what"]
+    counts = "SELECT (SELECT count(*) FROM kernels), (SELECT count(*) FROM host_events)"
+    assert load_profile(db.parents[1], cache=False).con.execute(counts).fetchone() == whole.execute(counts).fetchone()
+
+
+def test_a_db_cut_by_more_than_a_page_says_it_was_cut(real, tmp_path, monkeypatch):
+    """Cut to half (a copy stopped half way), sqlite fails the file whole ("database disk image is
+    malformed"): that is said with what the file lacks, which is the cause to fix."""
+    from npu_tui.profile.health import health
+
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), db.with_name("analysis.db"))  # (something loads)
+    size = db.stat().st_size
+    db.write_bytes(db.read_bytes()[:size // 2])
+    p = load_profile(db.parents[1], cache=False)
+    (rows, note), = p.con.execute("SELECT rows, note FROM load_log WHERE file = ?", [str(db)]).fetchall()
+    assert rows == 0 and note.startswith(f"cut short: it holds {size // 2:,} of the {size:,} bytes its header counts; "
+                                         "unreadable SQLite file: ")
+    (item,) = [i for i in health(p) if i.file == str(db)]
+    assert item.severity == "error" and item.what.startswith(f"{db.name} was cut short: it holds")

@@ -36,8 +36,10 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 SYSTEM_LIMITS = (r"Too many open files|Input/output error|Stale file handle|Resource temporarily unavailable|"
                  r"Cannot allocate memory|Interrupted system call")
 
-# A db export that lost tables, or columns its rows need (sources.sqlite_export): their rows are gone.
+# A db export that lost tables, or columns its rows need (sources.sqlite_export): their rows are gone;
+# of the tables of its device tasks, its kernels.
 TABLES_MISSING = r"(^|; )(tables|columns) missing"
+TASKS_LOST = re.compile(TABLES_MISSING + r": [^;]*\b(TASK|STRING_IDS|COMPUTE_TASK_INFO|COMMUNICATION_OP)\b")
 
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.
 CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) for p, what, fix in (
@@ -185,7 +187,8 @@ WHY_SKIPPED = "ragged, cut or hand-edited rows, cells that are not numbers, or t
 NEVER = "its rows are never ragged, nor its times written with an exponent"
 # The JSON files of communication ops and links: an op or link is skipped for its figures.
 JSON_KINDS = ("communication", "communication_matrix", "cluster_communication", "cluster_communication_matrix")
-WHY_SKIPPED_JSON = "ops or links with a figure missing, or one that is no number (text, null, NaN) or negative"
+WHY_SKIPPED_JSON = ("ops or links with a figure missing, or one that is no number (text, null, NaN) or negative, "
+                    "or given twice")
 NEVER_JSON = "it writes every figure as a number"
 SKIPPED_ONLY = ("{name}: {lost} skipped ({why})", "compare with the file the profiler wrote: {never}")
 EVERY_ROW = "{name}: every one of its {lost} skipped ({why})"
@@ -411,7 +414,7 @@ def health(profile) -> List[HealthItem]:
             "each rank's kernels)", CLUSTER_ONLY_FIX, 0))
     no_kernels = profile.con.execute(NO_KERNELS, {"stopped_early": STOPPED_EARLY}).fetchall()
     # (a db export whose task tables are damaged says so: not that the run lacks the device's tasks)
-    tables_lost = {rank for rank, _, kind, _, _, note in rows if kind == KIND_DB and re.search(TABLES_MISSING, note)}
+    tables_lost = {rank for rank, _, kind, _, _, note in rows if kind == KIND_DB and TASKS_LOST.search(note)}
     for rank, path, fmt, cut in no_kernels:
         if rank in failed_ranks | tables_lost:
             continue
@@ -617,11 +620,12 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
+    elif UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note):
+        severity = "error"  # (whatever else its note says: a damaged file that also left rows out)
     elif LEFT_BESIDE.search(note) or kind == METADATA or note.startswith(NONE_HELD):
         # (profiler_metadata.json lost costs the names of ranks not loaded, no figure)
         severity = "warning"
-    elif (rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note))
-          or UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note)):
+    elif rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note)):
         severity = "error"
     else:
         severity = "warning"

@@ -45,7 +45,8 @@ COUNT = "SELECT count(*) FROM {table}_ops WHERE op_key NOT LIKE $total"
 APART = """
 WITH k AS (SELECT rank, min(start_ns) AS first_ns, max(start_ns) AS last_ns FROM kernels
            WHERE rank NOT IN (SELECT rank FROM comm_ops) GROUP BY rank HAVING min(start_ns) >= $wall_clock),
-c AS (SELECT rank, min(start_us) * 1000 AS lo, max(start_us) * 1000 AS hi FROM cluster_comm_ops GROUP BY rank)
+c AS (SELECT rank, min(start_us) * 1000 AS lo, max(start_us) * 1000 AS hi FROM cluster_comm_ops GROUP BY rank
+      HAVING min(start_us) * 1000 >= $wall_clock)
 SELECT c.rank, CASE WHEN c.hi < k.first_ns THEN k.first_ns - c.hi ELSE c.lo - k.last_ns END / 1e9
 FROM c JOIN k USING (rank)
 WHERE c.hi < k.first_ns - $gap OR c.lo > k.last_ns + $gap

@@ -420,11 +420,14 @@ class DbFile:
     broken: Dict[str, str] = field(default_factory=dict)  # table -> the first problem the check found
 
     def stage(self, con: duckdb.DuckDBPyConnection, table: str) -> List[str]:
-        # (a sqlite older than 3.33 checks the whole file for this: the table is in it)
-        found = [r[0] for r in self.sq.execute(f'PRAGMA quick_check("{table}")')]
-        if found != ["ok"]:
-            lines = [line for r in found for line in r.splitlines() if not line.startswith("***")]
-            self.broken[table] = lines[0] if lines else found[0]
+        # A sqlite older than 3.33 checks only a whole file (a table's name is no argument to it):
+        # once, its finding the file's.
+        whole = sqlite3.sqlite_version_info < (3, 33)
+        if not (whole and self.broken):
+            found = [r[0] for r in self.sq.execute("PRAGMA quick_check" if whole else f'PRAGMA quick_check("{table}")')]
+            if found != ["ok"]:
+                lines = [line for r in found for line in r.splitlines() if not line.startswith("***")]
+                self.broken["its tables" if whole else table] = lines[0] if lines else found[0]
         return stage_table(self.sq, con, table, self.tmp)
 
     def damage(self) -> str:
@@ -481,7 +484,8 @@ def opened_db(path: Path) -> Iterator[DbFile]:
             finally:
                 sq.close()
     except sqlite3.Error as e:
-        raise SourceError(f"unreadable SQLite file: {e}") from None
+        # (a file cut by more than a page mostly fails whole: what it lacks is the cause, said first)
+        raise SourceError("; ".join(filter(None, [cut, f"unreadable SQLite file: {e}"]))) from None
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
@@ -529,6 +533,12 @@ SKIPPED_WHY = "a time or a name missing, a value that is no number or below zero
 KERNEL_ROWS = ("COMPUTE_TASK_INFO", "COMMUNICATION_OP")
 # The tables of host calls, named through STRING_IDS.
 HOST_TABLES = ("PYTORCH_API", "CANN_API")
+# Tables the others are read through: one absent, or without a column it needs, costs the rows that
+# go through it (counted where they can be), not its own.
+THROUGH = ("TASK", "STRING_IDS")
+# Tables of names and links: one without a column it needs costs names (the kinds of host calls, a
+# module's, the versions) or the torch ops' links to their tasks, no row of the profile's.
+LOOKUPS = ("ENUM_API_TYPE", "ENUM_MODULE", "META_DATA", "CONNECTION_IDS")
 
 
 def _count(con, table: str) -> int:
@@ -566,22 +576,30 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     dev = {"rank": ctx.rank, "device_id": ctx.device_id}
     rows = lost = 0  # lost: rows of tables not loaded whole (columns or tables missing)
     notes: List[str] = []
-    if lacking:
-        lost = sum(_count(con, t) for t in lacking)
-        notes.append(f"columns missing: {', '.join(f'{t}.{c}' for t, m in lacking.items() for c in m)}; the "
-                     f"{lost:,} rows of {', '.join(lacking)} were not loaded")
-    # Device tasks are TASK rows named through STRING_IDS; a file with task tables (or comm tasks
-    # recorded) but without either of those two is damaged (a writer killed mid-export, a
-    # hand-made copy).
-    missing = [t for t in ("TASK", "STRING_IDS") if t not in cols and t not in lacking] \
-        if DEVICE_TABLES & set(cols) or comm_tasks else []
+    data = {t: m for t, m in lacking.items() if t not in (*THROUGH, *LOOKUPS)}
+    if data:
+        lost = sum(_count(con, t) for t in data)
+        notes.append(f"columns missing: {', '.join(f'{t}.{c}' for t, m in data.items() for c in m)}; the "
+                     f"{lost:,} rows of {', '.join(data)} were not loaded")
+    names = {t: m for t, m in lacking.items() if t in LOOKUPS}
+    if names:  # (no "columns missing" at a note's start: the rows are all here)
+        notes.append(f"lookup columns gone: {', '.join(f'{t}.{c}' for t, m in names.items() for c in m)}, "
+                     "so what they name or link is not read")
+    # Device tasks are TASK rows named through STRING_IDS, host calls are named through it too: a
+    # file with those but without TASK or STRING_IDS (or a column of theirs) is damaged (a writer
+    # killed mid-export, a hand-made copy).
+    device = bool(DEVICE_TABLES & set(cols) or comm_tasks)
+    unnamed = [t for t in HOST_TABLES if t in cols] if "STRING_IDS" not in cols else []
+    missing = [t for t in THROUGH if t not in cols and (device or t == "STRING_IDS" and unnamed)]
     if missing:
-        unnamed = [t for t in HOST_TABLES if t in cols] if "STRING_IDS" in missing else []
-        counts = [t for t in (*KERNEL_ROWS, *unnamed) if t in cols]
+        counts = [t for t in (*(KERNEL_ROWS if device else ()), *unnamed) if t in cols]
         n = sum(_count(con, t) for t in counts)
         lost += n
-        notes.append(f"tables missing: {', '.join(missing)}; its device tasks{' and host calls' if unnamed else ''} "
-                     f"({f'{n:,} rows' if set(KERNEL_ROWS) & set(counts) else 'how many unknown'}) were not loaded")
+        what = " and ".join(w for w, given in (("device tasks", device), ("host calls", unnamed)) if given)
+        told = ", ".join(f"{t} (no {', '.join(lacking[t])} column)" if t in lacking else t for t in missing)
+        notes.append(f"tables missing: {told}; its {what} "
+                     f"({f'{n:,} rows' if not device or set(KERNEL_ROWS) & set(counts) else 'how many unknown'}) "
+                     "were not loaded")
     if "PYTORCH_API" not in cols and "PYTORCH_API" not in lacking and "CONNECTION_IDS" in cols \
             and _count(con, "CONNECTION_IDS"):
         # (CONNECTION_IDS maps the torch ops' connectionIds to their tasks': it is of PYTORCH_API)
@@ -615,7 +633,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             # A run without communication has neither table; one with comm tasks lost its ops.
             if comm_tasks and "COMMUNICATION_OP" not in cols and "COMMUNICATION_OP" not in lacking:
                 notes.append(COMM_LOST)
-            rows += counted(KERNELS, dev, "device tasks", f"FROM {STAGE_PREFIX}device")
+            rows += counted(KERNELS, dev, "kernels (TASK, COMMUNICATION_OP)", f"FROM {STAGE_PREFIX}device")
             if ctx.device_id is None:
                 ctx.device_id = con.execute(
                     "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
