@@ -86,10 +86,9 @@ codecs.register_error(GBK_PAIRS, _gbk_pair)
 # copied the whole object for each key: out of memory at 8,000 ops.
 SPLIT = "CREATE OR REPLACE TEMP TABLE {table}_o AS SELECT {kept}v, json_transform(v, '\"MAP(VARCHAR, JSON)\"') AS m FROM {source}"
 ENTRIES = """SELECT {kept}e.key AS {level}, e.value AS v
-FROM (SELECT {kept}unnest(map_entries(m)) AS e FROM {table}_o WHERE m IS NOT NULL)
-UNION ALL
-SELECT {kept}{level}, v::JSON FROM {table}_twice"""
-TWICE = "npu_tui_entries_twice"
+FROM (SELECT {kept}unnest(map_entries(m)) AS e FROM {table}_o WHERE m IS NOT NULL)"""
+TWICE = "npu_tui_entries_twice"  # (the entries _first_entries read, a DataFrame while they are put in)
+TWICE_ENTRIES = "\nUNION ALL SELECT {kept}{level}, v::JSON FROM " + TWICE
 SPACE_JSON = re.compile(r"[ \t\n\r]*")
 
 
@@ -116,23 +115,25 @@ def _split(con: duckdb.DuckDBPyConnection, table: str, level: int, levels: Tuple
     """Every entry of the objects whose entries make level ``level`` (the document's, or the level
     above's), with the keys so far, put in a table by ``into`` (a statement over ``{entries}``);
     how many of their keys were given twice (those entries not read)."""
-    import pandas
-
     kept = levels[:level]
     fields = dict(table=table, kept="".join(k + ", " for k in kept), level=levels[level])
     con.execute(SPLIT.format(source=_objects(table, level), **fields))
-    rows, twice = [], 0
+    entries, rows, twice = ENTRIES.format(**fields), [], 0
     for *keys, v in con.execute(f"SELECT {fields['kept']}v FROM {table}_o WHERE m IS NULL").fetchall():
-        entries, again = _first_entries(v)
-        rows += [(*keys, key, value) for key, value in entries]
+        firsts, again = _first_entries(v)
+        rows += [(*keys, key, value) for key, value in firsts]
         twice += again
-    con.register(TWICE, pandas.DataFrame(rows, columns=[*kept, levels[level], "v"], dtype=object))
+    if rows:  # (rare: pandas only then)
+        import pandas
+
+        con.register(TWICE, pandas.DataFrame(rows, columns=[*kept, levels[level], "v"], dtype=object))
+        entries += TWICE_ENTRIES.format(**fields)
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_twice AS SELECT * FROM {TWICE}")
+        con.execute(into.format(entries=entries), params)
     finally:
-        con.unregister(TWICE)
-    con.execute(into.format(entries=ENTRIES.format(**fields)), params)
-    con.execute(f"DROP TABLE {table}_o; DROP TABLE {table}_twice")
+        if rows:
+            con.unregister(TWICE)
+    con.execute(f"DROP TABLE {table}_o")
     return twice
 
 
@@ -322,7 +323,7 @@ def _gbk(raw: bytes):
 
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
     # The level tables of the deepest layout (the cluster file's four levels) and any shallower.
-    for t in (table, f"{table}_o", f"{table}_twice", f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
+    for t in (table, f"{table}_o", f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
