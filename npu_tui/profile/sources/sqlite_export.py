@@ -397,6 +397,7 @@ PAGE_SIZE, CHANGES, PAGES, SIZE_VALID_FOR = slice(16, 18), slice(24, 28), slice(
 # damaged (health: their rows' loss unknown).
 CUT_PAGES = "cut short: it holds"
 BROKEN_PAGES = "SQLite's check finds broken pages in"
+WHOLE = "its tables"  # (what an old sqlite's check covers: no table's name)
 
 
 def _cut(path: Path) -> str:
@@ -417,17 +418,20 @@ class DbFile:
     tmp: Path
     tables: Set[str]
     cut: str = ""  # _cut's finding, of a file read without a write-ahead log or journal
+    checked: Set[str] = field(default_factory=set)  # the tables checked (WHOLE: the file)
     broken: Dict[str, str] = field(default_factory=dict)  # table -> the first problem the check found
 
     def stage(self, con: duckdb.DuckDBPyConnection, table: str) -> List[str]:
         # A sqlite older than 3.33 checks only a whole file (a table's name is no argument to it):
         # once, its finding the file's.
-        whole = sqlite3.sqlite_version_info < (3, 33)
-        if not (whole and self.broken):
-            found = [r[0] for r in self.sq.execute("PRAGMA quick_check" if whole else f'PRAGMA quick_check("{table}")')]
+        part = WHOLE if sqlite3.sqlite_version_info < (3, 33) else table
+        if part not in self.checked:
+            self.checked.add(part)
+            found = [r[0] for r in self.sq.execute("PRAGMA quick_check" if part == WHOLE else
+                                                   f'PRAGMA quick_check("{table}")')]
             if found != ["ok"]:
                 lines = [line for r in found for line in r.splitlines() if not line.startswith("***")]
-                self.broken["its tables" if whole else table] = lines[0] if lines else found[0]
+                self.broken[part] = lines[0] if lines else found[0]
         return stage_table(self.sq, con, table, self.tmp)
 
     def damage(self) -> str:
@@ -581,9 +585,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         lost = sum(_count(con, t) for t in data)
         notes.append(f"columns missing: {', '.join(f'{t}.{c}' for t, m in data.items() for c in m)}; the "
                      f"{lost:,} rows of {', '.join(data)} were not loaded")
-    names = {t: m for t, m in lacking.items() if t in LOOKUPS}
-    if names:  # (no "columns missing" at a note's start: the rows are all here)
-        notes.append(f"lookup columns gone: {', '.join(f'{t}.{c}' for t, m in names.items() for c in m)}, "
+    lookups = {t: m for t, m in lacking.items() if t in LOOKUPS}
+    if lookups:  # (no "columns missing" at a note's start: the rows are all here)
+        notes.append(f"lookup columns gone: {', '.join(f'{t}.{c}' for t, m in lookups.items() for c in m)}, "
                      "so what they name or link is not read")
     # Device tasks are TASK rows named through STRING_IDS, host calls are named through it too: a
     # file with those but without TASK or STRING_IDS (or a column of theirs) is damaged (a writer
@@ -595,7 +599,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         counts = [t for t in (*(KERNEL_ROWS if device else ()), *unnamed) if t in cols]
         n = sum(_count(con, t) for t in counts)
         lost += n
-        what = " and ".join(w for w, given in (("device tasks", device), ("host calls", unnamed)) if given)
+        what = " and ".join(w for w, held in (("device tasks", device), ("host calls", unnamed)) if held)
         told = ", ".join(f"{t} (no {', '.join(lacking[t])} column)" if t in lacking else t for t in missing)
         notes.append(f"tables missing: {told}; its {what} "
                      f"({f'{n:,} rows' if not device or set(KERNEL_ROWS) & set(counts) else 'how many unknown'}) "
