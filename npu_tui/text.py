@@ -239,8 +239,8 @@ def first_named(paths: List[str]) -> str:
 
 def gap_words(seconds: float) -> str:
     """How far apart two runs' times are: "42.1 s", "28.2 min", "5.3 h", "478.6 days"."""
-    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= 2 * size or unit == "min" and seconds >= size:
+    for unit, size, past in (("days", 86400, 2 * 86400), ("h", 3600, 2 * 3600), ("min", 60, 60)):
+        if seconds >= past:
             return f"{seconds / size:,.1f} {unit}"
     return f"{seconds:.3g} s"
 

@@ -73,12 +73,12 @@ SELECT *, coalesce(lower(cat), CASE WHEN pid = 'CPU functions' THEN
                                END) AS lcat
 FROM stg_kineto WHERE ph IN ('X', 'i', 'I') AND ts_ns IS NOT NULL;
 CREATE OR REPLACE TEMP TABLE kn_launch AS
-SELECT (args->>'correlation') AS corr, pid, tid, ts_ns
+SELECT args->>'correlation' AS corr, pid, tid, ts_ns
 FROM kn_event
 WHERE lcat IN """ + _listed(RUNTIMES) + """ AND (args->>'correlation') IS NOT NULL
-QUALIFY row_number() OVER (PARTITION BY (args->>'correlation') ORDER BY ts_ns) = 1;
+QUALIFY row_number() OVER (PARTITION BY args->>'correlation' ORDER BY ts_ns) = 1;
 CREATE OR REPLACE TEMP TABLE kn_device AS
-SELECT *, (args->>'correlation') AS corr
+SELECT *, args->>'correlation' AS corr
 FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL
   AND lcat IN """ + _listed(DEVICE) + """;
 """
@@ -200,7 +200,7 @@ ALLOCS = """
 CREATE OR REPLACE TEMP TABLE kn_alloc AS
 WITH mem AS (
     SELECT seq, pid, tid, ts_ns, dtype, coalesce(int_or_null(args->>'Device Id'), 0) AS did,
-           (args->>'Addr') AS addr, TRY_CAST(args->>'Bytes' AS BIGINT) AS bytes,
+           args->>'Addr' AS addr, TRY_CAST(args->>'Bytes' AS BIGINT) AS bytes,
            TRY_CAST(args->>'Total Allocated' AS BIGINT) / 1048576.0 AS allocated_mb,
            -- the CPU's allocator records no reserve (its 0 is not one)
            CASE WHEN dtype <> 0 THEN TRY_CAST(args->>'Total Reserved' AS BIGINT) / 1048576.0 END AS reserved_mb

@@ -94,8 +94,8 @@ SELECT $rank, $device_id,
        k.core, k.ts_ns, k.dur_ns, k.stream_id, k.task_id, 'msprof_timeline'
 FROM (SELECT name, ts_ns, dur_ns,
              CASE WHEN comm_process(pname) THEN 'HCCL' ELSE clean_text(args->>'Task Type') END AS core,
-             int_or_null(COALESCE(args->>'Stream Id', (args->>'stream id'))) AS stream_id,
-             int_or_null(COALESCE(args->>'Task Id', (args->>'task id'))) AS task_id
+             int_or_null(COALESCE(args->>'Stream Id', args->>'stream id')) AS stream_id,
+             int_or_null(COALESCE(args->>'Task Id', args->>'task id')) AS task_id
       FROM msp_event
       WHERE name IS NOT NULL AND cat IS NULL
         AND ((pname = 'Ascend Hardware' AND name IS DISTINCT FROM (args->>'Task Type')

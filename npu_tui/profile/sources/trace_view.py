@@ -80,8 +80,8 @@ FROM tv_event WHERE host AND ph = 'X' AND profiler_step(name) IS NOT NULL
 """ + STEP_FROM.format(steps="tv_step")
 
 # The device tasks that are kernels: those that ran an operator (named for it), and the HCCL
-# plane's comm ops; kernel_details.csv holds the same ones. (Each `->>` lookup in the trace loaders
-# stands in parentheses: DuckDB before 2.0, Python 3.9's and 3.10's, binds it looser than a comparison.)
+# plane's comm ops; kernel_details.csv holds the same ones. (A `->>` lookup beside a comparison or
+# an AND stands in parentheses: DuckDB before 2.0, Python 3.9's and 3.10's, binds it looser.)
 KERNEL_TASKS = """
 e.ph = 'X' AND e.ts_ns IS NOT NULL AND e.dur_ns IS NOT NULL AND e.name IS NOT NULL
 AND ((e.pname = 'Ascend Hardware'
@@ -99,8 +99,8 @@ FROM (
            CASE WHEN comm_process(e.pname) THEN 'HCCL'
                 ELSE nullif(clean_text(e.args->>'Task Type'), 'Other') END AS core,
            CASE WHEN comm_process(e.pname) THEN int_or_null(e.args->>'stream id')
-                ELSE int_or_null(coalesce(e.args->>'Stream Id', (e.args->>'Physic Stream Id'))) END AS stream_id,
-           int_or_null(coalesce(e.args->>'Task Id', (e.args->>'task id'))) AS task_id,
+                ELSE int_or_null(coalesce(e.args->>'Stream Id', e.args->>'Physic Stream Id')) END AS stream_id,
+           int_or_null(coalesce(e.args->>'Task Id', e.args->>'task id')) AS task_id,
            (SELECT min(l.host_ts_ns) FROM tv_link l
             WHERE l.pid = e.pid AND l.tid = e.tid AND l.device_ts_ns = e.ts_ns) AS launch_ns
     FROM tv_event e
