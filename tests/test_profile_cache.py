@@ -13,6 +13,7 @@ import pytest
 from npu_tui.profile import LoadCancelled, ProfileError, load_profile
 from npu_tui.profile.cache import cache_dir
 from npu_tui.profile.health import health
+from npu_tui.profile.schema import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,6 +50,32 @@ def test_second_open_comes_from_the_cache_with_the_same_rows(profile_copy):
     assert not any(f.name.endswith(".tmp") for f in cache_dir().iterdir())
     # Nothing was written beside the profile.
     assert not any(f.suffix == ".duckdb" for f in profile_copy.rglob("*"))
+
+
+class _NoFsyncMode:
+    """A connection of a DuckDB before 2.0, which has no fsync_mode setting (all else passed on)."""
+
+    def __init__(self, con):
+        self._con = con
+
+    def execute(self, sql, *args):
+        if "fsync_mode" in sql:
+            raise duckdb.CatalogException('Catalog Error: unrecognized configuration parameter "fsync_mode"')
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+def test_a_duckdb_without_fsync_mode_still_caches(profile_copy, monkeypatch):
+    """The store's SET fsync_mode, unknown before DuckDB 2.0 (Python 3.9, 3.10), had made every
+    load there uncached: each open loaded the files again."""
+    from npu_tui.profile import cache
+
+    monkeypatch.setattr(cache, "connect", lambda path: _NoFsyncMode(connect(path)))
+    first, _ = labels(profile_copy)
+    second, seen = labels(profile_copy)
+    assert seen == ["opened from cache"] and counts(second) == counts(first)
 
 
 def test_a_profile_opened_by_another_name_names_its_files_by_that_name(profile_copy, monkeypatch):

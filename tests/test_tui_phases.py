@@ -287,7 +287,7 @@ async def test_a_damaged_block_under_a_drill_removes_the_cache_file_and_r_reload
         assert _notes(again) == []
         await pilot.press("3", "enter", "enter")
         await settle(again, pilot)
-        assert again.current_table().error.startswith("Corrupt database file")
+        assert "Corrupt database file" in again.current_table().error
         assert len(damage_notes(again)) == 1
         assert list(cache_dir().glob("*.duckdb")) == []
         await pilot.press("escape", "escape", "r")

@@ -29,7 +29,7 @@ from typing import Iterable, List, Optional, Tuple
 import duckdb
 
 from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, Discovery
-from .schema import connect
+from .schema import CONFIG, connect
 from .sources.sqlite_export import SIDE_FILES
 
 KEEP = 8  # cache files kept; the least recently used beyond that are removed
@@ -141,8 +141,7 @@ def open_cached(key: str, write: bool = False) -> Optional[duckdb.DuckDBPyConnec
     except OSError:
         return None
     try:
-        con = duckdb.connect(str(path), read_only=not write,
-                             config={"autoinstall_known_extensions": False})
+        con = duckdb.connect(str(path), read_only=not write, config=CONFIG)
         con.execute("SET enable_progress_bar = false")
         if con.execute(f"SELECT key FROM {KEY_TABLE}").fetchone() == (key,):
             try:
@@ -202,7 +201,7 @@ class Store:
         self.con = connect(str(self.path))
         # Until save() the file is scratch: a crash loses nothing the files do not still hold, so
         # its commits need not wait for the disk (512 of them for 64 ranks).
-        self.con.execute("SET fsync_mode = 'NONE'")
+        _fsync(self.con, "NONE")
         self._unsaved = weakref.finalize(self, _remove, self.path)
 
     def save(self) -> bool:
@@ -217,7 +216,7 @@ class Store:
             if shutil.disk_usage(self.path.parent).free < (wal.stat().st_size if wal.exists() else 0) + SAVE_ROOM:
                 return False
             self.con.execute(MARK, [self.key, self.base, self.real])
-            self.con.execute("SET fsync_mode = 'STANDARD'")
+            _fsync(self.con, "STANDARD")
             self.con.execute("CHECKPOINT")
             os.replace(self.path, self.final)
         except (OSError, duckdb.Error):
@@ -254,6 +253,15 @@ class Store:
         except duckdb.Error:
             pass
         self._unsaved()
+
+
+def _fsync(con: duckdb.DuckDBPyConnection, mode: str) -> None:
+    """DuckDB's fsync_mode, where it has one (2.0 on): before it every commit waits for the disk,
+    slower but as safe, and a SET it does not know would make every load uncached."""
+    try:
+        con.execute(f"SET fsync_mode = '{mode}'")
+    except duckdb.CatalogException:
+        pass
 
 
 def start_store(key: str, input_bytes: int, base: str, real: str) -> Optional[Store]:

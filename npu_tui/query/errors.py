@@ -8,7 +8,8 @@ from typing import Optional
 
 from .statements import line_col, offset_of
 
-DAMAGED = "Corrupt database file"  # DuckDB's words for a block whose checksum fails
+# DuckDB's words for a block whose checksum fails (before 2.0 after the error's class, "IO Error: ")
+_DAMAGED = re.compile(r"(IO Error: )?Corrupt database file")
 # DuckDB appends "LINE n: <source line>" and a caret line under the offending token.
 _CONTEXT = re.compile(r"\n\s*LINE (\d+): (.*)\n(\s*)\^", re.MULTILINE)
 
@@ -38,6 +39,11 @@ class Cancelled(QueryError):
     """The running statement was interrupted."""
 
 
+def is_damaged(message: str) -> bool:
+    """Whether a failed query's message says a block of the database file did not read back."""
+    return _DAMAGED.match(message) is not None
+
+
 def from_duckdb(exc: Exception, sql: str, start: int, line_shift: int = 0) -> QueryError:
     """A QueryError for `exc`, raised by the statement starting at `start` in `sql`.
 
@@ -46,7 +52,7 @@ def from_duckdb(exc: Exception, sql: str, start: int, line_shift: int = 0) -> Qu
     found = _CONTEXT.search(text)
     message = (text[: found.start()] if found else text).strip()
     if not found:
-        return QueryError(message, damaged=message.startswith(DAMAGED))
+        return QueryError(message, damaged=is_damaged(message))
     stmt_line = int(found.group(1)) - 1 - line_shift
     shown = found.group(2)
     caret = len(found.group(3)) - len(f"LINE {found.group(1)}: ")

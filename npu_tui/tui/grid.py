@@ -289,9 +289,9 @@ class PagedTable(ScrollView, can_focus=True):
         self._cursor, self._table, self._names = msg.cursor, msg.table, msg.names
         self.error = msg.error
         if msg.error:
-            from ..query.errors import DAMAGED  # here, not above: the app's first frame imports no database
+            from ..query.errors import is_damaged  # here, not above: the app's first frame imports no database
 
-            if msg.error.startswith(DAMAGED):
+            if is_damaged(msg.error):
                 self.post_message(self.CacheDamaged())
         self.total = msg.total
         self._sample = msg.sample
