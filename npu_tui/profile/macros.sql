@@ -50,6 +50,11 @@ CREATE OR REPLACE MACRO json_not_amount(x, raw, path) AS
 -- A JSON pointer to the key ``k`` (its '~' and '/' escaped), after ``within`` (a pointer, or '').
 CREATE OR REPLACE MACRO json_pointer(within, k) AS within || '/' || replace(replace(k, '~', '~0'), '/', '~1');
 
+-- A MAP read from a JSON object -> itself, NULL where the object gives a key twice: DuckDB 2.0
+-- makes no MAP of it, but one before 2.0 (all that Python 3.9 and 3.10 get) keeps both entries,
+-- which would load twice, uncounted.
+CREATE OR REPLACE MACRO map_once(m) AS CASE WHEN len(map_keys(m)) = len(list_distinct(map_keys(m))) THEN m END;
+
 -- Numeric cell -> DOUBLE, NULL for N/A, NaN, inf and anything unparsable (N/A and the other
 -- words clean_text drops do not parse either, so trimming is all the second try needs).
 CREATE OR REPLACE MACRO num(x) AS

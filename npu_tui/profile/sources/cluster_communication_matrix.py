@@ -26,7 +26,7 @@ LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
 SELECT group_key, TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER) AS step, op_key,
        l.key AS link, """ + LINK_TYPED + """
-FROM (SELECT group_key, step_key, op_key, unnest(map_entries(op)) AS l FROM {table}_ops)
+FROM (SELECT group_key, step_key, op_key, unnest(map_entries(map_once(op))) AS l FROM {table}_ops)
 """
 INSERT = f"""
 INSERT INTO cluster_comm_matrix

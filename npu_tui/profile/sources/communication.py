@@ -84,7 +84,7 @@ codecs.register_error(GBK_PAIRS, _gbk_pair)
 # is read in Python instead (_first_entries): each key once, with its first value (JSON readers
 # differ on which to keep: the others are counted, as skipped). In SQL, reading it key by key
 # copied the whole object for each key: out of memory at 8,000 ops.
-SPLIT = "CREATE OR REPLACE TEMP TABLE {table}_o AS SELECT {kept}v, json_transform(v, '\"MAP(VARCHAR, JSON)\"') AS m FROM {source}"
+SPLIT = "CREATE OR REPLACE TEMP TABLE {table}_o AS SELECT {kept}v, map_once(json_transform(v, '\"MAP(VARCHAR, JSON)\"')) AS m FROM {source}"
 ENTRIES = """SELECT {kept}e.key AS {level}, e.value AS v
 FROM (SELECT {kept}unnest(map_entries(m)) AS e FROM {table}_o WHERE m IS NOT NULL)"""
 TWICE = "npu_tui_entries_twice"  # (the entries _first_entries read, a DataFrame while they are put in)
@@ -194,7 +194,7 @@ VALID_TIMES = 'amount(t."Elapse Time(ms)") IS NOT NULL AND NOT (' + " OR ".join(
 
 # A kept op's transports, but for one with a figure that is not an amount (skipped, counted).
 BANDWIDTH = """
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op."Communication Bandwidth Info")) AS b, v
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(map_once(op."Communication Bandwidth Info"))) AS b, v
       FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key <> $total) WHERE {valid})
 """
 BAD_LINK = " OR ".join(
@@ -211,7 +211,7 @@ COUNT_BAD_LINKS = "SELECT count(*) " + BANDWIDTH + f"WHERE {BAD_LINK}"
 COUNT_UNREAD_LINKS = """
 SELECT coalesce(sum(len(json_keys(b))), 0)
 FROM (SELECT *, op."Communication Time Info" AS t, json_extract(v, '$."Communication Bandwidth Info"') AS b
-      FROM {table}_ops WHERE op_key <> $total AND op."Communication Bandwidth Info" IS NULL)
+      FROM {table}_ops WHERE op_key <> $total AND map_once(op."Communication Bandwidth Info") IS NULL)
 WHERE {valid} AND json_type(b) = 'OBJECT'
 """
 

@@ -36,12 +36,12 @@ LINK_TYPED = f"TRY(json_transform(l.value, '{json.dumps(LINK)}')) AS v, l.value 
 # The links of the ops that were no map of links, each lost whole (a link given twice, or an op that
 # is no object: one).
 UNREAD_LINKS = ("SELECT coalesce(sum(CASE WHEN json_type(v) = 'OBJECT' THEN len(json_keys(v)) ELSE 1 END), 0) "
-                "FROM {table}_ops WHERE op IS NULL")
+                "FROM {table}_ops WHERE map_once(op) IS NULL")
 
 LINKS = """
 CREATE OR REPLACE TEMP TABLE {table}_links AS
 SELECT {step} AS step, kind, op_key, l.key AS link, """ + LINK_TYPED + """
-FROM (SELECT step_key, kind, op_key, unnest(map_entries(op)) AS l FROM {table}_ops WHERE op_key <> $total)
+FROM (SELECT step_key, kind, op_key, unnest(map_entries(map_once(op))) AS l FROM {table}_ops WHERE op_key <> $total)
 """
 
 # A link's columns from its "src-dst" key and value, and the links kept (a src-dst key, some figure);
