@@ -34,6 +34,9 @@ CREATE OR REPLACE MACRO us_to_ns(x) AS TRY_CAST(us_decimal(x) * 1000 AS BIGINT);
 -- would stretch its step over decades. (Unsigned first: a negative value does not cast.)
 CREATE OR REPLACE MACRO ts_to_ns(x) AS TRY_CAST(TRY_CAST(us_decimal(x) * 1000 AS UBIGINT) AS BIGINT);
 
+-- A trace's ts or dur, read as DECIMAL(38, 3) µs (chrome_trace) -> ns, still a DECIMAL.
+CREATE OR REPLACE MACRO trace_ns(x) AS x * 1000;
+
 -- DOUBLE -> NULL for NaN and +-inf, which would poison every sum over the column.
 CREATE OR REPLACE MACRO finite(x) AS CASE WHEN isfinite(x) THEN x END;
 

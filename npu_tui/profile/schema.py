@@ -87,6 +87,13 @@ def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     return con
 
 
+# DuckDB before 2.0 casts text to a wide DECIMAL slowly: its loads read times through the macros of
+# macros_before_2.sql, and a trace's ts and dur as text (chrome_trace).
+WIDE_DECIMALS_SLOW = int(duckdb.__version__.split(".")[0]) < 2
+
+
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_sql("macros.sql"))
+    if WIDE_DECIMALS_SLOW:
+        con.execute(_sql("macros_before_2.sql"))
     con.execute(_sql("schema.sql"))

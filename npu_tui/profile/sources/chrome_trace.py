@@ -9,7 +9,10 @@ through a double (``1736408883704643.212`` -> ``'1736408883704643.2'``, 250 ns l
 exactly into a DECIMAL, and strings such as torch_npu's ``"1736408883704643.212"`` (even with a trailing
 TAB) parse into the same DECIMAL. So ``ts`` and ``dur`` are read as DECIMAL(38,3) µs: the reader rounds
 finer digits half away from zero to the ns, and the scaling to integer ns stays a cheap multiply (a
-wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage). Integers (pids up to 2^64, flow ids) keep every digit as VARCHAR.
+wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage). DuckDB before 2.0 reads a
+number through a double whatever the type, and text into a DECIMAL that wide slowly: there they are
+read as text, and macros_before_2.sql's trace_ns makes the same ns of it. Integers (pids up to 2^64,
+flow ids) keep every digit as VARCHAR.
 
 Memory stays bounded whatever the size: the events array is found from the file's head and tail
 alone (what surrounds it, Kineto's baseTimeNanoseconds and distributedInfo, is parsed on its own), and
@@ -44,6 +47,7 @@ from typing import Dict, List, Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
+from ..schema import WIDE_DECIMALS_SLOW
 from .base import (BOM, JOINED_TRACE, KEYS_CUT, inflate, locale_note, other_locale, read_head, refuse_utf16,
                    trailing_zeros, zeros_note)
 
@@ -88,27 +92,27 @@ def _kineto_marked(head: bytes) -> bool:
     return bool(_KINETO.search(head))
 
 
+TIME_TYPE = "VARCHAR" if WIDE_DECIMALS_SLOW else "DECIMAL(38, 3)"
 EVENT_FIELDS = (
     ("ph", "VARCHAR"),
     ("name", "VARCHAR"),
     ("cat", "VARCHAR"),
     ("pid", "VARCHAR"),
     ("tid", "VARCHAR"),
-    ("ts", "DECIMAL(38, 3)"),
-    ("dur", "DECIMAL(38, 3)"),
+    ("ts", TIME_TYPE),
+    ("dur", TIME_TYPE),
     ("id", "VARCHAR"),
     ("bp", "VARCHAR"),
     ("args", "JSON"),
 )
-EVENT_STRUCT = "STRUCT(" + ", ".join(f'"{n}" {t}' for n, t in EVENT_FIELDS) + ")"
 ARRAY_COLUMNS = dict(EVENT_FIELDS)
 
 # ts_ns is absolute when the trace gives baseTimeNanoseconds (Kineto writes ts relative to it).
 # TRY: a value past BIGINT ns (hand-edited, or garbage) makes that event untimed, not the file unreadable.
 EVENT_SELECT = """
 SELECT ph, name, cat, pid, tid,
-       TRY_CAST(ts * 1000 + $base_ns AS BIGINT) AS ts_ns,
-       TRY_CAST(dur * 1000 AS BIGINT) AS dur_ns,
+       TRY_CAST(trace_ns(ts) + $base_ns AS BIGINT) AS ts_ns,
+       TRY_CAST(trace_ns(dur) AS BIGINT) AS dur_ns,
        id, bp, args
 """
 # The events, from one or more files that each hold a JSON array of them (pieces of a big trace),
