@@ -62,6 +62,15 @@ def test_pages_come_from_duckdb_in_order(profile):
     assert engine.page(998, 10) == [(1,), (0,)]
 
 
+def test_a_damaged_block_is_told_by_duckdb_s_words_in_either_version():
+    """DuckDB before 2.0 puts the error's class before them ("IO Error: ")."""
+    from npu_tui.query.errors import is_damaged
+
+    said = "Corrupt database file: computed checksum 1 does not match stored checksum 2 in block at location 3"
+    assert is_damaged(said) and is_damaged(f"IO Error: {said}")
+    assert not is_damaged('Binder Error: Referenced column "Corrupt database file" not found')
+
+
 def test_syntax_error_points_at_the_token_in_the_console_text(profile):
     engine = QueryEngine(profile.con)
     sql = "SELECT 1;\n\nSELECT name\n  FORM kernels"
