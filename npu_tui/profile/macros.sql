@@ -34,7 +34,8 @@ CREATE OR REPLACE MACRO us_to_ns(x) AS TRY_CAST(us_decimal(x) * 1000 AS BIGINT);
 -- would stretch its step over decades. (Unsigned first: a negative value does not cast.)
 CREATE OR REPLACE MACRO ts_to_ns(x) AS TRY_CAST(TRY_CAST(us_decimal(x) * 1000 AS UBIGINT) AS BIGINT);
 
--- A trace's ts or dur, read as DECIMAL(38, 3) µs (chrome_trace) -> ns, still a DECIMAL.
+-- A trace's ts or dur, read as DECIMAL(28, 3) µs (chrome_trace) -> ns, a DECIMAL(38, 3): room
+-- enough, where one read as DECIMAL(38, 3) past 1e32 µs failed the multiply, and the file.
 CREATE OR REPLACE MACRO trace_ns(x) AS x * 1000;
 
 -- DOUBLE -> NULL for NaN and +-inf, which would poison every sum over the column.

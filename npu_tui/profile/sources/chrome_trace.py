@@ -7,9 +7,10 @@ Columns are given explicitly (auto-detection samples the first events, so keys t
 dropped and mixed number/string fields get mistyped). Times: DuckDB turns a JSON *number* into text
 through a double (``1736408883704643.212`` -> ``'1736408883704643.2'``, 250 ns lost), but parses it
 exactly into a DECIMAL, and strings such as torch_npu's ``"1736408883704643.212"`` (even with a trailing
-TAB) parse into the same DECIMAL. So ``ts`` and ``dur`` are read as DECIMAL(38,3) µs: the reader rounds
+TAB) parse into the same DECIMAL. So ``ts`` and ``dur`` are read as DECIMAL(28,3) µs: the reader rounds
 finer digits half away from zero to the ns, and the scaling to integer ns stays a cheap multiply (a
-wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage). DuckDB before 2.0 reads a
+wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage) that cannot overflow (a
+value past 1e25 µs, past BIGINT ns anyway, is read as none: the event untimed). DuckDB before 2.0 reads a
 number through a double whatever the type, and text into a DECIMAL that wide slowly: there they are
 read as text, and macros_before_2.sql's trace_ns makes the same ns of it. Integers (pids up to 2^64,
 flow ids) keep every digit as VARCHAR.
@@ -92,7 +93,8 @@ def _kineto_marked(head: bytes) -> bool:
     return bool(_KINETO.search(head))
 
 
-TIME_TYPE = "VARCHAR" if WIDE_DECIMALS_SLOW else "DECIMAL(38, 3)"
+DECIMAL_TIME = "DECIMAL(28, 3)"
+TIME_TYPE = "VARCHAR" if WIDE_DECIMALS_SLOW else DECIMAL_TIME
 EVENT_FIELDS = (
     ("ph", "VARCHAR"),
     ("name", "VARCHAR"),
