@@ -365,9 +365,10 @@ def test_event_boundaries_inside_the_last_event_do_not_decide_where_the_list_end
     # cut inside a string before its "ph" (torch_npu writes it last), the file going on after it
     (lambda e: e[:e.index('"ts"') + 8], 1, "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"),
     # text that is no event between two whole ones: nothing lost
-    # (DuckDB before 2.0 passes over such text in the array unsaid)
-    (lambda e: e + ", @@@@garbage@@@@", 0, "" if BEFORE_2 else "malformed JSON: text that is no event dropped from "
-                                                               "among the events, every event kept"),
+    pytest.param(lambda e: e + ", @@@@garbage@@@@", 0, "malformed JSON: text that is no event dropped from among the "
+                 "events, every event kept", marks=pytest.mark.xfail(
+                     BEFORE_2, strict=True, reason="DuckDB before 2.0 reads salvage's lines otherwise (a line's "
+                     "first value, the rest passed over): an event beside such text is lost there, unsaid; not fixed")),
 ])
 def test_a_damaged_event_amid_the_trace_loses_itself_alone_and_is_counted(real, tmp_path, damage, skipped, said):
     """One event damaged in the middle of the list: the events around it load, the count is of
