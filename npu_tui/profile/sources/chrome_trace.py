@@ -9,11 +9,11 @@ through a double (``1736408883704643.212`` -> ``'1736408883704643.2'``, 250 ns l
 exactly into a DECIMAL, and strings such as torch_npu's ``"1736408883704643.212"`` (even with a trailing
 TAB) parse into the same DECIMAL. So ``ts`` and ``dur`` are read as DECIMAL(28,3) µs: the reader rounds
 finer digits half away from zero to the ns, and the scaling to integer ns stays a cheap multiply (a
-wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage) that cannot overflow (a
-value past 1e25 µs, past BIGINT ns anyway, is read as none: the event untimed). DuckDB before 2.0 reads a
-number through a double whatever the type, and text into a DECIMAL that wide slowly: there they are
-read as text, and macros_before_2.sql's trace_ns makes the same ns of it. Integers (pids up to 2^64,
-flow ids) keep every digit as VARCHAR.
+wider scale and round() cost 4 of the 10 s a 1.2 GB trace takes to stage) that cannot overflow
+(a value past 1e25 µs, past BIGINT ns anyway, is read as none: the event untimed). DuckDB before
+2.0 reads a number through a double whatever the type, and text into a DECIMAL that wide slowly:
+there they are read as text, and macros_before_2.sql's trace_ns makes the same ns of it. Integers
+(pids up to 2^64, flow ids) keep every digit as VARCHAR.
 
 Memory stays bounded whatever the size: the events array is found from the file's head and tail
 alone (what surrounds it, Kineto's baseTimeNanoseconds and distributedInfo, is parsed on its own), and
@@ -503,9 +503,9 @@ class _EventsRead:
 def _read_events(tail: bytes, close: int, list_at: int) -> Optional[_EventsRead]:
     """``tail`` up to ``close`` read event by event from the earliest event start within reach (an
     event boundary where an event parses, or the list's start, at ``list_at``); None where there is
-    none (an event longer than the tail read, TAIL_BYTES). One pass, whatever the number of boundaries (one inside
-    an event's args or strings is passed over with the event, as is an event whose brackets close
-    though it does not parse)."""
+    none (an event longer than the tail read, TAIL_BYTES). One pass, whatever the number of
+    boundaries (one inside an event's args or strings is passed over with the event, as is an
+    event whose brackets close though it does not parse)."""
     decoder = json.JSONDecoder()
     for reach in VALUES_READS:
         near = max(0, close - reach)
