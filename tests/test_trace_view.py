@@ -21,6 +21,7 @@ from npu_tui.profile.health import health
 from npu_tui.profile.schema import connect
 from npu_tui.profile.sources import trace_view
 from npu_tui.profile.sources.base import read_head
+from npu_tui.profile.sources import chrome_trace
 from npu_tui.profile.sources.chrome_trace import stage_trace
 from duckdb_support import BEFORE_2
 
@@ -365,14 +366,18 @@ def test_event_boundaries_inside_the_last_event_do_not_decide_where_the_list_end
     # cut inside a string before its "ph" (torch_npu writes it last), the file going on after it
     (lambda e: e[:e.index('"ts"') + 8], 1, "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"),
     # text that is no event between two whole ones: nothing lost
-    pytest.param(lambda e: e + ", @@@@garbage@@@@", 0, "malformed JSON: text that is no event dropped from among the "
-                 "events, every event kept", marks=pytest.mark.xfail(
-                     BEFORE_2, strict=True, reason="DuckDB before 2.0 reads salvage's lines otherwise (a line's "
-                     "first value, the rest passed over): an event beside such text is lost there, unsaid; not fixed")),
+    (lambda e: e + ", @@@@garbage@@@@", 0, "malformed JSON: text that is no event dropped from among the "
+     "events, every event kept"),
 ])
-def test_a_damaged_event_amid_the_trace_loses_itself_alone_and_is_counted(real, tmp_path, damage, skipped, said):
+@pytest.mark.parametrize("lines_checked", [False, True])
+def test_a_damaged_event_amid_the_trace_loses_itself_alone_and_is_counted(real, tmp_path, monkeypatch, damage,
+                                                                          skipped, said, lines_checked):
     """One event damaged in the middle of the list: the events around it load, the count is of
-    what was lost (a damaged event had taken the whole event after it along, counted as one)."""
+    what was lost (a damaged event had taken the whole event after it along, counted as one). The
+    same where salvage checks its lines apart, as it does on DuckDB before 2.0 (which reads a
+    line's first value and passes over the rest)."""
+    if lines_checked:
+        monkeypatch.setattr(chrome_trace, "LINE_TAIL_PASSED_OVER", True)
     evs = json.loads((real / ADVISOR).read_text())
     # a complete event without args ("ph" last, as torch_npu writes it) followed by another
     at = next(i for i in range(len(evs) // 2, len(evs) - 1)
@@ -429,6 +434,35 @@ def test_what_shares_a_line_with_a_damaged_event_is_read_as_the_other_events_are
     counts = "SELECT (SELECT count(*) FROM host_events), (SELECT count(*) FROM kernels), (SELECT count(*) FROM overlap_lanes)"
     if case != "deep":
         assert p.con.execute(counts).fetchone() == load_profile(oracle, cache=False).con.execute(counts).fetchone()
+
+
+@pytest.mark.parametrize("lines_checked", [False, True])
+def test_text_that_is_no_event_after_an_event_in_another_encoding_loses_nothing(real, tmp_path, monkeypatch,
+                                                                                lines_checked):
+    """An event named in GBK, text that is no event after it, then the next event, on one of
+    salvage's lines: both events load, the GBK one read as GBK, and nothing is counted lost. The
+    same where salvage checks its lines apart (DuckDB before 2.0), which leaves such a line to
+    Python, its bytes not being UTF-8."""
+    if lines_checked:
+        monkeypatch.setattr(chrome_trace, "LINE_TAIL_PASSED_OVER", True)
+    evs = json.loads((real / ADVISOR).read_text())
+    at = next(i for i in range(len(evs) // 2, len(evs) - 1)
+              if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+    texts = [json.dumps(e) for e in evs]
+    texts[at] = json.dumps({**evs[at], "name": evs[at]["name"] + " MARK"})
+    d, oracle = tmp_path / "r", tmp_path / "oracle"
+    for folder, parts in ((d, texts[:at + 1] + ["@@@@garbage@@@@"] + texts[at + 1:]), (oracle, texts)):
+        folder.mkdir()
+        body = ("[" + ", ".join(parts) + "]").encode()
+        (folder / "trace_view.json").write_bytes(body.replace(b" MARK", " 数".encode("gbk")))
+    p = load_profile(d, cache=False)
+    (lost, note), = p.con.execute("SELECT skipped_rows, note FROM load_log").fetchall()
+    assert lost == 0 and note.startswith("malformed JSON: text that is no event dropped") and "read as GBK" in note
+    counts = "SELECT (SELECT count(*) FROM host_events), (SELECT count(*) FROM kernels), (SELECT count(*) FROM overlap_lanes)"
+    assert p.con.execute(counts).fetchone() == load_profile(oracle, cache=False).con.execute(counts).fetchone()
+    con = connect()
+    stage_trace(con, d / "trace_view.json", "stg", salvage=True)
+    assert con.execute("SELECT name FROM stg WHERE name LIKE '% 数'").fetchall() == [(evs[at]["name"] + " 数",)]
 
 
 @pytest.mark.parametrize("cut", [False, True])

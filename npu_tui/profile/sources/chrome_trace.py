@@ -48,7 +48,7 @@ from typing import Dict, List, Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from ..schema import WIDE_DECIMALS_SLOW
+from ..schema import LINE_TAIL_PASSED_OVER, WIDE_DECIMALS_SLOW
 from .base import (BOM, JOINED_TRACE, KEYS_CUT, inflate, locale_note, other_locale, read_head, refuse_utf16,
                    trailing_zeros, zeros_note)
 
@@ -140,6 +140,18 @@ COUNT_ARRAY = ("SELECT count(ph) FROM read_json($paths, format = 'array', record
 RECOVERED = ("CREATE OR REPLACE TEMP TABLE {table}_found AS" + EVENT_SELECT + ", npu_tui_rid AS rid "
              "FROM read_json($paths, format = 'newline_delimited', columns = $columns, ignore_errors = true, "
              "maximum_object_size = " + str(MAX_OBJECT) + ") WHERE ph IS NOT NULL")
+# Salvage's lines read whole, each as one CSV value ('\x01' is in none: _one_line turned control
+# characters to spaces or escapes), and whether each is one JSON value. A line that is not UTF-8
+# is skipped: the lines read are the others, in order.
+LINE_CHECK = ("CREATE OR REPLACE TEMP TABLE {table}_lines AS SELECT json_valid(line) AS ok FROM read_csv($paths, "
+              "columns = {{'line': 'VARCHAR'}}, delim = '\x01', quote = '', escape = '', header = false, "
+              "auto_detect = false, ignore_errors = true, max_line_size = " + str(MAX_OBJECT) + ")")
+# The rows of these lines (numbers in file order) lose their ph: salvage's second look takes them.
+UNREAD = """
+UPDATE {table}_rows SET ph = NULL WHERE rowid IN (
+  SELECT rid FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, rowid AS rid FROM {table}_rows)
+  WHERE list_contains($lines, n))
+"""
 IN_PLACE = "UPDATE {table}_rows SET {sets} FROM {table}_found f WHERE {table}_rows.rowid = f.rid"
 ADDED = "INSERT INTO {table}_rows SELECT * EXCLUDE (rid) FROM {table}_found WHERE rid IS NULL"
 SEQ_VIEW = "CREATE OR REPLACE TEMP VIEW {table} AS SELECT *, rowid AS seq FROM {table}_rows"
@@ -227,11 +239,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, zeros_said, after]))
         if span.start == span.end:
             raise EmptyTrace()
-        joined = None
-        if salvage:
-            pieces, written, gbk, escaped, joined, nul = _lines(plain, span, Path(tmp), shape)
-        else:
-            pieces, written, gbk, escaped, nul = _pieces(plain, span, Path(tmp), shape, zeros), 0, 0, 0, {}
+        lines = (_lines(plain, span, Path(tmp), shape) if salvage
+                 else _Lines(_pieces(plain, span, Path(tmp), shape, zeros)))
+        pieces, joined = lines.files, lines.joined
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in phases)
@@ -246,7 +256,9 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             reason = _reason(e)
             salvageable = reason.startswith(("malformed JSON", "not UTF-8")) or (reason == TOO_BIG and not salvage)
             raise (MalformedTrace if salvageable else SourceError)(reason) from None
-        recovered = _recover(con, table, pieces, Path(tmp), span.base_ns, nul) if salvage else _Recovered()
+        if salvage and LINE_TAIL_PASSED_OVER:
+            _more_than_a_value(con, table, lines)
+        recovered = _recover(con, table, pieces, Path(tmp), span.base_ns, lines.nul) if salvage else _Recovered()
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
         if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
@@ -271,6 +283,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     else:
         said = ""
     staged.note = "; ".join(filter(None, [staged.note, said]))
+    gbk, escaped = lines.gbk + recovered.gbk, lines.escaped + recovered.escaped
     if gbk or escaped:
         staged.note = "; ".join(filter(None, [staged.note, locale_note(gbk + escaped, "event", gbk, escaped)]))
     if joined is not None:
@@ -279,7 +292,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                                               f"(two traces in one file?), its {joined.events:,} events not loaded"]))
     if staged.events == 0 and not where:  # filtered: told apart above
         if unparsed:
-            raise SourceError(f"malformed JSON: no event could be read ({unparsed:,} of {written:,} do not parse)")
+            raise SourceError(f"malformed JSON: no event could be read ({unparsed:,} of {lines.written:,} do not parse)")
         raise EmptyTrace()
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
@@ -721,6 +734,8 @@ class _Recovered:
     lost: int = 0
     zeros: int = 0
     zeros_between: int = 0
+    gbk: int = 0  # events read with bytes that are not UTF-8, as _Lines counts them
+    escaped: int = 0
 
 
 # Where an event may begin inside a line that did not parse (a damaged event before it, its '}'
@@ -790,7 +805,12 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
     if events:
         lines = [e.encode("utf-8", "surrogateescape") for _, e in events]
         # (one in another locale shares its line with the damage: read here as _lines reads the others)
-        lines = [line if _utf8(line) else (_other_locale(line)[0] or line) for line in lines]
+        for i, line in enumerate(lines):
+            if not _utf8(line):
+                read, as_gbk = _other_locale(line)
+                if read is not None:
+                    lines[i] = read
+                    got.gbk, got.escaped = got.gbk + as_gbk, got.escaped + (not as_gbk)
         path = tmp / "recovered.ndjson"
         path.write_bytes(b"".join(b'{"npu_tui_rid": %s, ' % (b"null" if rid is None else str(rid).encode())
                                   + line[1:] + b"\n" for (rid, _), line in zip(events, lines)))
@@ -816,13 +836,52 @@ class _Joined:
     events: int  # its events, not loaded
 
 
-def _lines(path: Path, span: _Span, tmp: Path, shape: str):
-    """Salvage: the events one a line, in pieces as _pieces cuts them; (files, events written,
-    events with bytes that are not UTF-8 read as GBK, and those kept with them written \\xNN,
-    a second trace joined on: _Joined or None, the zero bytes of each line with any). Split at
-    event boundaries ("}, {"); a boundary inside a string only makes a bad line (salvage's second
-    look joins them again). The events of a trace joined on are counted, not read."""
-    out, written, gbk, escaped, joined, nul = [], 0, 0, 0, None, {}
+@dataclass
+class _Lines:
+    """The files DuckDB reads the events from: the pieces of an array, or salvage's lines, with
+    what _lines found writing them."""
+
+    files: list
+    written: int = 0  # lines
+    gbk: int = 0  # events with bytes that are not UTF-8 read as GBK
+    escaped: int = 0  # and those kept with them written \\xNN
+    joined: Optional[_Joined] = None  # a second trace joined on
+    nul: Dict[int, int] = field(default_factory=dict)  # the zero bytes of each line with any
+    foreign: List[int] = field(default_factory=list)  # the lines left in bytes that are not UTF-8 (none parse)
+
+
+def _more_than_a_value(con: duckdb.DuckDBPyConnection, table: str, lines: _Lines) -> None:
+    """Where DuckDB reads a line up to its first value's end and passes over the rest
+    (LINE_TAIL_PASSED_OVER), the rows of the lines that are not one JSON value lose their ph, as if
+    they had not parsed (as DuckDB 2.0 leaves them), for _recover. Those left in bytes that are not
+    UTF-8 are such lines (Python's parser took none of them); DuckDB checks the others."""
+    con.execute(LINE_CHECK.format(table=table), {"paths": [str(p) for p in lines.files]})
+    try:
+        read = con.execute(f"SELECT count(*) FROM {table}_lines").fetchone()[0]
+        bad = [k for k, in con.execute(f"SELECT k FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS k, ok "
+                                       f"FROM {table}_lines) WHERE NOT ok").fetchall()]
+    finally:
+        con.execute(f"DROP TABLE {table}_lines")
+    if read + len(lines.foreign) != lines.written:  # a line the CSV reader skipped otherwise: places unknown
+        bad = []
+    unread = sorted(set(lines.foreign).union(_kth_other(k, lines.foreign) for k in bad))
+    if unread:
+        con.execute(UNREAD.format(table=table), {"lines": unread})
+
+
+def _kth_other(k: int, skipped: List[int]) -> int:
+    """The ``k``-th number (from 0) that is not in ``skipped`` (sorted)."""
+    n = k
+    while (after := k + bisect.bisect_right(skipped, n)) != n:
+        n = after
+    return n
+
+
+def _lines(path: Path, span: _Span, tmp: Path, shape: str) -> _Lines:
+    """Salvage: the events one a line, in pieces as _pieces cuts them. Split at event boundaries
+    ("}, {"); a boundary inside a string only makes a bad line (salvage's second look joins them
+    again). The events of a trace joined on are counted, not read."""
+    got = _Lines([])
     with open(path, "rb") as f:
         f.seek(span.start)
         left, carry, piece = span.end - span.start, b"", 0
@@ -842,7 +901,7 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
             if second is not None:
                 end, begin = second
                 at = span.end - left - len(carry) - len(text) + begin
-                joined = _Joined(at, _count_events(f, text[begin:] + carry, left))
+                got.joined = _Joined(at, _count_events(f, text[begin:] + carry, left))
                 text = _until_closed(text[:end])
                 left, carry = 0, b""
             events = EVENT_BOUNDARY.split(text)
@@ -851,21 +910,23 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str):
             lines = [(_one_line(e) if CONTROL.search(e) else e).strip() for e in events]
             if b"\0" in text:  # (each line's zero bytes, for the second look: _one_line turned them to spaces)
                 kept = [e.count(b"\0") for e, line in zip(events, lines) if line]
-                nul.update((written + i, zeros) for i, zeros in enumerate(kept) if zeros)
+                got.nul.update((got.written + i, zeros) for i, zeros in enumerate(kept) if zeros)
             lines = [line for line in lines if line]
             if not _utf8(text):  # text of another locale (a GBK path in a call stack)
                 for i, line in enumerate(lines):
                     read, as_gbk = (None, False) if _utf8(line) else _other_locale(line)
                     if read is not None:  # None: it does not parse so, and is dropped (counted)
                         lines[i] = read
-                        gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
+                        got.gbk, got.escaped = got.gbk + as_gbk, got.escaped + (not as_gbk)
+                    elif not _utf8(line):
+                        got.foreign.append(got.written + i)
             # (named for the number of its first line: salvage's second look opens only those it needs)
-            name = tmp / f"events.{piece}.{written}.ndjson"
+            name = tmp / f"events.{piece}.{got.written}.ndjson"
             name.write_bytes(b"\n".join(lines) + b"\n")
-            written += len(lines)
-            out.append(name)
+            got.written += len(lines)
+            got.files.append(name)
             piece += 1
-    return out, written, gbk, escaped, joined, nul
+    return got
 
 
 def _second_trace(text: bytes, shape: str) -> Optional[Tuple[int, int]]:
