@@ -19,7 +19,6 @@ from npu_tui.profile.schema import connect
 from npu_tui.profile.sources import kineto
 from npu_tui.profile.sources.base import HEAD_BYTES, read_head
 from npu_tui.profile.sources.chrome_trace import stage_trace
-from duckdb_support import BEFORE_2
 
 SAMPLED = "kineto/hta-sampled-2rank"
 ALEXNET = "kineto/hta-alexnet-1gpu/benchmark_result_2869224_1695835535_trace.json.gz"
@@ -918,11 +917,9 @@ def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an
     flows_only = _events_file(tmp_path / "flows.json", events[1:3])
     assert stage_trace(connect(), flows_only, "stg_f", phases=kineto.PHASES).events == 0
     # Nothing with a ph is no event, read whole or salvaged; salvage reads the values after the
-    # event on its line (no event boundary between them), which does not parse: an error all the same
-    # (DuckDB before 2.0 reads the line's first value and passes over the rest: no events).
+    # event on its line (no event boundary between them), which does not parse: an error all the same.
     no_phase = _events_file(tmp_path / "no_phase.json", [events[3], 1, "a"])
-    salvaged = "no events" if BEFORE_2 else "no event could be read \\(1 of 1 do not parse\\)"
-    for salvage, said in ((False, "no events"), (True, salvaged)):
+    for salvage, said in ((False, "no events"), (True, "no event could be read \\(1 of 1 do not parse\\)")):
         with pytest.raises(SourceError, match=said):
             stage_trace(connect(), no_phase, "stg_n", salvage=salvage, phases=kineto.PHASES)
     objects = _events_file(tmp_path / "objects.json", [events[3], {"name": "no phase either"}])

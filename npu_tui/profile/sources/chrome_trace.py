@@ -146,9 +146,10 @@ RECOVERED = ("CREATE OR REPLACE TEMP TABLE {table}_found AS" + EVENT_SELECT + ",
 LINE_CHECK = ("CREATE OR REPLACE TEMP TABLE {table}_lines AS SELECT json_valid(line) AS ok FROM read_csv($paths, "
               "columns = {{'line': 'VARCHAR'}}, delim = '\x01', quote = '', escape = '', header = false, "
               "auto_detect = false, ignore_errors = true, max_line_size = " + str(MAX_OBJECT) + ")")
-# The rows of these lines (numbers in file order) lose their ph: salvage's second look takes them.
+# The rows of these lines (numbers in file order) emptied, as of lines that did not parse: salvage's
+# second look takes them.
 UNREAD = """
-UPDATE {table}_rows SET ph = NULL WHERE rowid IN (
+UPDATE {table}_rows SET {nulls} WHERE rowid IN (
   SELECT rid FROM (SELECT row_number() OVER (ORDER BY rowid) - 1 AS n, rowid AS rid FROM {table}_rows)
   WHERE list_contains($lines, n))
 """
@@ -852,7 +853,7 @@ class _Lines:
 
 def _more_than_a_value(con: duckdb.DuckDBPyConnection, table: str, lines: _Lines) -> None:
     """Where DuckDB reads a line up to its first value's end and passes over the rest
-    (LINE_TAIL_PASSED_OVER), the rows of the lines that are not one JSON value lose their ph, as if
+    (LINE_TAIL_PASSED_OVER), the rows of the lines that are not one JSON value are emptied, as if
     they had not parsed (as DuckDB 2.0 leaves them), for _recover. Those left in bytes that are not
     UTF-8 are such lines (Python's parser took none of them); DuckDB checks the others."""
     con.execute(LINE_CHECK.format(table=table), {"paths": [str(p) for p in lines.files]})
@@ -866,7 +867,8 @@ def _more_than_a_value(con: duckdb.DuckDBPyConnection, table: str, lines: _Lines
         bad = []
     unread = sorted(set(lines.foreign).union(_kth_other(k, lines.foreign) for k in bad))
     if unread:
-        con.execute(UNREAD.format(table=table), {"lines": unread})
+        names = [d[0] for d in con.execute(f"SELECT * FROM {table}_rows LIMIT 0").description]
+        con.execute(UNREAD.format(table=table, nulls=", ".join(f'"{n}" = NULL' for n in names)), {"lines": unread})
 
 
 def _kth_other(k: int, skipped: List[int]) -> int:
