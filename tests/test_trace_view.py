@@ -17,11 +17,11 @@ import pytest
 
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import discover
+from npu_tui.profile.errors import MalformedTrace
 from npu_tui.profile.health import health
 from npu_tui.profile.schema import connect
-from npu_tui.profile.sources import trace_view
+from npu_tui.profile.sources import chrome_trace, trace_view
 from npu_tui.profile.sources.base import read_head
-from npu_tui.profile.sources import chrome_trace
 from npu_tui.profile.sources.chrome_trace import stage_trace
 from duckdb_support import BEFORE_2
 
@@ -336,8 +336,6 @@ def test_event_boundaries_inside_the_last_event_do_not_decide_where_the_list_end
     boundary between two events: read event by event, a valid trace with many of them in its last
     event is whole, a damaged last event with them is damaged, and a file cut just after a ']' of
     such a list is cut."""
-    from npu_tui.profile.sources.chrome_trace import MalformedTrace
-
     head = [json.dumps({"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5}) for i in range(3)]
     event = '{"ph": "X", "name": "last", "pid": 1, "tid": 1, "ts": 50, "dur": %s, "args": %s}'
     objects = "[" + ", ".join('{"a": %d}' % i for i in range(12)) + "]"
@@ -463,6 +461,30 @@ def test_text_that_is_no_event_after_an_event_in_another_encoding_loses_nothing(
     con = connect()
     stage_trace(con, d / "trace_view.json", "stg", salvage=True)
     assert con.execute("SELECT name FROM stg WHERE name LIKE '% 数'").fetchall() == [(evs[at]["name"] + " 数",)]
+
+
+@pytest.mark.parametrize("shape", ["array", "object"])
+def test_a_last_event_that_lost_its_brace_before_the_list_closes_is_damaged_not_cut(tmp_path, shape):
+    """The last event's '}' lost and the list closed after it (its ']' closes nothing the event
+    opened; a ']' in its args does): the file is whole, the event is dropped as one that does not
+    parse, not as a file cut short; Kineto's keys after the list still read."""
+    evs = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1,
+            "args": {"Input Dims": [[i, 2]], "note": "a ] b"}} for i in range(6)]
+    events = ", ".join(json.dumps(e) for e in evs)[:-1]  # the last one's '}'
+    doc = (f"[{events}]" if shape == "array" else
+           '{"schemaVersion": 1, "traceEvents": [%s], "baseTimeNanoseconds": 1000}' % events)
+    f = tmp_path / "t.json"
+    f.write_text(doc)
+    with pytest.raises(MalformedTrace):
+        stage_trace(connect(), f, "stg")
+    staged = stage_trace(connect(), f, "stg", salvage=True)
+    assert (staged.events, staged.lost, staged.cut) == (5, 1, False)
+    assert staged.note == "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"
+    assert staged.base_ns == (1000 if shape == "object" else 0)
+    # cut inside the event's list instead, just after a ']' of its own: cut
+    f.write_text(doc[:doc.rindex("]]") + 2])
+    cut = stage_trace(connect(), f, "stg")
+    assert (cut.events, cut.lost, cut.cut) == (5, 1, True) and cut.note.startswith("file cut short")
 
 
 @pytest.mark.parametrize("cut", [False, True])

@@ -555,10 +555,15 @@ def _ends_values(tail: bytes, close: int, list_at: int) -> Tuple[bool, Optional[
     up to this one is inside that event too: not read again), if that is why. It does when every
     event read up to it parses but damaged ones (dropped by the salvage): one whose brackets close,
     or one never closed that whole events follow. A ']' inside the last event's args leaves that
-    event open: a file cut just after it."""
+    event open: a file cut just after it; one that closes nothing the event opened ends the list
+    (the event lost its own '}': damaged, not cut)."""
     read = _read_events(tail, close, list_at)
     if read is None:  # one event longer than the tail read, judged by the byte before the ']'
         return tail[:close].rstrip().endswith((b"}", b"[")), None
+    if read.open_at is not None:  # (the ']' closing nothing of the open event: the list's own)
+        text = tail[read.open_at:close + 1].decode("utf-8", "surrogateescape")
+        if _object_end(text, 0)[1] == len(text) - 1:
+            return True, None
     return read.whole, read.open_at
 
 
@@ -581,7 +586,7 @@ def _reads_to_end(decoder: json.JSONDecoder, text: str, at: int) -> Tuple[bool, 
         try:
             _, end = decoder.raw_decode(text, at)
         except (ValueError, RecursionError):
-            end = _object_end(text, at)
+            end, _ = _object_end(text, at)
             if end is None:
                 return False, at
         end = SPACE.match(text, end).end()
@@ -593,11 +598,13 @@ def _reads_to_end(decoder: json.JSONDecoder, text: str, at: int) -> Tuple[bool, 
     return True, None
 
 
-def _object_end(text: str, at: int) -> Optional[int]:
+def _object_end(text: str, at: int) -> Tuple[Optional[int], Optional[int]]:
     """Where the object at ``at`` ends (after its '}'), its brackets and strings followed whatever
-    its values; None when it is none, or a bracket or string is still open at the end of ``text``."""
+    its values; None when it is none, or a bracket or string is still open at the end of ``text``.
+    And where a bracket first closes one it did not open (a ']' there: the object lost its own '}'
+    before the list around it ended), if one does."""
     if text[at:at + 1] != "{":
-        return None
+        return None, None
     opened, in_string, escaped = [], False, False
     pairs = {"}": "{", "]": "["}
     for i in range(at, len(text)):
@@ -615,10 +622,10 @@ def _object_end(text: str, at: int) -> Optional[int]:
             opened.append(c)
         elif c in "}]":
             if not opened or opened.pop() != pairs[c]:
-                return None
+                return None, i
             if not opened:
-                return i + 1
-    return None
+                return i + 1, None
+    return None, None
 
 
 def _meta_then_text(prefix: Optional[bytes], rest: bytes) -> Tuple[Optional[dict], bytes]:
