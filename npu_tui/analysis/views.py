@@ -22,6 +22,7 @@ VIEW_ORDER = (
     "kernel_stages",
     "stage_windows",
     "stage_summary",
+    "launches",
     "memory_series",
     "memory_windows",
     "memory_peaks",
@@ -76,8 +77,8 @@ TABLE_MACROS: Dict[str, Tuple[str, ...]] = {
 INPUT_TABLES = ("ranks_apart",)
 
 # Steps of other views, listed in the schema browser apart from the ones to read.
-BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage_windows_raw", "busy_segments", "lane_segments",
-                   "step_breakdown_kernels", "step_breakdown_lanes", "step_pieces")
+BUILDING_BLOCKS = ("kernel_classes", "signature_scan", "stage_signature", "stage_windows_raw", "launches",
+                   "busy_segments", "lane_segments", "step_breakdown_kernels", "step_breakdown_lanes", "step_pieces")
 
 # Stored as tables when installed (same name, same SQL): everything downstream reads them, and as
 # views DuckDB would inline and re-run the whole stage detection (or the sweeps over every kernel

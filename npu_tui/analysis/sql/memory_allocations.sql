@@ -2,7 +2,7 @@
 WITH launched AS (
     SELECT o.*, coalesce(f.device_ts_ns, o.alloc_ns) AS at_ns
     FROM operator_memory o
-    ASOF LEFT JOIN (SELECT rank, host_ts_ns, device_ts_ns FROM flows WHERE device_ts_ns IS NOT NULL) f
+    ASOF LEFT JOIN launches f
       ON f.rank = o.rank AND o.alloc_ns >= f.host_ts_ns
 )
 SELECT l.rank, CASE WHEN l.at_ns < w.end_ns THEN w.stage END AS stage, l.name, l.size_bytes / 1048576.0 AS size_mb,

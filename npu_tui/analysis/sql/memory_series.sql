@@ -16,7 +16,7 @@ samples AS (
 launched AS (
     SELECT s.*, coalesce(f.device_ts_ns, s.ts_ns) AS at_ns
     FROM samples s
-    ASOF LEFT JOIN (SELECT rank, host_ts_ns, device_ts_ns FROM flows WHERE device_ts_ns IS NOT NULL) f
+    ASOF LEFT JOIN launches f
       ON f.rank = s.rank AND s.ts_ns >= f.host_ts_ns
 )
 SELECT l.rank, l.ts_ns, l.at_ns, l.allocated_mb, l.reserved_mb, l.active_mb, l.component,
