@@ -678,6 +678,29 @@ def test_control_characters_inside_strings_are_kept(real, tmp_path):
     assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchone() == (0, "")
 
 
+@pytest.mark.parametrize("inside", ["a string", "a list of objects"])
+def test_a_piece_is_cut_where_an_event_begins_not_at_a_boundary_inside_one(tmp_path, monkeypatch, inside):
+    """'}, {' inside an event at the place a piece would be cut (the repr of a list of dicts in a
+    string, objects in a list in args, each at the head of a piece's search): the cut goes to the
+    next event, so the valid file reads whole, every event in order, no salvage, no note."""
+    evs = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": str(i), "dur": "1"}
+           for i in range(4000)]
+    for i in range(0, 4000, 50):  # (at every place a cut may be sought)
+        evs[i]["args"] = ({"note": "x" * 300 + "[{'a': 1}, {'b': 2}]" * 40} if inside == "a string"
+                          else {"objs": [{"name": "a", "id": j} for j in range(40)]})
+    f = tmp_path / "trace_view.json"
+    f.write_text("[" + ", ".join(json.dumps(e) for e in evs) + "]")
+    monkeypatch.setattr(chrome_trace, "PIECE_BYTES", f.stat().st_size // 8)
+    monkeypatch.setattr(chrome_trace.os, "cpu_count", lambda: 8)
+    written = []
+    real_write = chrome_trace._write_piece
+    monkeypatch.setattr(chrome_trace, "_write_piece", lambda *a: (written.append(a[1]), real_write(*a)))
+    con = connect()
+    staged = stage_trace(con, f, "stg")
+    assert (staged.events, staged.lost, staged.note) == (4000, 0, "") and len(written) == 8
+    assert [n for n, in con.execute("SELECT name FROM stg ORDER BY seq").fetchall()] == [e["name"] for e in evs]
+
+
 def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch):
     """Cut into four pieces at event boundaries (written side by side), the events are those of
     the file read whole, in the file's order."""

@@ -673,7 +673,7 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:
         for i in range(1, count):
             f.seek(span.start + i * total // count)
             at = f.tell()
-            m = EVENT_BOUNDARY.search(f.read(TAIL_BYTES))
+            m = _event_starts(f.read(TAIL_BYTES))
             if m is not None and begin < at + m.start() + 1 and at + m.end() < span.end:
                 parts.append((begin, at + m.start() + 1))  # up to this event's closing brace
                 begin = at + m.end()  # the next starts after the comma
@@ -686,6 +686,24 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:
                      for piece, (first, end) in zip(pieces, parts)]:
             done.result()
     return pieces
+
+
+# How much of what follows a '}, {' is read to see whether an event begins there (an event longer
+# than this is passed over for the next), and how many are tried before the cut is given up (the
+# pieces one fewer): a long list of objects in an op's args, or a string full of '}, {', is not
+# read through boundary by boundary.
+EVENT_PEEK, BOUNDARY_TRIES = 1 << 20, 64
+
+
+def _event_starts(block: bytes) -> Optional[re.Match]:
+    """The first event boundary in ``block`` where an event begins: '}, {' inside a string (the
+    repr of a list of dicts in an op's args) or between objects in args is none, and a piece cut
+    there would fail to parse, reading a whole valid file in salvage as damaged."""
+    decoder = json.JSONDecoder()
+    for m in itertools.islice(EVENT_BOUNDARY.finditer(block), BOUNDARY_TRIES):
+        if _parses(decoder, block[m.end():m.end() + EVENT_PEEK].decode("utf-8", "surrogateescape"), 0):
+            return m
+    return None
 
 
 def _write_piece(path: Path, piece: Path, first: int, end: int) -> None:
