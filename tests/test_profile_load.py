@@ -816,3 +816,25 @@ def test_a_step_given_twice_in_step_trace_time_keeps_its_first_row(tmp_path):
     ((skipped, note),) = session.con.execute(
         "SELECT skipped_rows, note FROM load_log WHERE rank = 0 AND file LIKE '%step_trace_time.csv'").fetchall()
     assert skipped == 2 and f"step {first[step]} given again" in note and f"step {rows[2][step]}" not in note
+
+
+def test_a_step_written_as_step_n_or_n_point_0_is_step_n_in_every_file(tmp_path):
+    """The step tables write a step as "50", "50.0" or "step50"; a kernel file's Step Id in the
+    last form read as no step, so its kernels fell out of every step and the step account no
+    longer met step_trace_time.csv's. Every form reads as the step, in both files."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (out,) = [d / "ASCEND_PROFILER_OUTPUT" for d in demo.iterdir() if "3096504" in d.name]
+    for name, column in (("kernel_details.csv", "Step Id"), ("step_trace_time.csv", "Step")):
+        path = out / name
+        header, *rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
+        at = header.index(column)
+        for i, row in enumerate(rows):
+            row[at] = (f"step{row[at]}", f"{row[at]}.0", f" STEP {row[at]}")[i % 3]
+        with path.open("w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([header, *rows])
+    steps = ("SELECT (SELECT list((step, n, ns) ORDER BY step) FROM (SELECT step, count(*) AS n, sum(dur_ns) AS ns "
+             "FROM kernels WHERE rank = 0 GROUP BY step)), (SELECT list(step ORDER BY step) FROM step_trace WHERE rank = 0)")
+    before, after = load_profile(DEMO).con.execute(steps).fetchone(), load_profile(demo).con.execute(steps).fetchone()
+    assert after == before and None not in [s for s, _, _ in after[0]] and len(after[1]) >= 5

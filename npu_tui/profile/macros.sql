@@ -96,8 +96,12 @@ CREATE OR REPLACE MACRO type_from_name(n) AS
 -- has a thread of ops per group and "Plane N" threads of their tasks.
 CREATE OR REPLACE MACRO comm_process(p) AS p IN ('HCCL', 'Communication');
 
--- A step as the profilers' step tables write it ("50", "50.0" or "step50") -> its number, NULL for none.
-CREATE OR REPLACE MACRO step_of(x) AS int_or_null(regexp_replace(clean_text(x), '^step\s*', '', 'i'));
+-- A step as the profilers write it ("50", "50.0" or "step50") -> its number (INTEGER), NULL for
+-- none. Plain digits, nearly every row of a kernel file, take the cheap cast alone (the pattern on
+-- every row cost 0.19 s for 2M rows against 0.02 s).
+CREATE OR REPLACE MACRO step_of(x) AS
+    CASE WHEN TRY_CAST(x AS INTEGER) IS NOT NULL THEN TRY_CAST(x AS INTEGER)
+         ELSE TRY_CAST(int_or_null(regexp_replace(clean_text(x), '^step\s*', '', 'i')) AS INTEGER) END;
 
 -- The step a `ProfilerStep#N` range marks (what prof.step() records), NULL for any other name.
 CREATE OR REPLACE MACRO profiler_step(n) AS

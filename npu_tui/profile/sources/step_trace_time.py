@@ -29,7 +29,7 @@ CLUSTER_COLUMNS = {"Type", "Index"}
 # skipped, counted and named).
 ROWS = """
 SELECT *, num({computing}) AS st_computing, COALESCE(int32_or_null({device_id}), $device_id) AS st_device,
-       TRY_CAST(step_of({step}) AS INTEGER) AS st_step,
+       step_of({step}) AS st_step,
        st_step IS NOT NULL AND row_number() OVER (
            PARTITION BY st_device, st_step, st_computing IS NULL ORDER BY rowid) > 1 AS st_again
 FROM {table}

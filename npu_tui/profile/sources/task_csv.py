@@ -36,7 +36,7 @@ TYPED = """
 clean_text({name}) AS k_name,
 coalesce(ts_to_ns({start}), CASE WHEN int_or_null({start_ns}) >= 0 THEN int_or_null({start_ns}) END) AS k_start,
 us_to_ns({dur}) AS k_dur,
-int32_or_null({device_id}) AS k_device, int32_or_null({step}) AS k_step, clean_text({type}) AS k_type,
+int32_or_null({device_id}) AS k_device, step_of({step}) AS k_step, clean_text({type}) AS k_type,
 clean_text({core}) AS k_core, us_to_ns({wait}) AS k_wait, int32_or_null({block_dim}) AS k_block,
 int_or_null({stream_id}) AS k_stream, int_or_null({task_id}) AS k_task,
 clean_text({in_shapes}) AS k_in_shapes, clean_text({in_dtypes}) AS k_in_dtypes,
