@@ -464,10 +464,11 @@ def test_files_still_growing_are_in_progress(real, tmp_path):
     assert load_profile(fresh).ranks == [0]
 
 
-@pytest.mark.parametrize("damage", ["written in part", "permission denied", "not an object"])
+@pytest.mark.parametrize("damage", ["written in part", "permission denied", "not an object", "empty"])
 def test_a_profiler_info_that_cannot_be_read_is_said(real, tmp_path, monkeypatch, damage):
     """The rank still loads, numbered by the file's name, but its settings (level, versions) are
-    unknown: a warning, not a quiet NULL."""
+    unknown: a warning, not a quiet NULL. Its fix is chmod only where the read was refused; a file
+    read whole but empty or damaged was not written to its end (the profiler writes it as it stops)."""
     rank = _rank_copy(real, tmp_path / "r_ascend_pt")
     (rank / "profiler_info_0.json").rename(rank / "profiler_info_3.json")
     info = rank / "profiler_info_3.json"
@@ -475,6 +476,8 @@ def test_a_profiler_info_that_cannot_be_read_is_said(real, tmp_path, monkeypatch
         info.write_bytes(info.read_bytes()[:40])
     elif damage == "not an object":
         info.write_text("[1, 2]")
+    elif damage == "empty":
+        info.write_text(" \n")
     else:  # tests run as root, where chmod 000 does not stop reads: the read is refused here
         read_text = Path.read_text
 
@@ -488,7 +491,9 @@ def test_a_profiler_info_that_cannot_be_read_is_said(real, tmp_path, monkeypatch
     (item,) = [h for h in health(p) if h.file == str(info)]
     assert item.severity == "warning" and item.what.startswith("profiler_info_3.json cannot be read: ")
     assert {"written in part": "not valid JSON", "permission denied": "Permission denied",
-            "not an object": "not a JSON object"}[damage] in item.what
+            "not an object": "not a JSON object", "empty": "empty"}[damage] in item.what
+    assert ("chmod" in item.fix) == (damage == "permission denied")
+    assert ("stopped cleanly" in item.fix) == (damage != "permission denied")
 
 
 def test_what_could_not_be_loaded_is_counted_as_files_and_folders(tmp_path):

@@ -412,7 +412,9 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
             continue
         problem, why = None, ""
         try:
-            info = json.loads(f.read_text(encoding="utf-8-sig"))
+            text = f.read_text(encoding="utf-8-sig")
+            info = json.loads(text) if text.strip() else {}
+            why = "" if text.strip() else "empty"
         except OSError as e:
             why, info = e.strerror or type(e).__name__, {}
         except ValueError:

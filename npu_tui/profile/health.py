@@ -55,6 +55,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "make it readable (chmod a+rx on the folder), or open the folders you can read one at a time"),
     (r"^folder not searched", "{folder}/ was not searched: {note_head}", "if it holds profiler output, make "
      "it readable (chmod a+rx on the folder)"),
+    # (what it holds, not who may read it: the profiler writes it as it stops)
+    (r"^profiler_info cannot be read: (empty|not valid JSON|not a JSON object)", "{name} cannot be read: {note_head}",
+     NOT_STOPPED),
     (r"^profiler_info cannot be read", "{name} cannot be read: {note_head}",
      "make it readable (chmod a+r on the file), or copy it again from the machine that wrote it"),
     (r"not loaded for its splits", "{name}: {note}", NOT_STOPPED),
