@@ -812,6 +812,25 @@ def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     assert partial.what.endswith("128 ranks (its world size); 1 of them loaded")
 
 
+@pytest.mark.parametrize("content", [b"", b"not a trace at all", gzip.compress(b"")])
+def test_a_file_named_as_the_traces_beside_it_that_holds_none_is_a_failed_trace(real, tmp_path, capsys, content):
+    """Kineto traces are told by content where their names are their maker's (sampled_rank-N.json.gz):
+    one of them empty or damaged in its head was passed over, the report clean but for a partial
+    rank set. Named as the traces beside it, it is one of them, failed: said, the run incomplete
+    (exit 2, as for a trace under torch's own name). A JSON file named otherwise is none."""
+    from npu_tui.cli import main
+
+    folder = shutil.copytree(real / SAMPLED, tmp_path / "job")
+    (folder / "sampled_rank-1.json.gz").write_bytes(content)
+    (folder / "settings.json").write_text('{"lr": 0.1}')
+    p = load_profile(folder)
+    (bad,) = failed(health(p))
+    assert PurePath(bad.file).name == "sampled_rank-1.json.gz" and bad.severity == "error"
+    assert "settings.json" not in " ".join(h.file or "" for h in health(p))
+    assert main(["report", str(folder)]) == 2
+    assert "sampled_rank-1.json.gz could not be read" in capsys.readouterr().out
+
+
 def test_ranks_under_one_worker_name_and_pid_stay_apart(real, tmp_path):
     """worker_name="trainer" on every rank, each in a container of its own (every pid the same, no
     host written): the ranks' traces were merged into one rank by name and process."""

@@ -1487,9 +1487,9 @@ def _refusing(monkeypatch, refused: Path) -> None:
 @pytest.mark.parametrize("how", ["unreadable", "a pipe"])
 def test_a_trace_named_as_its_maker_liked_that_cannot_be_read_is_said(real, tmp_path, monkeypatch, how):
     """Kineto traces under names of the user's own (HTA's sampled_rank-N.json.gz): one that cannot
-    be read had been passed over without a word, its rank gone and the report exit 0. Neither its
-    name nor its content tells it is a trace, so it is said as a file that may be one: the run
-    is incomplete."""
+    be read had been passed over without a word, its rank gone and the report exit 0. Named as
+    the traces beside it, it is taken for one, its rank's load failed (a pipe is no file, so said
+    as one that may be a trace): either way the run is incomplete."""
     runs = tmp_path / "runs"
     runs.mkdir()
     for n in (0, 1):
@@ -1502,8 +1502,8 @@ def test_a_trace_named_as_its_maker_liked_that_cannot_be_read_is_said(real, tmp_
         _refusing(monkeypatch, lost)
     p = load_profile(runs)
     (item,) = [i for i in health(p) if i.severity == "error"]
-    assert item.file == str(lost) and p.ranks == [0]
-    assert ("cannot be read, so whether it is a profiler file cannot be told (Permission denied)" in item.what
+    assert item.file == str(lost) and p.ranks == ([0, 1] if how == "unreadable" else [0])
+    assert ("sampled_rank-1.json.gz cannot be read (permission denied)" in item.what
             if how == "unreadable" else "is a named pipe, not a file" in item.what)
 
 

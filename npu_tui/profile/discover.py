@@ -313,8 +313,14 @@ COPY = "a copy of"
 SECOND = "a second"
 
 
+def _name_shape(name: str) -> str:
+    """A file's name with its numbers as '#': the files a tool writes one a rank or worker share it."""
+    return re.sub(r"\d+", "#", name)
+
+
 def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]]:
     out: Dict[str, List[Path]] = {}
+    unknown: List[Path] = []
     kinds = {f.name: classify(f, modules) for f in files if not f.name.endswith(".gz")}
     for f in files:
         # `gzip -k` leaves the file and its copy side by side: both would load, every event twice.
@@ -325,6 +331,14 @@ def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]
         # (profiler_metadata.json goes with its rank folder's files, _rank_source: alone it is no rank's)
         if kind and kind != profiler_metadata.KIND:
             out.setdefault(kind, []).append(f)
+        elif kind is None:
+            unknown.append(f)
+    # Kineto traces are named as their maker likes, so told by content: one named as the traces
+    # beside it (sampled_rank-1.json.gz by sampled_rank-0.json.gz) whose content tells nothing (empty,
+    # damaged in its head) is one of them, and its loader says what is wrong with it, not passed over.
+    shapes = {_name_shape(f.name) for f in out.get("kineto", ())}
+    out.get("kineto", []).extend(f for f in unknown if f.name.endswith((".json", ".json.gz"))
+                                 and _name_shape(f.name) in shapes)
     by_kind = {m.KIND: m for m in modules}
     return {kind: _one_each(fs, by_kind[kind]) if len(fs) > 1 else fs for kind, fs in out.items()}
 
