@@ -375,3 +375,15 @@ def test_a_report_without_a_path_is_the_demos_as_the_app_opens_it(capsys):
     doc = json.loads(capsys.readouterr().out)
     check_shape(doc)
     assert doc["profile"]["path"] == str(DEMO) and doc["findings"]
+
+
+def test_exposed_comm_totals_and_per_step_figures_say_which_steps_each_covers(capsys, real):
+    """The msprof sample runs a warm-up iteration (41.5 ms of AllReduce): the totals hold it, the
+    per-step figures leave it out, so total / steps is not the per-step figure; the table says so."""
+    code, out, _ = _report(capsys, real / "mindinsight-msprof-2dev-hccl", "--format", "json")
+    comm = json.loads(out)["comm"]
+    assert code == 0 and any(abs(c["comm_us"] / c["steps"] - c["comm_us_per_step"]) > 1 for c in comm)
+    _, text, _ = _report(capsys, real / "mindinsight-msprof-2dev-hccl")
+    table = text[text.index("\nExposed communication\n"):text.index("\nRanks\n")]
+    assert "Totals: all of the stage's time, warm-up steps included. Per step: the mean over the\nsteps counted, " \
+           "warm-up steps left out" in table

@@ -228,6 +228,9 @@ def _document(report: Dict[str, Any], md: bool) -> str:
                                    ("exposed_us", "exposed, total (us)"), *steps,
                                    ("exposed_share", f"of the stage{per}"), ("source", "source")],
                   md, pct=("exposed_share",))
+    if steps and report["comm"]:  # (total / steps is not the per-step figure where a warm-up step ran)
+        out += ["Totals: all of the stage's time, warm-up steps included. Per step: the mean over the",
+                "steps counted, warm-up steps left out, as in every per-step figure.", ""]
 
     peaks = report.get("memory", {}).get("peaks", [])
     if peaks:
