@@ -831,6 +831,13 @@ def test_a_file_named_as_the_traces_beside_it_that_holds_none_is_a_failed_trace(
     assert "sampled_rank-1.json.gz could not be read" in capsys.readouterr().out
 
 
+def test_one_trace_opened_alone_is_the_rank_its_distributed_info_says(real):
+    """sampled_rank-1.json.gz says rank 1 (distributedInfo), as in its folder; opened alone it had
+    been rank 0."""
+    p = load_profile(real / SAMPLED / "sampled_rank-1.json.gz")
+    assert p.ranks == [1] and p.con.execute("SELECT DISTINCT rank FROM kernels").fetchall() == [(1,)]
+
+
 def test_ranks_under_one_worker_name_and_pid_stay_apart(real, tmp_path):
     """worker_name="trainer" on every rank, each in a container of its own (every pid the same, no
     host written): the ranks' traces were merged into one rank by name and process."""

@@ -838,3 +838,29 @@ def test_a_step_written_as_step_n_or_n_point_0_is_step_n_in_every_file(tmp_path)
              "FROM kernels WHERE rank = 0 GROUP BY step)), (SELECT list(step ORDER BY step) FROM step_trace WHERE rank = 0)")
     before, after = load_profile(DEMO).con.execute(steps).fetchone(), load_profile(demo).con.execute(steps).fetchone()
     assert after == before and None not in [s for s, _, _ in after[0]] and len(after[1]) >= 5
+
+
+@pytest.mark.parametrize("file", ["text/level1/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+                                  "text/level1/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+                                  "db/level1/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db"])
+def test_one_file_of_a_rank_opened_alone_keeps_the_rank_its_folder_says(real, file):
+    """Its rank folder's profiler_info_1.json says rank 1, as where the folder is opened; a file
+    opened alone had been rank 0, beside its own device id 1."""
+    p = load_profile(real / "msinsight-pt-2rank-levels" / file)
+    assert p.ranks == [1]
+    assert p.con.execute("SELECT rank, device_id, profiler_level FROM ranks").fetchall() == \
+        load_profile(real / "msinsight-pt-2rank-levels" / file.split("/ASCEND")[0]).con.execute(
+            "SELECT rank, device_id, profiler_level FROM ranks").fetchall()
+
+
+def test_one_file_opened_alone_is_loaded_again_when_its_rank_folder_says_another_rank(real, tmp_path):
+    """The rank comes from the rank folder above the file: its profiler_info is part of the cache's key."""
+    rank = shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank1_ascend_pt", tmp_path / "r_ascend_pt")
+    path = rank / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    first = load_profile(path, cache=True)
+    first.save_cache()
+    first.con.close()
+    assert first.ranks == [1] and load_profile(path, cache=True).from_cache
+    (rank / "profiler_info_1.json").rename(rank / "profiler_info_3.json")
+    again = load_profile(path, cache=True)
+    assert again.ranks == [3] and not again.from_cache

@@ -28,7 +28,7 @@ from typing import Iterable, List, Optional, Tuple
 
 import duckdb
 
-from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, Discovery
+from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, OUTPUT_DIR, Discovery
 from .schema import CONFIG, connect
 from .sources.sqlite_export import SIDE_FILES
 
@@ -106,7 +106,9 @@ def cache_key(disc: Discovery) -> Optional[str]:
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:
-            files += _rank_infos(s.root) if s.root.is_dir() else []
+            # (a file opened alone in an output folder takes its rank from the rank folder above)
+            for root in (s.root, s.root.parent) if s.root.name == OUTPUT_DIR else (s.root,):
+                files += _rank_infos(root) if root.is_dir() else []
         for line in _stat_lines(files, disc.path):
             h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them
         # And what discovery said, with each entry's mode: a folder not searched for want of

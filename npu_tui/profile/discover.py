@@ -709,11 +709,7 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     workers: Dict[object, RankSource] = {}
     unnamed: List[Tuple[Path, str, Optional[int]]] = []
     for f in files.pop("kineto", []):
-        head = _head(f)
-        hint = rank_hint(head)
-        if hint is None:  # a tool that rewrote the trace may have put distributedInfo after the events
-            hint = rank_hint(_end(f))
-        rank, process = _rank(hint), process_hint(head)
+        rank, process = _trace_rank(f), process_hint(_head(f))
         m = WORKER_RE.match(f.name)
         # One worker is one rank, and a schedule that cycles writes it a trace per cycle: by the
         # process the trace says it was taken in (with a worker's name and rank, one run of
@@ -763,6 +759,13 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     if files:
         out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
     return out
+
+
+def _trace_rank(f: Path) -> Optional[int]:
+    """A Kineto trace's distributedInfo rank: in its head, where torch writes it, else at its end (a
+    tool that rewrote the trace may have put it after the events)."""
+    hint = rank_hint(_head(f))
+    return _rank(hint if hint is not None else rank_hint(_end(f)))
 
 
 def traces_ended(s: RankSource) -> int:
@@ -1014,8 +1017,16 @@ def _discover(path: Path, cluster: bool) -> Discovery:
             raise ProfileError(f"{path}: an archive; extract it (tar xf, unzip) and open the folder it gives")
         if kind is None:
             raise ProfileError(f"{path}: not a profiler file npu-tui knows")
-        return Discovery(path, "file", [RankSource(root=path.parent, source_format=_format({kind}),
-                                                   files={kind: [path]})])
+        source = RankSource(root=path.parent, source_format=_format({kind}), files={kind: [path]})
+        # The rank its files say, as where its folder is opened: its rank folder's profiler_info,
+        # or a trace's distributedInfo (else the rank is 0, whichever the file is).
+        rank_dir = path.parent.parent
+        if path.parent.name == OUTPUT_DIR and _is_rank_dir(rank_dir):
+            source.rank, source.info, problem = _profiler_info(rank_dir)
+            return Discovery(path, "file", [source], problems=[problem] if problem else [])
+        if kind == "kineto":
+            source.rank = _trace_rank(path)
+        return Discovery(path, "file", [source])
 
     # A rank's output folder is that rank: its rank id, settings and parse state are beside it.
     rank_dir = path.parent if path.name == OUTPUT_DIR and _is_rank_dir(path.parent) else path
