@@ -586,6 +586,22 @@ def test_rank_and_prof_folders_gathered_by_links_load(real, tmp_path):
     assert linked.con.execute(count).fetchall() == direct.con.execute(count).fetchall()
 
 
+def test_rank_folders_linked_from_a_folder_beside_them_are_loaded_not_said_below(real, tmp_path):
+    """Rank folders kept in nodes/ and gathered beside it by links: each is loaded through its link,
+    and not also said to be a rank folder below the others, not loaded (a warning that named the
+    very folders loaded). One that no link gathers still is."""
+    job = tmp_path / "job"
+    (job / "nodes").mkdir(parents=True)
+    for r in (0, 1):
+        shutil.copytree(real / LEVEL1 / f"rank{r}_ascend_pt", job / "nodes" / f"rank{r}_ascend_pt")
+        (job / f"rank{r}_ascend_pt").symlink_to(Path("nodes") / f"rank{r}_ascend_pt")
+    assert load_profile(job).ranks == [0, 1]
+    assert not [h for h in health(load_profile(job)) if "below the others" in h.what]
+    shutil.copytree(real / LEVEL1 / "rank1_ascend_pt", job / "nodes" / "rank1_copy_ascend_pt")
+    below = [h.what for h in health(load_profile(job)) if "below the others" in h.what]
+    assert len(below) == 1 and "rank1_copy_ascend_pt" in below[0]
+
+
 def test_a_rank_folder_linked_from_a_mount_that_is_gone_is_said(real, tmp_path, capsys):
     """A rank gathered by a link whose target is gone (a node's disk not mounted) was passed
     over: one rank loaded, a report without a health line, exit 0."""

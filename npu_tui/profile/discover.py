@@ -880,18 +880,22 @@ def _node_folders(path: Path, holders: List[Path],
             return None, f"rank {s.rank} is in both {where}"
         first[s.rank] = s.root
     ranks, unparsed = _unparsed(sources)
-    around = [p for h in holders for p in _around_ranks(h, _dirs(h), modules)]
+    around = [p for h in holders for p in _around_ranks(h, _dirs(h), modules, ranks)]
     # msprof-analyze run on one node's folder summed that node's ranks only: not the job's.
     partial = [(h / CLUSTER_DIR, NODE_CLUSTER) for h in holders if _is_dir(h / CLUSTER_DIR)]
     return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + around + partial), ""
 
 
-def _around_ranks(folder: Path, subdirs: List[Path], modules: List[ModuleType]) -> List[Tuple[Path, str]]:
+def _around_ranks(folder: Path, subdirs: List[Path], modules: List[ModuleType],
+                  ranks: List[RankSource]) -> List[Tuple[Path, str]]:
     """What a folder of rank folders holds besides them, said: another profile's files or PROF_*
-    folders, and rank folders one level below."""
+    folders, and rank folders one level below that are none of ``ranks`` (a rank folder gathered
+    by a link into a folder beside the others is loaded, not below them)."""
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     beside = _beside(folder, modules) + [(d, f"{OTHER_PROFILE} the rank folders") for d in profs]
-    return beside + _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR])
+    loaded = {os.path.realpath(s.root) for s in ranks}
+    below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR])
+    return beside + [(p, note) for p, note in below if os.path.realpath(p) not in loaded]
 
 
 def _cluster_files(folder: Path) -> Dict[str, List[Path]]:
@@ -1042,7 +1046,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     if rank_dirs:
         ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
         return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + _files_as_folders(path)
-                         + _around_ranks(path, subdirs, modules))
+                         + _around_ranks(path, subdirs, modules, ranks))
     if profs:
         below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR], prof=True)
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
