@@ -1223,7 +1223,9 @@ def test_a_rank_claimed_twice_is_loaded_once_and_the_other_said(real, tmp_path):
     run = tmp_path / "run"
     small_rank(real, run / "a_ascend_pt", info=0)
     small_rank(real, run / "b_ascend_pt", info=0)
-    small_rank(real, run / "c_ascend_pt", info=None)  # no profiler_info: the first free rank
+    c = small_rank(real, run / "c_ascend_pt", info=None)  # no profiler_info: the first free rank
+    kd = c / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"  # (another rank's: not a's rows, one fewer)
+    kd.write_text("".join(kd.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
     (run / "b_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").mkdir()  # "not a file", of b only
     p = load_profile(run)
     assert p.ranks == [0, 1]
@@ -1234,7 +1236,22 @@ def test_a_rank_claimed_twice_is_loaded_once_and_the_other_said(real, tmp_path):
                                           (None, "c_ascend_pt", NO_INFO)]
     n = kernel_rows(real / L1 / "kernel_details.csv")
     assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank").fetchall() == [
-        (0, n), (1, n)]
+        (0, n), (1, n - 1)]
+
+
+def test_a_copy_of_a_rank_folder_without_its_profiler_info_is_said_not_loaded_as_a_rank(real, tmp_path):
+    """A rank folder copied under another name, its profiler_info left behind: given the first free
+    rank, its rows counted as another rank's in every cross-rank figure. Its files are a's byte for
+    byte: said as a copy, not loaded. A folder of its own rows without profiler_info still loads."""
+    run = tmp_path / "run"
+    small_rank(real, run / "a_ascend_pt", info=0)
+    small_rank(real, run / "zz_ascend_pt", info=None)
+    p = load_profile(run)
+    assert p.ranks == [0]
+    (item,) = [h for h in health(p) if "zz_ascend_pt" in (h.file or "")]
+    assert item.severity == "info" and item.what.startswith("zz_ascend_pt: a copy of a_ascend_pt beside it")
+    n = kernel_rows(real / L1 / "kernel_details.csv")
+    assert p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall() == [(0, n)]
 
 
 def test_of_a_job_run_twice_the_later_run_is_kept_whole(real, tmp_path):

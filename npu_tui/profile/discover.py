@@ -376,6 +376,36 @@ def _one_each(files: List[Path], module: ModuleType) -> List[Path]:
     return [f for f in files if f in chosen]
 
 
+def _copied_ranks(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[Path, str]]]:
+    """Rank folders without a profiler_info whose files are another's (a folder copied under a new
+    name, its profiler_info removed or never there, so no rank is claimed twice): each file's size,
+    then, where every size is shared, the head and end of each. The rank a profiler_info states is
+    kept, else the first; a copy is said and not loaded, or its rows would count twice as a rank of
+    their own. (Folders that each state their rank are told apart by it: see the loader.)"""
+    def sizes(s: RankSource):
+        return tuple(sorted((kind, _content_size(f)) for kind, fs in s.files.items() for f in fs))
+
+    by_size: Dict[object, List[RankSource]] = {}
+    for s in sources:
+        if s.files:
+            by_size.setdefault(sizes(s), []).append(s)
+    copies: Dict[int, RankSource] = {}  # id of a copy -> the rank kept
+    for same in (g for g in by_size.values() if len(g) > 1):
+        kept: Dict[object, RankSource] = {}
+        for s in sorted(same, key=lambda s: s.rank is None):  # (stable: folder order within)
+            files = sorted(f for fs in s.files.values() for f in fs)
+            sign = tuple((_digest(f), _tail(f, _content_size(f) or 0)) for f in files)
+            if None in (x for pair in sign for x in pair):
+                continue
+            if sign in kept and not any(INFO_RE.match(f.name) for f in _files(s.root)):
+                copies[id(s)] = kept[sign]
+            else:
+                kept.setdefault(sign, s)
+    said = [(s.root, f"{COPY} {copies[id(s)].root.name} beside it (the same files): not loaded, or its rows "
+                     "would count twice as another rank's") for s in sources if id(s) in copies]
+    return [s for s in sources if id(s) not in copies], said
+
+
 def _content_size(path: Path) -> Optional[int]:
     """A file's size, a gzip stream's uncompressed (its trailer's, modulo 4 GiB as gzip keeps it;
     looked for in a file whose name holds ``.gz``, told by its bytes); None if it cannot be read
@@ -1044,9 +1074,10 @@ def _discover(path: Path, cluster: bool) -> Discovery:
     rank_dirs = [d for d in subdirs if _is_rank_dir(d)]
     profs = [d for d in subdirs if d.name.startswith("PROF_")]
     if rank_dirs:
-        ranks, unparsed = _unparsed([_rank_source(d, modules) for d in rank_dirs])
-        return Discovery(path, "cluster", ranks, problems=unparsed + _info_problems(ranks) + _files_as_folders(path)
-                         + _around_ranks(path, subdirs, modules, ranks))
+        ranks, copies = _copied_ranks([_rank_source(d, modules) for d in rank_dirs])
+        ranks, unparsed = _unparsed(ranks)
+        return Discovery(path, "cluster", ranks, problems=unparsed + copies + _info_problems(ranks)
+                         + _files_as_folders(path) + _around_ranks(path, subdirs, modules, ranks))
     if profs:
         below = _ranks_below([d for d in subdirs if d not in profs and d.name != CLUSTER_DIR], prof=True)
         return Discovery(path, "msprof", [s for d in profs for s in _msprof_sources(d, modules)],
