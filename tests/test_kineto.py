@@ -323,7 +323,7 @@ def test_keys_after_the_events_are_read_as_well_as_before(real, tmp_path, gz):
     path.write_bytes(text)
     p = load_profile(tmp_path)
     assert [i.what for i in health(p)] == ["partial rank set: the traces give the job 4 ranks (its world size); "
-                                           "1 of them loaded"]
+                                           "1 of them here"]
     # Discovery reads a plain file's end for the rank; a gzip stream's end is the whole stream
     # away, which it does not read: there the rank comes from the files' order.
     assert p.ranks == ([0] if gz else [3])
@@ -809,7 +809,7 @@ def test_two_workers_of_one_rank_are_two_runs_not_one(real, tmp_path):
     (dup,) = [h for h in health(p) if "claimed twice" in h.what]
     assert dup.severity == "warning" and "two runs side by side" in dup.fix
     (partial,) = [h for h in health(p) if h.what.startswith("partial rank set")]
-    assert partial.what.endswith("128 ranks (its world size); 1 of them loaded")
+    assert partial.what.endswith("128 ranks (its world size); 1 of them here")
 
 
 @pytest.mark.parametrize("content", [b"", b"not a trace at all", gzip.compress(b"")])
@@ -827,6 +827,8 @@ def test_a_file_named_as_the_traces_beside_it_that_holds_none_is_a_failed_trace(
     (bad,) = failed(health(p))
     assert PurePath(bad.file).name == "sampled_rank-1.json.gz" and bad.severity == "error"
     assert "settings.json" not in " ".join(h.file or "" for h in health(p))
+    # (two of the job's ranks here, not "loaded": the one above failed)
+    assert any(h.what.endswith("128 ranks (its world size); 2 of them here") for h in health(p))
     assert main(["report", str(folder)]) == 2
     assert "sampled_rank-1.json.gz could not be read" in capsys.readouterr().out
 

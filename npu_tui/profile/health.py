@@ -486,7 +486,7 @@ def health(profile) -> List[HealthItem]:
         items.append(HealthItem(
             "warning", None, where,
             f"partial rank set: the traces give the job {world} ranks (its world size); "
-            f"{held} of them loaded", partial_fix, 0))
+            f"{held} of them here", partial_fix, 0))  # (here: one whose files failed is said above)
     sizes = profile.con.execute(WORLD_SIZES, other_run).fetchall()
     if len(sizes) > 1:
         said = "; ".join(f"{rank_list(ranks)} {'says' if len(ranks) == 1 else 'say'} {size}" for size, ranks in sizes)
