@@ -880,3 +880,12 @@ def test_one_file_opened_alone_is_loaded_again_when_its_rank_folder_says_another
     (rank / "profiler_info_1.json").rename(rank / "profiler_info_3.json")
     again = load_profile(path, cache=True)
     assert again.ranks == [3] and not again.from_cache
+
+
+@pytest.mark.parametrize("part", ["timeline", "timeline/msprof_1_0_2.json"])
+def test_an_msprof_devices_timeline_opened_alone_is_that_devices_rank(real, part):
+    """device_1's info.json.1 says rank 1, as where device_1 is opened; its timeline folder or one
+    of its files opened alone had been rank 0."""
+    prof = real / "mindinsight-msprof-2dev-hccl" / "PROF_000001_20230818142704567_GQFAMHBKGODKJMLA"
+    assert load_profile(prof / "device_1").ranks == [1]
+    assert load_profile(prof / "device_1" / part).ranks == [1]

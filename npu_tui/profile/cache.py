@@ -106,8 +106,8 @@ def cache_key(disc: Discovery) -> Optional[str]:
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:
-            # (a file opened alone in an output folder takes its rank from the rank folder above)
-            for root in (s.root, s.root.parent) if s.root.name == OUTPUT_DIR else (s.root,):
+            # (what is opened in an output folder or a device's timeline takes its rank from the folder above)
+            for root in (s.root, s.root.parent) if s.root.name in (OUTPUT_DIR, "timeline", "summary") else (s.root,):
                 files += _rank_infos(root) if root.is_dir() else []
         for line in _stat_lines(files, disc.path):
             h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them

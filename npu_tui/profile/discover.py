@@ -791,6 +791,19 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     return out
 
 
+def _rank_above(folder: Path, source: RankSource) -> Optional[Tuple[Path, str]]:
+    """The rank of what is in ``folder``, a rank's output folder or an msprof device_N's timeline or
+    summary folder, as the folder above it states it (profiler_info, info.json.N), set on ``source``;
+    a profiler_info that cannot be read, if so."""
+    above = Path(os.path.abspath(folder)).parent
+    if folder.name == OUTPUT_DIR and _is_rank_dir(above):
+        source.rank, source.info, problem = _profiler_info(above)
+        return problem
+    if folder.name in ("timeline", "summary") and MSPROF_DEVICE_RE.match(above.name):
+        source.rank = _msprof_rank(above)
+    return None
+
+
 def _trace_rank(f: Path) -> Optional[int]:
     """A Kineto trace's distributedInfo rank: in its head, where torch writes it, else at its end (a
     tool that rewrote the trace may have put it after the events)."""
@@ -1052,15 +1065,11 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         if kind is None:
             raise ProfileError(f"{path}: not a profiler file npu-tui knows")
         source = RankSource(root=path.parent, source_format=_format({kind}), files={kind: [path]})
-        # The rank its files say, as where its folder is opened: its rank folder's profiler_info,
-        # or a trace's distributedInfo (else the rank is 0, whichever the file is).
-        rank_dir = path.parent.parent
-        if path.parent.name == OUTPUT_DIR and _is_rank_dir(rank_dir):
-            source.rank, source.info, problem = _profiler_info(rank_dir)
-            return Discovery(path, "file", [source], problems=[problem] if problem else [])
-        if kind == "kineto":
+        # The rank its files say, as where its folder is opened (else the rank is 0, whichever the file is).
+        problem = _rank_above(path.parent, source)
+        if kind == "kineto" and source.rank is None:
             source.rank = _trace_rank(path)
-        return Discovery(path, "file", [source])
+        return Discovery(path, "file", [source], problems=[problem] if problem else [])
 
     # A rank's output folder is that rank: its rank id, settings and parse state are beside it.
     rank_dir = path.parent if path.name == OUTPUT_DIR and _is_rank_dir(path.parent) else path
@@ -1089,6 +1098,8 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         return Discovery(path, "msprof", [s for s in sources if s.root == path or (
             len(sources) == 1 and s.root == path.parent)])
     loose = _loose_sources(path, modules)
+    if len(loose) == 1 and loose[0].source_format == "msprof":  # (device_N/timeline: device_N's rank)
+        _rank_above(path, loose[0])
     if loose:
         # Traces of more ranks one folder down (each node's, gathered into a folder of its own):
         # not loaded, as they may be another run's, and said; the job looked whole without them.
