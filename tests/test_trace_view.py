@@ -358,6 +358,13 @@ def test_event_boundaries_inside_the_last_event_do_not_decide_where_the_list_end
     assert cut.cut and cut.events == 3
 
 
+def plain_event_pair(evs) -> int:
+    """Where in the middle of ``evs`` a complete event without args ("ph" last, as torch_npu writes
+    it) is followed by another."""
+    return next(i for i in range(len(evs) // 2, len(evs) - 1)
+                if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+
+
 @pytest.mark.parametrize("damage, skipped, said", [
     # the damaged event's '}' lost: the intact event after it shares its line, and is read
     (lambda e: e[:-1], 1, "malformed JSON: 1 event(s) that do not parse dropped, the rest kept"),
@@ -377,9 +384,7 @@ def test_a_damaged_event_amid_the_trace_loses_itself_alone_and_is_counted(real, 
     if lines_checked:
         monkeypatch.setattr(chrome_trace, "LINE_TAIL_PASSED_OVER", True)
     evs = json.loads((real / ADVISOR).read_text())
-    # a complete event without args ("ph" last, as torch_npu writes it) followed by another
-    at = next(i for i in range(len(evs) // 2, len(evs) - 1)
-              if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+    at = plain_event_pair(evs)
     texts = [json.dumps(e) for e in evs]
     texts[at] = damage(texts[at])
     d, oracle = tmp_path / "r", tmp_path / "oracle"
@@ -403,8 +408,7 @@ def test_what_shares_a_line_with_a_damaged_event_is_read_as_the_other_events_are
     anywhere; brackets nested
     past Python's limit in the damaged event are no crash; zero bytes inside a name lose nothing."""
     evs = json.loads((real / ADVISOR).read_text())
-    at = next(i for i in range(len(evs) // 2, len(evs) - 1)
-              if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+    at = plain_event_pair(evs)
     texts = [json.dumps(e) for e in evs]
     objs = {"objs": [{"name": "a", "id": 1}, {"name": "b", "id": 2}, {"name": "c", "id": 3}]}
     if case == "objects":  # (salvage splits it at each '}, {': its middle piece parses, with no ph)
@@ -444,8 +448,7 @@ def test_text_that_is_no_event_after_an_event_in_another_encoding_loses_nothing(
     if lines_checked:
         monkeypatch.setattr(chrome_trace, "LINE_TAIL_PASSED_OVER", True)
     evs = json.loads((real / ADVISOR).read_text())
-    at = next(i for i in range(len(evs) // 2, len(evs) - 1)
-              if evs[i].get("ph") == "X" and "args" not in evs[i] and evs[i + 1].get("ph") == "X")
+    at = plain_event_pair(evs)
     texts = [json.dumps(e) for e in evs]
     texts[at] = json.dumps({**evs[at], "name": evs[at]["name"] + " MARK"})
     d, oracle = tmp_path / "r", tmp_path / "oracle"
