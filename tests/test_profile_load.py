@@ -869,6 +869,17 @@ def test_one_file_of_a_rank_opened_alone_keeps_the_rank_its_folder_says(real, fi
             "SELECT rank, device_id, profiler_level FROM ranks").fetchall()
 
 
+def test_one_file_of_a_rank_folder_holding_its_files_itself_keeps_its_rank(real, tmp_path):
+    """The output folder's files copied up into the rank folder (loaded as the rank's where the
+    folder is opened): one of them opened alone is rank 1 too, by the profiler_info beside it."""
+    rank = tmp_path / "r_ascend_pt"
+    rank.mkdir()
+    src = real / "msinsight-pt-2rank-levels/text/level1/rank1_ascend_pt"
+    shutil.copy(src / "profiler_info_1.json", rank)
+    shutil.copy(src / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv", rank)
+    assert load_profile(rank).ranks == [1] and load_profile(rank / "kernel_details.csv").ranks == [1]
+
+
 def test_one_file_opened_alone_is_loaded_again_when_its_rank_folder_says_another_rank(real, tmp_path):
     """The rank comes from the rank folder above the file: its profiler_info is part of the cache's key."""
     rank = shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1/rank1_ascend_pt", tmp_path / "r_ascend_pt")

@@ -792,13 +792,15 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
 
 
 def _rank_above(folder: Path, source: RankSource) -> Optional[Tuple[Path, str]]:
-    """The rank of what is in ``folder``, a rank's output folder or an msprof device_N's timeline or
-    summary folder, as the folder above it states it (profiler_info, info.json.N), set on ``source``;
-    a profiler_info that cannot be read, if so."""
+    """The rank of what is in ``folder``, a rank's output folder (or the rank folder, its files
+    copied up into it) or an msprof device_N's timeline or summary folder, as the rank folder or
+    device_N states it (profiler_info, info.json.N), set on ``source``; a profiler_info that cannot
+    be read, if so."""
     above = Path(os.path.abspath(folder)).parent
-    if folder.name == OUTPUT_DIR and _is_rank_dir(above):
-        source.rank, source.info, problem = _profiler_info(above)
-        return problem
+    for rank_dir in ((above,) if folder.name == OUTPUT_DIR else ()) + (folder,):
+        if _is_rank_dir(rank_dir):
+            source.rank, source.info, problem = _profiler_info(rank_dir)
+            return problem
     if folder.name in ("timeline", "summary") and MSPROF_DEVICE_RE.match(above.name):
         source.rank = _msprof_rank(above)
     return None
