@@ -28,7 +28,7 @@ from typing import Iterable, List, Optional, Tuple
 
 import duckdb
 
-from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, OUTPUT_DIR, Discovery
+from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, RANK_STATED_ABOVE, Discovery
 from .schema import CONFIG, connect
 from .sources.sqlite_export import SIDE_FILES
 
@@ -106,8 +106,7 @@ def cache_key(disc: Discovery) -> Optional[str]:
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:
-            # (what is opened in an output folder or a device's timeline takes its rank from the folder above)
-            for root in (s.root, s.root.parent) if s.root.name in (OUTPUT_DIR, "timeline", "summary") else (s.root,):
+            for root in (s.root, s.root.parent) if s.root.name in RANK_STATED_ABOVE else (s.root,):
                 files += _rank_infos(root) if root.is_dir() else []
         for line in _stat_lines(files, disc.path):
             h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them

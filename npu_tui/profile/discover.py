@@ -382,19 +382,17 @@ def _copied_ranks(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tup
     then, where every size is shared, the head and end of each. The rank a profiler_info states is
     kept, else the first; a copy is said and not loaded, or its rows would count twice as a rank of
     their own. (Folders that each state their rank are told apart by it: see the loader.)"""
-    def sizes(s: RankSource):
-        return tuple(sorted((kind, _content_size(f)) for kind, fs in s.files.items() for f in fs))
-
+    sizes = {f: _content_size(f) for s in sources for fs in s.files.values() for f in fs}
     by_size: Dict[object, List[RankSource]] = {}
     for s in sources:
         if s.files:
-            by_size.setdefault(sizes(s), []).append(s)
+            by_size.setdefault(tuple(sorted((k, sizes[f]) for k, fs in s.files.items() for f in fs)), []).append(s)
     copies: Dict[int, RankSource] = {}  # id of a copy -> the rank kept
     for same in (g for g in by_size.values() if len(g) > 1):
         kept: Dict[object, RankSource] = {}
         for s in sorted(same, key=lambda s: s.rank is None):  # (stable: folder order within)
             files = sorted(f for fs in s.files.values() for f in fs)
-            sign = tuple((_digest(f), _tail(f, _content_size(f) or 0)) for f in files)
+            sign = tuple((_digest(f), _tail(f, sizes[f] or 0)) for f in files)
             if None in (x for pair in sign for x in pair):
                 continue
             if sign in kept and not any(INFO_RE.match(f.name) for f in _files(s.root)):
@@ -791,6 +789,10 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     return out
 
 
+# Folders whose contents take their rank from the folder above them (_rank_above).
+RANK_STATED_ABOVE = (OUTPUT_DIR, "timeline", "summary")
+
+
 def _rank_above(folder: Path, source: RankSource) -> Optional[Tuple[Path, str]]:
     """The rank of what is in ``folder``, a rank's output folder (or the rank folder, its files
     copied up into it) or an msprof device_N's timeline or summary folder, as the rank folder or
@@ -801,7 +803,7 @@ def _rank_above(folder: Path, source: RankSource) -> Optional[Tuple[Path, str]]:
         if _is_rank_dir(rank_dir):
             source.rank, source.info, problem = _profiler_info(rank_dir)
             return problem
-    if folder.name in ("timeline", "summary") and MSPROF_DEVICE_RE.match(above.name):
+    if folder.name in RANK_STATED_ABOVE and MSPROF_DEVICE_RE.match(above.name):
         source.rank = _msprof_rank(above)
     return None
 

@@ -293,7 +293,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                                               f"(two traces in one file?), its {joined.events:,} events not loaded"]))
     if staged.events == 0 and not where:  # filtered: told apart above
         if unparsed:
-            raise SourceError(f"malformed JSON: no event could be read ({unparsed:,} of {lines.written:,} do not parse)")
+            raise SourceError(f"malformed JSON: no event could be read ({unparsed:,} of {lines.written:,} "
+                              "do not parse)")
         raise EmptyTrace()
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
@@ -831,12 +832,7 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
     if events:
         lines = [e.encode("utf-8", "surrogateescape") for _, e in events]
         # (one in another locale shares its line with the damage: read here as _lines reads the others)
-        for i, line in enumerate(lines):
-            if not _utf8(line):
-                read, as_gbk = _other_locale(line)
-                if read is not None:
-                    lines[i] = read
-                    got.gbk, got.escaped = got.gbk + as_gbk, got.escaped + (not as_gbk)
+        got.gbk, got.escaped, _ = _read_other_locales(lines)
         path = tmp / "recovered.ndjson"
         path.write_bytes(b"".join(b'{"npu_tui_rid": %s, ' % (b"null" if rid is None else str(rid).encode())
                                   + line[1:] + b"\n" for (rid, _), line in zip(events, lines)))
@@ -844,8 +840,8 @@ def _recover(con: duckdb.DuckDBPyConnection, table: str, pieces: List[Path], tmp
             con.execute(RECOVERED.format(table=table), {"paths": [str(path)], "base_ns": base_ns,
                                                         "columns": {**ARRAY_COLUMNS, "npu_tui_rid": "BIGINT"}})
             read = con.execute(f"SELECT count(*) FROM {table}_found").fetchone()[0]
-            names = [d[0] for d in con.execute(f"SELECT * FROM {table}_rows LIMIT 0").description]
-            con.execute(IN_PLACE.format(table=table, sets=", ".join(f'"{n}" = f."{n}"' for n in names)))
+            sets = ", ".join(f'"{n}" = f."{n}"' for n in _row_columns(con, table))
+            con.execute(IN_PLACE.format(table=table, sets=sets))
             con.execute(ADDED.format(table=table))
         except duckdb.Error:  # (a value DuckDB cannot take where Python's parser could: those events lost)
             read = 0
@@ -892,8 +888,13 @@ def _more_than_a_value(con: duckdb.DuckDBPyConnection, table: str, lines: _Lines
         bad = []
     unread = sorted(set(lines.foreign).union(_kth_other(k, lines.foreign) for k in bad))
     if unread:
-        names = [d[0] for d in con.execute(f"SELECT * FROM {table}_rows LIMIT 0").description]
-        con.execute(UNREAD.format(table=table, nulls=", ".join(f'"{n}" = NULL' for n in names)), {"lines": unread})
+        nulls = ", ".join(f'"{n}" = NULL' for n in _row_columns(con, table))
+        con.execute(UNREAD.format(table=table, nulls=nulls), {"lines": unread})
+
+
+def _row_columns(con: duckdb.DuckDBPyConnection, table: str) -> List[str]:
+    """The columns of a staged trace's rows (EVENT_SELECT's)."""
+    return [d[0] for d in con.execute(f"SELECT * FROM {table}_rows LIMIT 0").description]
 
 
 def _kth_other(k: int, skipped: List[int]) -> int:
@@ -940,13 +941,9 @@ def _lines(path: Path, span: _Span, tmp: Path, shape: str) -> _Lines:
                 got.nul.update((got.written + i, zeros) for i, zeros in enumerate(kept) if zeros)
             lines = [line for line in lines if line]
             if not _utf8(text):  # text of another locale (a GBK path in a call stack)
-                for i, line in enumerate(lines):
-                    read, as_gbk = (None, False) if _utf8(line) else _other_locale(line)
-                    if read is not None:  # None: it does not parse so, and is dropped (counted)
-                        lines[i] = read
-                        got.gbk, got.escaped = got.gbk + as_gbk, got.escaped + (not as_gbk)
-                    elif not _utf8(line):
-                        got.foreign.append(got.written + i)
+                gbk, escaped, foreign = _read_other_locales(lines)
+                got.gbk, got.escaped = got.gbk + gbk, got.escaped + escaped
+                got.foreign += [got.written + i for i in foreign]
             # (named for the number of its first line: salvage's second look opens only those it needs)
             name = tmp / f"events.{piece}.{got.written}.ndjson"
             name.write_bytes(b"\n".join(lines) + b"\n")
@@ -997,6 +994,22 @@ def _count_events(f, text: bytes, left: int) -> int:
         n += (tail + block).count(b'"ph"')
         tail = block[-3:]
     return n
+
+
+def _read_other_locales(lines: List[bytes]) -> Tuple[int, int, List[int]]:
+    """The events of ``lines`` with bytes that are not UTF-8, read in place as _other_locale reads
+    them; how many read as GBK, how many with bytes written \\xNN, and the places of those that
+    parse neither way, left as they are (dropped, and counted, as lines that do not parse)."""
+    gbk, escaped, foreign = 0, 0, []
+    for i, line in enumerate(lines):
+        if not _utf8(line):
+            read, as_gbk = _other_locale(line)
+            if read is None:
+                foreign.append(i)
+            else:
+                lines[i] = read
+                gbk, escaped = gbk + as_gbk, escaped + (not as_gbk)
+    return gbk, escaped, foreign
 
 
 def _other_locale(event: bytes) -> Tuple[Optional[bytes], bool]:
