@@ -752,6 +752,64 @@ def test_the_key_is_the_profiles_whatever_path_opens_it(tmp_path, monkeypatch):
     assert cache_key(discover(tmp_path / "copy")) != key
 
 
+def test_the_key_changes_with_an_edit_that_keeps_size_and_mtime(tmp_path):
+    """A kernel's duration edited in place, its file's mtime set back (``touch -r``): the rows
+    are not the cached ones. A chmod changes them too (a file made unreadable fails the load)."""
+    from npu_tui.profile.cache import cache_key
+    from npu_tui.profile.discover import discover
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "diffusion_2rank", run)
+    kd = next(run.rglob("kernel_details.csv"))
+    key = cache_key(discover(run))
+    before = kd.stat()
+    data = bytearray(kd.read_bytes())
+    digit = next(i for i, c in enumerate(data) if c in b"123456789" and data[i - 1] == ord(","))
+    data[digit] = ord("1") + data[digit] % 9  # another digit, the size kept
+    kd.write_bytes(bytes(data))
+    os.utime(kd, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert kd.stat().st_size == before.st_size and kd.stat().st_mtime_ns == before.st_mtime_ns
+    edited = cache_key(discover(run))
+    assert edited not in (None, key)
+    kd.chmod(0o400)
+    assert cache_key(discover(run)) not in (None, key, edited)
+
+
+def test_the_key_is_how_the_files_were_opened(tmp_path, real):
+    """The same files opened as a rank folder (or its output folder, the same load) or one file of
+    it make ranks of other roots; an msprof PROF_* folder and one device's timeline folder, ranks of another
+    device; an msprof device folder renamed, another rank. Each is a key of its own, so that a
+    reopen gives what a cold load of that path gives."""
+    from npu_tui.profile.cache import cache_key
+    from npu_tui.profile.discover import discover
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "diffusion_1rank", run)
+    kd = next(run.rglob("kernel_details.csv"))
+    keys = [cache_key(discover(p)) for p in (run, kd.parent.parent, kd)]
+    assert None not in keys and len(set(keys)) == 3
+    assert cache_key(discover(kd.parent)) == keys[1]
+
+    prof = next((real / "mindinsight-msprof-2dev-hccl").glob("PROF_*"))
+    keys = [cache_key(discover(p)) for p in (prof, prof / "device_0" / "timeline")]
+    assert None not in keys and len(set(keys)) == 2
+
+    merged = tmp_path / "PROF_000001_X"
+    (merged / "mindstudio_profiler_output").mkdir(parents=True)
+    trace = next((prof / "device_0" / "timeline").glob("msprof_*.json"))
+    shutil.copy2(trace, merged / "mindstudio_profiler_output" / "msprof_20230818142704.json")
+    (merged / "device_0").mkdir()
+    for name in ("start_info.0", "end_info.0"):
+        shutil.copy2(prof / "device_0" / name, merged / "device_0" / name)
+    disc = discover(tmp_path)
+    key = cache_key(disc)
+    (merged / "device_0").rename(merged / "device_3")
+    again = discover(tmp_path)
+    assert [s.rank for s in again.ranks] != [s.rank for s in disc.ranks] or \
+        [s.device for s in again.ranks] != [s.device for s in disc.ranks]
+    assert cache_key(again) not in (None, key)
+
+
 def test_the_key_changes_with_duckdbs_version(tmp_path, monkeypatch):
     """Another DuckDB reads the files with other readers: its rows are not an older one's."""
     from npu_tui.profile.cache import cache_key

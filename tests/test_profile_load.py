@@ -896,7 +896,8 @@ def test_one_file_opened_alone_is_loaded_again_when_its_rank_folder_says_another
 @pytest.mark.parametrize("part", ["timeline", "timeline/msprof_1_0_2.json"])
 def test_an_msprof_devices_timeline_opened_alone_is_that_devices_rank(real, part):
     """device_1's info.json.1 says rank 1, as where device_1 is opened; its timeline folder or one
-    of its files opened alone had been rank 0."""
+    of its files opened alone had been rank 0, and of no device."""
     prof = real / "mindinsight-msprof-2dev-hccl" / "PROF_000001_20230818142704567_GQFAMHBKGODKJMLA"
-    assert load_profile(prof / "device_1").ranks == [1]
-    assert load_profile(prof / "device_1" / part).ranks == [1]
+    ranks = "SELECT rank, device_id FROM ranks"
+    assert load_profile(prof / "device_1").con.execute(ranks).fetchall() == [(1, 1)]
+    assert load_profile(prof / "device_1" / part).con.execute(ranks).fetchall() == [(1, 1)]

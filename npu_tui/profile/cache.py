@@ -7,9 +7,9 @@ checkpoints it and gives it its name. A load that never got there (cancelled, fa
 quit or was killed) leaves no file under a key: its temporary file is removed on the way out, or by
 the next store made in the folder once its process is gone.
 
-The key covers everything that decides the loaded rows: every source file's path, size and mtime,
-the profiler_info files, and the text of the schema and loader code. A cache whose key table is
-missing or unreadable (another version, a file that is not one) is deleted and rebuilt, never used;
+The key covers everything that decides the loaded rows: every source file's path, size, times and
+readability, the profiler_info files, how discovery made ranks of them, and the text of the schema
+and loader code. A cache whose key table is missing or unreadable (another version, a file that is not one) is deleted and rebuilt, never used;
 a cache that opens but then fails to read (a bad block: the disk, or a copy cut short) is removed
 by whoever hits it (``discard``) and the profile loaded afresh. Never inside the profile folder.
 """
@@ -79,19 +79,36 @@ def _code_digest() -> bytes:
     return h.digest()
 
 
-def _stat_lines(paths: Iterable[Path], base: Path) -> Iterable[str]:
-    """Each file's path, size and mtime; a file under ``base`` is named by the base's real path and
-    its place under it, so a profile opened by another path (a link, a relative one) keeps its
-    key, and the 577 files of 64 ranks are not resolved one by one (a fifth of a reopen's key).
-    A file that is a link is named by its target: pointed elsewhere, it is another file."""
-    real = base.resolve()
+def _named(p: Path, base: Path, real: Path) -> Path:
+    """A path as the key names it: under ``base`` by the base's real path and its place under it,
+    so a profile opened by another path (a link, a relative one) keeps its key, and the 577 files
+    of 64 ranks are not resolved one by one (a fifth of a reopen's key). A file that is a link is
+    named by its target: pointed elsewhere, it is another file."""
+    try:
+        return p.resolve() if p.is_symlink() else real / p.relative_to(base)
+    except ValueError:
+        return p.resolve()
+
+
+def _stat_lines(paths: Iterable[Path], base: Path, real: Path) -> Iterable[str]:
+    """Each file's name, size, mtime, ctime and whether this user may read it. The ctime: an edit
+    that keeps the size and sets the mtime back (``touch -r``, a tool that keeps times) changes
+    it, as a chmod does, and no one can set it. Readable: a cache folder shared between users
+    must not hand one the rows of a file only another could read."""
     for p in sorted(set(paths)):
         st = p.stat()
-        try:
-            name = p.resolve() if p.is_symlink() else real / p.relative_to(base)
-        except ValueError:
-            name = p.resolve()
-        yield f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n"
+        yield f"{_named(p, base, real)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{os.access(p, os.R_OK)}\n"
+
+
+def _framing(disc: Discovery, base: Path, real: Path) -> Iterable[str]:
+    """How discovery read the files into ranks: the same files opened by another path (a rank
+    folder, its output folder, one file of it; a PROF_* folder or one device's timeline) make
+    ranks of other roots and devices, and a rank may come from a folder's name (device_N)."""
+    yield f"{disc.layout}\n"
+    for s in disc.ranks:
+        roles = sorted((role, str(_named(f, base, real))) for role, fs in s.files.items() for f in fs)
+        left = sorted((str(_named(f, base, real)), note) for f, note in s.left_out)
+        yield f"{_named(s.root, base, real)}\0{s.source_format}\0{s.rank}\0{s.device}\0{roles}\0{left}\n"
 
 
 def cache_key(disc: Discovery) -> Optional[str]:
@@ -108,7 +125,8 @@ def cache_key(disc: Discovery) -> Optional[str]:
         for s in disc.ranks:
             for root in (s.root, s.root.parent) if s.root.name in RANK_STATED_ABOVE else (s.root,):
                 files += _rank_infos(root) if root.is_dir() else []
-        for line in _stat_lines(files, disc.path):
+        real = disc.path.resolve()
+        for line in (*_stat_lines(files, disc.path, real), *_framing(disc, disc.path, real)):
             h.update(line.encode("utf-8", "surrogateescape"))  # names as the disk holds them
         # And what discovery said, with each entry's mode: a folder not searched for want of
         # permission, searched once it is given (chmod changes no size or time), is another key.

@@ -3,6 +3,7 @@ device task with its operator, the msprof counterpart of kernel_details.csv."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -40,9 +41,10 @@ def sniff(head: bytes) -> bool:
 
 
 def device_from_folder(root: Path) -> Optional[int]:
-    """msprof keeps one device per device_N folder: N, for the folder itself or a PROF_* folder
-    holding exactly one."""
-    m = DEVICE_DIR.match(root.name)
+    """msprof keeps one device per device_N folder: N, for the folder itself, its timeline or
+    summary folder opened alone, or a PROF_* folder holding exactly one."""
+    above = Path(os.path.abspath(root)).parent.name  # (opened by a relative path: "timeline")
+    m = DEVICE_DIR.match(root.name) or (DEVICE_DIR.match(above) if root.name in ("timeline", "summary") else None)
     if m:
         return int(m.group(1))
     try:
