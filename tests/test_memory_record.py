@@ -80,3 +80,58 @@ def test_mindspores_framework_components(real, tmp_path):
     assert got == open_session(src, cache=False).con.execute(q).fetchall()
     assert got[0][2] is not None  # allocated, which APP does not give
 
+
+
+OPERATOR_HEADER = ("Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+                   "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+                   "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+                   "Release Total Active(MB),Stream Ptr,Device Type\n")
+
+
+def _operator_row(size="2.0", release="1736408883574000.000", duration="42.08", reserved="1452.0"):
+    return (f"aten::empty,{size},1736408883573957.920\t,{release}\t,{release},{duration},{duration},"
+            f"954.37,{reserved},954.37,954.37,{reserved},954.37,897357296,NPU:0\n")
+
+
+# Each file: a good row, then rows whose cells give a value that does not read as one (a unit
+# after it, an exponent, a sign no amount has). Kept with the cell NULL, each had read as "not
+# recorded" (a peak from the other rows, an allocation never released, an index to the graph's end).
+BAD_CELLS = {
+    "memory_record.csv": (HEADER, "PTA+GE,1736408883573957.920\t,10.0,20.0,10.0,1,NPU:0\n", [
+        "PTA+GE,1736408883573958.920,1261.04 MB,1300.0,10.0,1,NPU:0\n",
+        "PTA+GE,1736408883573959.920,10.0,-1452.0,10.0,1,NPU:0\n",
+        "PTA+GE,1736408883573960.920,10.0,20.0,1e999,1,NPU:0\n"]),
+    "npu_module_mem.csv": ("Component,Timestamp(us),Total Reserved(MB),Device\n", "SLOG,1736408883657086.220\t,2.0,NPU:0\n", [
+        "APP,1736408883657087.220\t,28339.77MB,NPU:0\n", "APP,1736408883657088.220\t,-5.0,NPU:0\n"]),
+    "operator_memory.csv": (OPERATOR_HEADER, _operator_row(), [
+        _operator_row(release="1.736408883736794e+15"), _operator_row(release="1736408883574000.000us"),
+        _operator_row(size="-2.0"), _operator_row(duration="42us"), _operator_row(reserved="-1.0")]),
+    "static_op_mem.csv": ("Device_id,Op Name,Model Name,Graph ID,Node Index Start,Node Index End,Size(KB)\n",
+                          "0,MatMul_1,0,1,3,4294967295,1024.0\n", [
+        "0,Add_2,0,1,4,12us,16.0\n", "0,Cast_3,0,1,x5,9,16.0\n", "0,Mul_4,0,1,5,9,-16.0\n"]),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_CELLS))
+def test_a_memory_cell_that_gives_no_value_skips_its_row_counted(tmp_path, name):
+    header, good, bad = BAD_CELLS[name]
+    out = tmp_path / "node_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / name).write_text(header + good + "".join(bad))
+    p = load_profile(out.parent)
+    kind = name[:-4]
+    assert p.con.execute(f"SELECT count(*) FROM {kind}").fetchone() == (1,)
+    assert p.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = ?", [kind]).fetchall() == \
+        [(1, len(bad))]
+
+
+def test_a_memory_record_without_its_allocated_column_is_not_read_as_npu_module_mem(tmp_path):
+    """Without Total Allocated, memory_record.csv's columns are npu_module_mem's: read as that by
+    its content, its rows went into the per-module table, and the memory peaks were none, unsaid.
+    By its name it is a memory_record table that lacks a column: said, the load failed."""
+    out = tmp_path / "node_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "memory_record.csv").write_text("Component,Timestamp(us),Total Reserved(MB),Device Type\n"
+                                           "PTA+GE,1736408883573957.920\t,20.0,NPU:0\n")
+    with pytest.raises(ProfileError, match="memory_record.csv: not a memory_record table"):
+        load_profile(out.parent)

@@ -216,7 +216,7 @@ def _pick(rng: random.Random, n: int, k: int = 5) -> List[int]:
     return sorted(rng.sample(range(1, n), min(k, n - 1)))
 
 
-NUMERIC_HINTS = ("(us)", "(ms)", "Computing", "Communication", "Free", "Stage", "Count", "Ratio")
+NUMERIC_HINTS = ("(us)", "(ms)", "(MB)", "(KB)", "Computing", "Communication", "Free", "Stage", "Count", "Ratio")
 # Not numbers at all; each damaged row gets one of them in every numeric cell.
 BAD_NUMBERS = ["NaN", "inf", "-inf", "1e999", "12..5"]
 # Kernel times also get a negative duration and a start past what integer ns can hold.
@@ -238,8 +238,8 @@ def csv_damage(data: bytes, damage: str, rng: random.Random, kind: str) -> bytes
         for n, i in enumerate(picked):
             for j in cols:
                 rows[i][j] = bad[n % len(bad)]
-    elif damage == "huge_cell":
-        rows[picked[0]][0] = "A" * HUGE
+    elif damage == "huge_cell":  # in a name, text wherever it is (an id given as 10 MB of text is no id)
+        rows[picked[0]][next((j for j, c in enumerate(rows[0]) if "Name" in c), 0)] = "A" * HUGE
     elif damage == "non_utf8":
         body = _csv_bytes(rows, end)
         cut = body.index(end.encode(), len(body) // 2) + len(end)  # start of a middle row

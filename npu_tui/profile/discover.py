@@ -92,16 +92,21 @@ def _end(path: Path) -> bytes:
 
 
 def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
-    """The source kind of one file: by its content, else by the profiler's name for it."""
+    """The source kind of one file: by its content, else by the profiler's name for it. A file
+    under the exact name the profiler gives one table whose content reads as another's (a
+    memory_record.csv that lost its Total Allocated column reads as npu_module_mem's) is the named
+    table's, damaged: its loader says what it lacks, where the other's would load it unsaid."""
     head = _head(path)
     if head.strip():
         for m in modules:
             if m.sniff(head):
                 if m.KIND == "msprof_timeline" and msprof_timeline.torch_npus(_end(path)):
                     return "trace_view"
-                # A trace whose head shows no event that tells whose it is: what its name says.
-                named = kind_by_name(path.name, modules) if m.KIND in TRACE_KINDS else None
-                return named if named in TRACE_KINDS and not flavour_told(head) else m.KIND
+                if m.KIND in TRACE_KINDS:  # a trace whose head shows no event that tells whose it is
+                    named = kind_by_name(path.name, modules)
+                    return named if named in TRACE_KINDS and not flavour_told(head) else m.KIND
+                exact = _names(tuple(modules))[0].get(path.name)
+                return exact if exact is not None and exact not in TRACE_KINDS else m.KIND
     elif path.name.endswith(".json.gz") and _damaged(path):
         return "kineto"  # a trace whose gzip breaks in its head: its loader says so
     if path.name.endswith(ARCHIVES):  # msprof_export.tar.gz: no msprof file, whatever its name

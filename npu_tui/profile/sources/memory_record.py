@@ -23,6 +23,8 @@ REQUIRED = {"Component", "Timestamp(us)"}
 ALLOCATED = {"Total Allocated(MB)", "Total Allocated(KB)"}
 RESERVED = {"Total Reserved(MB)", "Total Reserved(KB)"}
 
+# A total given that is no amount ("1261.04 MB", negative) skips its row, counted: kept NULL, it
+# would read as not tracked by its component.
 # k_component: DuckDB's names are case-insensitive, so "component" would be the file's raw Component
 # column, not the cleaned one.
 INSERT = """
@@ -32,6 +34,8 @@ SELECT $rank, clean_text({device}), k_component, ts_ns,
        coalesce(mb_bytes(num({reserved})), kb_bytes(num({reserved_kb}))), mb_bytes(num({active})), clean_text({stream})
 FROM (SELECT *, clean_text({component}) AS k_component, ts_to_ns({ts}) AS ts_ns FROM {table})
 WHERE k_component IS NOT NULL AND ts_ns IS NOT NULL
+  AND NOT (text_not_amount({allocated}) OR text_not_amount({allocated_kb}) OR text_not_amount({reserved})
+           OR text_not_amount({reserved_kb}) OR text_not_amount({active}))
 """
 
 

@@ -26,6 +26,7 @@ INSERT INTO npu_module_mem
 SELECT $rank, clean_text({device}), k_component, ts_ns, coalesce(mb_bytes(num({reserved})), kb_bytes(num({reserved_kb})))
 FROM (SELECT *, clean_text({component}) AS k_component, ts_to_ns({ts}) AS ts_ns FROM {table})
 WHERE k_component IS NOT NULL AND ts_ns IS NOT NULL
+  AND NOT (text_not_amount({reserved}) OR text_not_amount({reserved_kb}))  -- skipped and counted, not NULL
 """
 
 

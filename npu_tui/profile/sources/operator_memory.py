@@ -31,9 +31,18 @@ SELECT $rank, clean_text({device}), om_name, CAST(round(num({size}) * 1024) AS B
        coalesce(num({release_reserved}), num({release_reserved_kb}) / 1024), num({release_active}),
        clean_text({stream})
 -- om_ prefix: identifiers are case-insensitive, so `name` would be the file's raw Name text.
--- A size of 1e15 KB or more is none (skipped, counted): in bytes it failed the whole file.
+-- A size that is no amount (negative; 1e15 KB or more, which in bytes failed the whole file) and
+-- a cell given that does not read (a release time with an exponent or a unit would read as never
+-- released) skip the row, counted. (A negative Duration is a number: it releases nothing.)
 FROM (SELECT *, clean_text({name}) AS om_name, ts_to_ns({alloc}) AS alloc_ns FROM {table})
-WHERE om_name IS NOT NULL AND alloc_ns IS NOT NULL AND amount(abs(num({size}))) IS NOT NULL
+WHERE om_name IS NOT NULL AND alloc_ns IS NOT NULL AND amount(num({size})) IS NOT NULL
+  AND NOT ({release_given} OR text_not_time({active_release}) OR text_not_number({duration})
+           OR text_not_number({active_duration}) OR text_not_amount({alloc_allocated})
+           OR text_not_amount({alloc_allocated_kb}) OR text_not_amount({alloc_reserved})
+           OR text_not_amount({alloc_reserved_kb}) OR text_not_amount({alloc_active})
+           OR text_not_amount({release_allocated}) OR text_not_amount({release_allocated_kb})
+           OR text_not_amount({release_reserved}) OR text_not_amount({release_reserved_kb})
+           OR text_not_amount({release_active}))
 """
 
 
@@ -45,9 +54,12 @@ RELEASE = "Release Time(us)"
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
-    released = "ts_to_ns({release})" if RELEASE in csv_header(read_head(path)) else \
+    given = RELEASE in csv_header(read_head(path))
+    released = "ts_to_ns({release})" if given else \
         "CASE WHEN us_to_ns({duration}) >= 0 THEN alloc_ns + us_to_ns({duration}) END"
-    return load_rows(con, path, ctx, STAGE, INSERT.replace("{released}", released), {
+    insert = INSERT.replace("{released}", released).replace("{release_given}",
+                                                             "text_not_time({release})" if given else "false")
+    return load_rows(con, path, ctx, STAGE, insert, {
         "name": "Name", "size": "Size(KB)", "alloc": "Allocation Time(us)", "release": RELEASE,
         "active_release": "Active Release Time(us)", "duration": "Duration(us)",
         "active_duration": "Active Duration(us)", "alloc_allocated": "Allocation Total Allocated(MB)",

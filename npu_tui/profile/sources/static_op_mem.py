@@ -26,7 +26,10 @@ SELECT $rank, int_or_null({device}), som_name, clean_text({model}), clean_text({
        CASE WHEN int_or_null({end}) <> 4294967295 THEN int_or_null({end}) END,
        CAST(round(num({size}) * 1024) AS BIGINT)
 FROM (SELECT *, clean_text({name}) AS som_name FROM {table})
-WHERE som_name IS NOT NULL AND upper(som_name) <> 'TOTAL' AND num({size}) IS NOT NULL
+-- A size that is no amount, an index or device given that is no integer ("12us" would read as
+-- "until the graph's end"): the row is skipped, counted.
+WHERE som_name IS NOT NULL AND upper(som_name) <> 'TOTAL' AND amount(num({size})) IS NOT NULL
+  AND NOT (text_not_int({device}) OR text_not_int({start}) OR text_not_int({end}))
 """
 
 
