@@ -249,12 +249,13 @@ def test_a_file_whose_gbk_name_breaks_its_json_as_utf8_is_read_as_gbk(tmp_path):
     assert "唰乗" in p.con.execute("SELECT string_agg(op_name, ' ') FROM comm_ops").fetchone()[0]
 
 
-@pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5", '"abc"', "null"])
+@pytest.mark.parametrize("value", ["1e29", "NaN", "Infinity", "-5", '"abc"', "null", "true", "false"])
 @pytest.mark.parametrize("field", ["Elapse Time(ms)", "Wait Time(ms)", "Transit Size(MB)", "matrix"])
 def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path, capsys, field, value):
     """Garbage where a time or a size belongs: 1e29 MB overflowed the exact sums (a traceback in
     the report), 1e308 summed to inf, NaN was kept as NULL without a count, a negative time kept;
-    text or null, typed NULL, was kept as none given (the op's wait or transit left out of the sums)."""
+    text or null, typed NULL, was kept as none given (the op's wait or transit left out of the sums);
+    a boolean was typed 1 or 0 (an op of 1 ms)."""
     from npu_tui.cli import main
 
     out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
@@ -280,6 +281,34 @@ def test_a_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(tmp_path
     assert main(["report", str(tmp_path), "--format", "json", "--partial"]) == 0
     # The matrix's only other link is not "src-dst": a file whose every row is skipped gave nothing.
     assert json.loads(capsys.readouterr().out)["complete"] is (field != "matrix")
+
+
+@pytest.mark.parametrize("key, step", [("step3", 3), ("Step3", 3), ("3", 3), ("step 3", 3), ("step", None)])
+def test_a_step_key_gives_its_number_as_the_kernels_step_id_does(tmp_path, key, step):
+    """"Step3" and "3" read as no step, unsaid: two steps of a file fell into one, NULL."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "communication.json").write_text(GOOD_COMM.replace('"step3"', f'"{key}"'))
+    (out / "communication_matrix.json").write_text(GOOD_MATRIX.replace('"step3"', f'"{key}"'))
+    con = load_profile(tmp_path).con
+    assert con.execute("SELECT DISTINCT step FROM comm_ops").fetchall() == [(step,)]
+    assert con.execute("SELECT DISTINCT step FROM comm_matrix").fetchall() == [(step,)]
+
+
+@pytest.mark.parametrize("group", ["@9", ""])
+def test_a_kinds_total_link_counts_alone_with_or_without_its_group(tmp_path, group):
+    """The matrix's allreduce-total sums the kind's ops, top1 is a sample of them: counted by the
+    total alone. Keys without "@group" were not told a total, and the link summed both."""
+    from npu_tui.session import open_session
+
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    link = '{"0-1": {"Transport Type": "HCCS", "Transit Size(MB)": %d, "Transit Time(ms)": 2, "Bandwidth(GB/s)": 2}}'
+    (out / "communication_matrix.json").write_text(
+        '{"step3": {"p2p": {}, "collective": {"allreduce-top1%s": %s, "allreduce-total%s": %s}}}'
+        % (group, link % 3, group, link % 8))
+    s = open_session(tmp_path, cache=False)
+    assert s.con.execute("SELECT src_rank, dst_rank, ops, size_mb FROM comm_links").fetchall() == [(0, 1, 1, 8.0)]
 
 
 def test_a_step_or_kind_that_is_not_an_object_is_counted(tmp_path):

@@ -190,7 +190,7 @@ WHY_SKIPPED = "ragged, cut or hand-edited rows, cells that are not numbers, or t
 NEVER = "its rows are never ragged, nor its times written with an exponent"
 # The JSON files of communication ops and links: an op or link is skipped for its figures.
 JSON_KINDS = ("communication", "communication_matrix", "cluster_communication", "cluster_communication_matrix")
-WHY_SKIPPED_JSON = ("ops or links with a figure missing, or one that is no number (text, null, NaN) or negative, "
+WHY_SKIPPED_JSON = ("ops or links with a figure missing, or one that is no number (text, null, true, NaN) or negative, "
                     "or given twice")
 NEVER_JSON = "it writes every figure as a number"
 SKIPPED_ONLY = ("{name}: {lost} skipped ({why})", "compare with the file the profiler wrote: {never}")

@@ -47,10 +47,15 @@ CREATE OR REPLACE MACRO amount(x) AS CASE WHEN isfinite(x) AND x >= 0 AND x < 1e
 -- A value given that is not an amount: its row is skipped (and counted), never kept as NULL.
 CREATE OR REPLACE MACRO not_amount(x) AS x IS NOT NULL AND amount(x) IS NULL;
 -- not_amount of a JSON value typed as a number, where one that is none (text, null, a list) is
--- typed NULL: the raw JSON ``raw`` tells it, given at ``path``, from one not given. (A CASE: the
--- raw JSON is parsed for the NULLs alone, where an OR parsed it for every row, 0.45 s on 18k ops.)
+-- typed NULL: the raw JSON ``raw`` tells it, given at ``path``, from one not given; and a boolean,
+-- typed 1 or 0. (A CASE: the raw JSON is parsed for the NULLs and where it writes a boolean
+-- somewhere alone, where an OR parsed it for every row, 0.45 s on 18k ops.)
 CREATE OR REPLACE MACRO json_not_amount(x, raw, path) AS
-    CASE WHEN x IS NULL THEN json_exists(raw, path) ELSE amount(x) IS NULL END;
+    CASE WHEN x IS NULL THEN json_exists(raw, path)
+         WHEN amount(x) IS NULL THEN true
+         WHEN contains(CAST(raw AS VARCHAR), 'true') OR contains(CAST(raw AS VARCHAR), 'false')
+         THEN json_type(raw, path) = 'BOOLEAN'
+         ELSE false END;
 -- A JSON pointer to the key ``k`` (its '~' and '/' escaped), after ``within`` (a pointer, or '').
 CREATE OR REPLACE MACRO json_pointer(within, k) AS within || '/' || replace(replace(k, '~', '~0'), '/', '~1');
 

@@ -31,7 +31,7 @@ FILE_NAMES = ("communication.json",)
 STAGE = "stg_communication"
 
 # A rank's own file: steps, then the op kinds. The cluster summary has rank groups on top instead.
-STEP_LAYOUT = re.compile(rb'^\s*\{\s*"step[^"]*"\s*:\s*\{\s*"(?:p2p|collective)"\s*:')
+STEP_LAYOUT = re.compile(rb'^\s*\{\s*"(?i:step)[^"]*"\s*:\s*\{\s*"(?:p2p|collective)"\s*:')
 # msprof's own analysis (PROF_*/analyze/communication.json, msprof --analyze=on): the ops at the
 # top, without steps or kinds (its ops are the first iteration's: placed by their start, as any),
 # and the ops' sum beside them under FLAT_TOTAL.
@@ -169,10 +169,10 @@ def not_objects_sql(table: str, levels: Tuple[str, ...]) -> str:
     return f"SELECT {counts}" if counts else "SELECT 0"
 
 
-# A rank's own file: steps, then the op kinds, then the ops; step number from "step50" (NULL when
-# the key has none).
+# A rank's own file: steps, then the op kinds, then the ops; step number from "step50" ("Step 50",
+# "50"; NULL when the key has none).
 LEVELS = ("step_key", "kind", "op_key")
-STEP = "TRY_CAST(regexp_extract(step_key, '^step([0-9]+)$', 1) AS INTEGER)"
+STEP = "step_of(step_key)"
 
 TOTAL_KEY = "Total Op Info"
 # Said of a file read whole that holds no op (or link): a rank that ran none in its profiled steps.
@@ -187,10 +187,11 @@ FROM (SELECT *, op."Communication Time Info" AS t FROM {table}_ops WHERE op_key 
 WHERE {valid}
 """
 # An op is kept with its elapse time, and with no time that is not one (NaN, inf, negative, huge;
-# text or null: ``v`` is the op's JSON).
+# text, null or a boolean: ``v`` is the op's JSON).
 VALID_TIMES = 'amount(t."Elapse Time(ms)") IS NOT NULL AND NOT (' + " OR ".join(
     f"""json_not_amount(t."{f}", v, '$."Communication Time Info"."{f}"')"""
-    for f in ("Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")) + ")"
+    for f in ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)",
+              "Idle Time(ms)")) + ")"
 
 # A kept op's transports, but for one with a figure that is not an amount (skipped, counted).
 BANDWIDTH = """
