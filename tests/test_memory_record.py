@@ -135,3 +135,26 @@ def test_a_memory_record_without_its_allocated_column_is_not_read_as_npu_module_
                                            "PTA+GE,1736408883573957.920\t,20.0,NPU:0\n")
     with pytest.raises(ProfileError, match="memory_record.csv: not a memory_record table"):
         load_profile(out.parent)
+
+
+@pytest.mark.parametrize("second", [HEADER.replace("(MB)", "(KB)"),
+                                    "Timestamp(us),Component,Total Reserved(MB),Total Allocated(MB),Total Active(MB),"
+                                    "Stream Ptr,Device Type\n"])
+def test_a_table_joined_under_a_header_in_other_units_or_order_is_not_read(tmp_path, second):
+    """Two exports in one file, the second's header in KB (or its columns in another order): its
+    rows had loaded as MB (a peak a thousand times too high) or under the wrong columns, the
+    header row alone skipped. Read up to it, said, the load not whole."""
+    from npu_tui.profile.health import health
+
+    out = tmp_path / "node_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "memory_record.csv").write_text(
+        HEADER + "PTA+GE,1736408883573957.920\t,10.0,20.0,10.0,1,NPU:0\n"
+        "PTA+GE,1736408883573958.920,12.0,22.0,12.0,1,NPU:0\n" + second
+        + "PTA+GE,1736408883573959.920,12288.0,22528.0,12288.0,1,NPU:0\n" * 3)
+    p = load_profile(out.parent)
+    assert p.con.execute("SELECT count(*), max(reserved_bytes) FROM memory_record").fetchone() == (2, 22 * 2**20)
+    (log,) = p.con.execute("SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'memory_record'").fetchall()
+    assert log == (2, 4, "a header in other units or order at row 3: another table joined to it (two exports in "
+                         "one file?), its 3 rows not loaded")
+    assert [i.severity for i in health(p) if i.file.endswith("memory_record.csv")] == ["error"]

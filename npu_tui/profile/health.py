@@ -14,7 +14,7 @@ from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
 from .sources.cluster_communication import OTHER_RUN as CLUSTER_OTHER_OPS
 from .sources.communication import NONE_HELD
-from .sources.csvfile import JOINED
+from .sources.csvfile import JOINED, JOINED_OTHER
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
@@ -66,8 +66,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
                    "tell; {lost} skipped", NOT_STOPPED),
     (r"zero bytes inside it", "{name}: {note}", CORRUPT),
     (re.escape(BROKEN_PAGES), "{name}: {note}", CORRUPT),
-    (re.escape(JOINED), "{name}: {note}", "split the file where its header comes again, and open each "
-     "part with the other files of its own run"),
+    (re.escape(JOINED) + "|" + re.escape(JOINED_OTHER), "{name}: {note}", "split the file where a header comes "
+     "again, and open each part with the other files of its own run"),
     (re.escape(JOINED_TRACE), "{name}: {note}", "split the file where the second trace begins, and open "
      "each as a trace of its own"),
     (re.escape(ROWS_LOST), "{name} {note}", "the machine stopped before the file reached its disk: "
@@ -172,7 +172,7 @@ UNKNOWN_LOSS = re.compile(STOPPED_EARLY + "|" + TABLES_MISSING + r"|zero bytes i
                           + "|" + re.escape(BROKEN_PAGES))
 # A CSV holding a second table after its own (sources.csvfile), a trace a second trace
 # (sources.chrome_trace): that one is not loaded.
-NOT_READ_ON = re.compile(re.escape(JOINED) + "|" + re.escape(JOINED_TRACE))
+NOT_READ_ON = re.compile("|".join(map(re.escape, (JOINED, JOINED_OTHER, JOINED_TRACE))))
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key.)

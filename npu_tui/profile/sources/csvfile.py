@@ -56,6 +56,15 @@ csv.field_size_limit(MAX_ROW)
 # coming again (at a line's start, or glued to the last row of a file without its last line break):
 # only the first is read, and the file is not loaded whole.
 JOINED = "its header again at line"
+# The same with the header's names in other units or another order (a KB export joined to an MB
+# one): its rows would read in the wrong unit or column. Told by a staged row whose first two cells
+# are, but for their units, names of the header's columns (load_rows).
+JOINED_OTHER = "a header in other units or order at row"
+HEADER_LIKE = """
+SELECT min(rowid) FROM {table}
+WHERE lower(regexp_replace(trim({first}, E' \t\r\n"'), '\\s*\\([^)]*\\)$', '')) IN (SELECT unnest($names))
+  AND lower(regexp_replace(trim({second}, E' \t\r\n"'), '\\s*\\([^)]*\\)$', '')) IN (SELECT unnest($names))
+"""
 
 
 def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
@@ -475,6 +484,16 @@ def col(columns: List[str], *names: str) -> str:
     return "NULL"
 
 
+def _other_header(con: duckdb.DuckDBPyConnection, stage: str, columns: List[str]) -> Optional[int]:
+    """The staged row (its rowid: rows stage in file order) that is another header (JOINED_OTHER),
+    or None. (Its own header again is _scan's: the file is read up to it.)"""
+    if len(columns) < 2:
+        return None
+    names = sorted({re.sub(r"\s*\([^)]*\)$", "", c.strip()).lower() for c in columns})
+    return con.execute(HEADER_LIKE.format(table=stage, first=col(columns, columns[0]), second=col(columns, columns[1])),
+                       {"names": names}).fetchone()[0]
+
+
 def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stage: str, insert: str,
               names: Dict[str, Union[str, Tuple[str, ...]]], usable: Callable[[List[str]], bool], not_it: str,
               empty: str, summary: str = "") -> LoadResult:
@@ -488,6 +507,13 @@ def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stag
     try:
         if not usable(columns):
             raise SourceError(not_it)
+        joined = _other_header(con, stage, columns)
+        if joined is not None:
+            row = con.execute(f"SELECT count(*) + 1 FROM {stage} WHERE rowid < ?", [joined]).fetchone()[0]
+            lost = con.execute(f"DELETE FROM {stage} WHERE rowid > ?", [joined]).fetchone()[0]
+            rejected += lost  # (the header row itself stays, and is skipped by the insert)
+            note = "; ".join(filter(None, [note, f"{JOINED_OTHER} {row:,}: another table joined to it "
+                                                 f"(two exports in one file?), its {lost:,} rows not loaded"]))
         total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError(empty)
