@@ -430,9 +430,11 @@ def test_msprof_style_db_named_dat_with_versions(tmp_path):
     assert p.con.execute("SELECT device_id, cann_version FROM ranks").fetchall() == [(4, "8.0.RC3")]
 
 
-def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_key(real, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["ascend_pytorch_profiler_0.db", "ascend_pytorch_profiler_0.dat"])
+def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_key(real, tmp_path, monkeypatch, name):
     """A db whose writer has not checkpointed (still open, or killed) holds its last commits only
-    in the -wal beside it: read without the log, the report was complete over stale rows."""
+    in the -wal beside it: read without the log, the report was complete over stale rows. (A SQLite
+    file loads by its header whatever its name: its log was part of the key only beside a .db.)"""
     monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
     work = tmp_path / "work.db"
     shutil.copy(db_path(real, "level1", 0), work)
@@ -447,9 +449,9 @@ def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_ke
     (comm,) = writer.execute("SELECT count(*) FROM COMMUNICATION_OP").fetchone()
     out = tmp_path / "rank0_ascend_pt" / OUT
     out.mkdir(parents=True)
-    shutil.copy(work, out / "ascend_pytorch_profiler_0.db")  # as the writer left them on disk
-    shutil.copy(f"{work}-wal", out / "ascend_pytorch_profiler_0.db-wal")
-    assert sq(out / "ascend_pytorch_profiler_0.db", "SELECT count(*) FROM COMPUTE_TASK_INFO") == [(before,)]
+    shutil.copy(work, out / name)  # as the writer left them on disk
+    shutil.copy(f"{work}-wal", out / f"{name}-wal")
+    assert sq(out / name, "SELECT count(*) FROM COMPUTE_TASK_INFO") == [(before,)]
     before_listing = listing(out.parent)
 
     def compute_kernels():
@@ -465,7 +467,7 @@ def test_rows_only_in_the_write_ahead_log_are_read_and_the_log_is_part_of_the_ke
     writer.execute("DELETE FROM COMPUTE_TASK_INFO WHERE rowid % 3 = 0")
     writer.commit()
     fewer = writer.execute("SELECT count(*) FROM COMPUTE_TASK_INFO").fetchone()[0]
-    shutil.copy(f"{work}-wal", out / "ascend_pytorch_profiler_0.db-wal")
+    shutil.copy(f"{work}-wal", out / f"{name}-wal")
     writer.close()
     assert compute_kernels() == fewer < after
 
@@ -640,23 +642,78 @@ LOST_COMPUTE = ("SELECT count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskT
     ("COMMUNICATION_OP", "SELECT count(*) FROM COMMUNICATION_OP", "SELECT count(*) FROM COMPUTE_TASK_INFO",
      "its communication ops (their tasks are in COMMUNICATION_TASK_INFO) were not loaded"),
 ], ids=["compute", "communication"])
-def test_a_db_without_one_task_table_says_what_it_lost(real, tmp_path, monkeypatch, capsys, table, lost, kept, says):
+@pytest.mark.parametrize("how", ["missing", "empty"])
+def test_a_db_without_one_task_table_says_what_it_lost(real, tmp_path, monkeypatch, capsys, table, lost, kept, says,
+                                                      how):
     """The rank kept the other kind of device task and lost this one, as a complete run with exit 0
-    (without its comm ops, every comm figure read 0 and no comm finding could fire)."""
+    (without its comm ops, every comm figure read 0 and no comm finding could fire); the table there
+    but emptied, the same."""
     from npu_tui.cli import main
 
     db = _writable_rank_db(real, tmp_path, monkeypatch)
     with sqlite3.connect(db) as w:
         gone, left = w.execute(lost).fetchone()[0], w.execute(kept).fetchone()[0]
-        w.execute(f"DROP TABLE {table}")
+        w.execute(f"DROP TABLE {table}" if how == "missing" else f"DELETE FROM {table}")
     assert gone and left
     assert main(["report", str(db.parents[1]), "--format", "json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["complete"] is False
     (item,) = [h for h in doc["health"] if table in h["what"]]
     assert (item["severity"], item["rank"]) == ("error", 0)
-    assert item["what"].endswith(f"tables missing: {table}; {says}")
+    assert item["what"].endswith(f"tables {how}: {table}; {says}")
     assert sum(r["kernel_count"] for r in doc["ranks"]) == left
+
+
+def _loaded(db: Path):
+    p = load_profile(db.parents[1], cache=False)
+    skipped = dict(p.con.execute("SELECT note, skipped_rows FROM load_log WHERE kind = 'sqlite_export'").fetchall())
+    return p.con, sum(skipped.values())
+
+
+@pytest.mark.parametrize("damage, kernels, host", [
+    # A compute task whose TASK row is gone (its globalTaskId NULL there): dropped by the join, uncounted.
+    ("UPDATE TASK SET globalTaskId = NULL WHERE globalTaskId IN (SELECT globalTaskId FROM COMPUTE_TASK_INFO "
+     "LIMIT 10)", 10, 0),
+    # Host calls whose name is in no STRING_IDS row: kept without a name, uncounted.
+    ("UPDATE PYTORCH_API SET name = name + 10000000 WHERE rowid IN (SELECT rowid FROM PYTORCH_API LIMIT 100)", 0, 100),
+], ids=["task-gone", "name-gone"])
+def test_a_db_row_that_points_nowhere_is_skipped_and_counted(real, tmp_path, monkeypatch, damage, kernels, host):
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole, _ = _loaded(db)
+    want = [whole.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("kernels", "host_events")]
+    with sqlite3.connect(db) as w:
+        w.execute(damage)
+    con, skipped = _loaded(db)
+    assert [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("kernels", "host_events")] == \
+        [want[0] - kernels, want[1] - host]
+    assert skipped == kernels + host
+    assert not con.execute("SELECT count(*) FROM host_events WHERE name IS NULL").fetchone()[0]
+
+
+def test_a_db_without_task_connection_ids_loads_its_kernels(real, tmp_path, monkeypatch):
+    """connectionId is one of TASK's optional columns: without it the whole file failed on a cast
+    ("VARCHAR -> NULL"), where only the flows need it."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole, _ = _loaded(db)
+    with sqlite3.connect(db) as w:
+        w.execute("ALTER TABLE TASK DROP COLUMN connectionId")
+    con, _ = _loaded(db)
+    assert con.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone() == \
+        whole.execute("SELECT count(*), sum(dur_ns) FROM kernels").fetchone()
+
+
+def test_string_ids_given_twice_join_each_row_once(real, tmp_path, monkeypatch):
+    """STRING_IDS copied without its key, every id twice: every kernel and host call loaded twice
+    (and a skipped count below zero)."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole, _ = _loaded(db)
+    with sqlite3.connect(db) as w:
+        w.executescript("CREATE TABLE s2 AS SELECT * FROM STRING_IDS; DROP TABLE STRING_IDS; "
+                        "CREATE TABLE STRING_IDS AS SELECT * FROM s2 UNION ALL SELECT * FROM s2; DROP TABLE s2;")
+    con, skipped = _loaded(db)
+    for t in ("kernels", "host_events"):
+        assert con.execute(f"SELECT count(*) FROM {t}").fetchone() == whole.execute(f"SELECT count(*) FROM {t}").fetchone()
+    assert skipped == 0
 
 
 def test_a_db_whose_log_changes_while_it_is_copied_is_said_still_being_written(real, tmp_path, monkeypatch):

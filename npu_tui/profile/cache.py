@@ -118,8 +118,9 @@ def cache_key(disc: Discovery) -> Optional[str]:
     files += [f for fs in disc.cluster.values() for f in fs]
     # What discovery said of the rest (another profile beside the ranks): said again only while so.
     files += [p for p, _ in disc.problems]
-    # A SQLite export's state depends on the log or journal beside it (sqlite_export reads them).
-    files += [w for f in files if f.suffix == ".db" for w in (Path(f"{f}{s}") for s in SIDE_FILES) if w.is_file()]
+    # A SQLite export's state depends on the log or journal beside it (sqlite_export reads them),
+    # whatever its name (a .dat loads by its header).
+    files += [w for f in files for w in (Path(f"{f}{s}") for s in SIDE_FILES) if w.is_file()]
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:

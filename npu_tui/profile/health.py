@@ -36,9 +36,9 @@ CORRUPT = "the file is damaged: copy it again from the machine that wrote it"
 SYSTEM_LIMITS = (r"Too many open files|Input/output error|Stale file handle|Resource temporarily unavailable|"
                  r"Cannot allocate memory|Interrupted system call")
 
-# A db export that lost tables, or columns its rows need (sources.sqlite_export): their rows are gone;
-# of the tables of its device tasks, its kernels.
-TABLES_MISSING = r"(^|; )(tables|columns) missing"
+# A db export that lost tables, or columns its rows need, or the rows of a table others point into
+# (sources.sqlite_export): their rows are gone; of the tables of its device tasks, its kernels.
+TABLES_MISSING = r"(^|; )(tables|columns) (missing|empty)"
 TASKS_LOST = re.compile(TABLES_MISSING + r": [^;]*\b(TASK|STRING_IDS|COMPUTE_TASK_INFO|COMMUNICATION_OP)\b")
 
 # (note pattern, what happened, fix); first match wins. {name} is the file, {lost} the rows lost.

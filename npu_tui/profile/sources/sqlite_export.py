@@ -76,11 +76,12 @@ WHERE step IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIGINT, end_ns BIGINT)"
 
-# Compute tasks and communication ops as kernel rows, keyed by connectionId for the flows.
+# Compute tasks and communication ops as kernel rows, keyed by connectionId for the flows. A compute
+# task whose TASK row is gone has no time: a row of stg_db_device that KERNELS skips, counted.
 # Comm ops carry core HCCL, as the paired text export (kernel_details.csv) of the same version does.
 COMPUTE_TASKS = """
 CREATE OR REPLACE TEMP TABLE stg_db_device AS
-SELECT {connectionId} AS connection_id, int32_or_null({deviceId}) AS device_id,
+SELECT CAST({connectionId} AS VARCHAR) AS connection_id, int32_or_null({deviceId}) AS device_id,
        s_name.value AS name, clean_text(s_type.value) AS type, clean_text(s_core.value) AS core,
        int_or_null(t.startNs) AS start_ns, int_or_null(t.endNs) - int_or_null(t.startNs) AS dur_ns,
        int_or_null({waitNs}) AS wait_ns, int32_or_null({block}) AS block_dim,
@@ -88,8 +89,8 @@ SELECT {connectionId} AS connection_id, int32_or_null({deviceId}) AS device_id,
        clean_text(s_ish.value) AS input_shapes, clean_text(s_idt.value) AS input_dtypes,
        clean_text(s_ifm.value) AS input_formats, clean_text(s_osh.value) AS output_shapes,
        clean_text(s_odt.value) AS output_dtypes
-FROM stg_db_TASK t
-JOIN stg_db_COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
+FROM stg_db_COMPUTE_TASK_INFO c
+LEFT JOIN stg_db_TASK t ON t.globalTaskId = c.globalTaskId
 LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
 LEFT JOIN stg_db_STRING_IDS s_type ON s_type.id = {opType}
 LEFT JOIN stg_db_STRING_IDS s_core ON s_core.id = {taskType}
@@ -128,7 +129,8 @@ WHERE regexp_matches(s.value, '^(KERNEL_|MIX_|AI_CORE$|AI_CPU$)')
 """
 # Whether the file holds communication tasks, whose collective ops are COMMUNICATION_OP's rows.
 COMM_TASKS = "SELECT EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO)"
-COMM_LOST = "tables missing: COMMUNICATION_OP; its communication ops (their tasks are in COMMUNICATION_TASK_INFO) were not loaded"
+COMM_LOST = ("tables {}: COMMUNICATION_OP; its communication ops (their tasks are in COMMUNICATION_TASK_INFO) "
+             "were not loaded")
 COMM_OPS = """
 INSERT INTO stg_db_device
 SELECT {connection}, $device_id, s_name.value, clean_text(s_type.value), 'HCCL',
@@ -163,7 +165,8 @@ FROM (SELECT CASE int_or_null(type) WHEN 0 THEN 'Computing' WHEN 1 THEN 'Communi
 WHERE lane IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 
-# globalTid is (pid << 32) | tid. The categories are named as trace_view.json names them.
+# globalTid is (pid << 32) | tid. The categories are named as trace_view.json names them. A call
+# whose name is in no STRING_IDS row is skipped, counted, as a kernel is.
 PYTORCH_API = """
 INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
 SELECT $rank, name, cat, start_ns, end_ns - start_ns, tid, args
@@ -182,7 +185,7 @@ FROM (SELECT s_name.value AS name,
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = p.type
       LEFT JOIN stg_db_STRING_IDS s_ish ON s_ish.id = {shapes}
       LEFT JOIN stg_db_STRING_IDS s_idt ON s_idt.id = {dtypes})
-WHERE start_ns >= 0 AND end_ns >= start_ns
+WHERE name IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 CANN_API = """
 INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
@@ -193,7 +196,7 @@ FROM (SELECT s_name.value AS name, int_or_null(c.startNs) AS start_ns, int_or_nu
       FROM stg_db_CANN_API c
       LEFT JOIN stg_db_STRING_IDS s_name ON s_name.id = c.name
       LEFT JOIN stg_db_ENUM_API_TYPE e ON e.id = c.type)
-WHERE start_ns >= 0 AND end_ns >= start_ns
+WHERE name IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 NO_API_TYPES = "CREATE OR REPLACE TEMP TABLE stg_db_ENUM_API_TYPE (id VARCHAR, name VARCHAR)"
 
@@ -545,6 +548,10 @@ THROUGH = ("TASK", "STRING_IDS")
 LOOKUPS = ("ENUM_API_TYPE", "ENUM_MODULE", "META_DATA", "CONNECTION_IDS")
 
 
+ONE_STRING_AN_ID = """CREATE OR REPLACE TEMP TABLE stg_db_STRING_IDS AS
+SELECT id, min(value) AS value FROM stg_db_STRING_IDS GROUP BY id"""
+
+
 def _count(con, table: str) -> int:
     return con.execute(f"SELECT count(*) FROM {STAGE_PREFIX}{table}").fetchone()[0]
 
@@ -556,6 +563,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     lacking = {t: [c for c in REQUIRED_COLUMNS.get(t, ()) if c not in cs] for t, cs in cols.items()}
     lacking = {t: m for t, m in lacking.items() if m}
     cols = {t: c for t, c in cols.items() if t not in lacking}
+    if "STRING_IDS" in cols:  # an id given twice (a copy without its key) would join every row twice
+        con.execute(ONE_STRING_AN_ID)
     _context(con, ctx, cols)
     given: List[str] = []  # tables of this file the rank's earlier files filled
     skips: Dict[str, int] = {}  # a table -> its rows not loaded, where the others were
@@ -624,10 +633,12 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                 for alias, names in COMPUTE_OPTIONAL.items() for name in names}))
         else:
             con.execute(NO_COMPUTE)
-            # A run without compute has no such table; one whose TASK holds kernels lost them.
-            if "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0] \
-                    and "COMPUTE_TASK_INFO" not in lacking:
-                notes.append("tables missing: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
+        # A run without compute has no such table; one whose TASK holds kernels lost them.
+        if ("COMPUTE_TASK_INFO" not in cols or not _count(con, "COMPUTE_TASK_INFO")) \
+                and "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0] \
+                and "COMPUTE_TASK_INFO" not in lacking:
+            gone = "missing" if "COMPUTE_TASK_INFO" not in cols else "empty"
+            notes.append(f"tables {gone}: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
         if "COMMUNICATION_OP" in cols:
             c = cols["COMMUNICATION_OP"]
             con.execute(COMM_OPS.format(wait=col(c, "waitNs"), type=_qualified("o", c, "opType"),
@@ -635,8 +646,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                         {"device_id": ctx.device_id})
         if fresh("kernels"):
             # A run without communication has neither table; one with comm tasks lost its ops.
-            if comm_tasks and "COMMUNICATION_OP" not in cols and "COMMUNICATION_OP" not in lacking:
-                notes.append(COMM_LOST)
+            if comm_tasks and "COMMUNICATION_OP" not in lacking and (
+                    "COMMUNICATION_OP" not in cols or not _count(con, "COMMUNICATION_OP")):
+                notes.append(COMM_LOST.format("missing" if "COMMUNICATION_OP" not in cols else "empty"))
             rows += counted(KERNELS, dev, "kernels (TASK, COMMUNICATION_OP)", f"FROM {STAGE_PREFIX}device")
             if ctx.device_id is None:
                 ctx.device_id = con.execute(
