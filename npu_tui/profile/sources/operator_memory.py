@@ -24,7 +24,7 @@ REQUIRED = {"Name", "Size(KB)", "Allocation Time(us)"}
 INSERT = """
 INSERT INTO operator_memory
 SELECT $rank, clean_text({device}), om_name, CAST(round(num({size}) * 1024) AS BIGINT), alloc_ns,
-       {released}, ts_to_ns({active_release}), us_to_ns({duration}), us_to_ns({active_duration}),
+       release_ns, active_release_ns, us_to_ns({duration}), us_to_ns({active_duration}),
        coalesce(num({alloc_allocated}), num({alloc_allocated_kb}) / 1024),
        coalesce(num({alloc_reserved}), num({alloc_reserved_kb}) / 1024), num({alloc_active}),
        coalesce(num({release_allocated}), num({release_allocated_kb}) / 1024),
@@ -33,10 +33,13 @@ SELECT $rank, clean_text({device}), om_name, CAST(round(num({size}) * 1024) AS B
 -- om_ prefix: identifiers are case-insensitive, so `name` would be the file's raw Name text.
 -- A size that is no amount (negative; 1e15 KB or more, which in bytes failed the whole file) and
 -- a cell given that does not read (a release time with an exponent or a unit would read as never
--- released) skip the row, counted. (A negative Duration is a number: it releases nothing.)
-FROM (SELECT *, clean_text({name}) AS om_name, ts_to_ns({alloc}) AS alloc_ns FROM {table})
+-- released) skip the row, counted. (A negative Duration is a number: it releases nothing.) The
+-- times are read once, in the inner query, for the row and for the test.
+FROM (SELECT *, clean_text({name}) AS om_name, ts_to_ns({alloc}) AS alloc_ns, {released} AS release_ns,
+             ts_to_ns({active_release}) AS active_release_ns FROM {table})
 WHERE om_name IS NOT NULL AND alloc_ns IS NOT NULL AND amount(num({size})) IS NOT NULL
-  AND NOT ({release_given} OR text_not_time({active_release}) OR text_not_number({duration})
+  AND NOT ({release_given} OR clean_text({active_release}) IS NOT NULL AND active_release_ns IS NULL
+           OR text_not_number({duration})
            OR text_not_number({active_duration}) OR text_not_amount({alloc_allocated})
            OR text_not_amount({alloc_allocated_kb}) OR text_not_amount({alloc_reserved})
            OR text_not_amount({alloc_reserved_kb}) OR text_not_amount({alloc_active})
@@ -57,8 +60,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     given = RELEASE in csv_header(read_head(path))
     released = "ts_to_ns({release})" if given else \
         "CASE WHEN us_to_ns({duration}) >= 0 THEN alloc_ns + us_to_ns({duration}) END"
-    insert = INSERT.replace("{released}", released).replace("{release_given}",
-                                                             "text_not_time({release})" if given else "false")
+    insert = INSERT.replace("{released}", released).replace(
+        "{release_given}", "clean_text({release}) IS NOT NULL AND release_ns IS NULL" if given else "false")
     return load_rows(con, path, ctx, STAGE, insert, {
         "name": "Name", "size": "Size(KB)", "alloc": "Allocation Time(us)", "release": RELEASE,
         "active_release": "Active Release Time(us)", "duration": "Duration(us)",
