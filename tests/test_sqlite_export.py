@@ -139,7 +139,10 @@ def test_overlap_lanes_host_events_and_flows(real, level1):
     (n_cann,), = sq(db, "SELECT count(*) FROM CANN_API")
     cats = dict(level1.con.execute(
         "SELECT cat, count(*) FROM host_events WHERE rank = 0 GROUP BY cat").fetchall())
-    assert sum(cats.values()) == n_torch + n_cann and cats["cann"] == n_cann
+    assert sum(cats.values()) == n_torch + n_cann and cats["CANN"] == n_cann
+    # Named as the text export of the same run names them (trace_view.json's categories).
+    text = load_profile(real / PT / "text" / "level1", cache=False).con
+    assert set(cats) == {c for (c,) in text.execute("SELECT DISTINCT cat FROM host_events WHERE rank = 0").fetchall()}
     step = level1.con.execute("SELECT start_ns, dur_ns, cat FROM host_events "
                               "WHERE rank = 0 AND name = 'ProfilerStep#50'").fetchall()
     (_, lo, hi), = sq(db, "SELECT id, startNs, endNs FROM STEP_TIME")

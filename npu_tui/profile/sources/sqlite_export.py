@@ -189,7 +189,7 @@ WHERE name IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 CANN_API = """
 INSERT INTO host_events (rank, name, cat, start_ns, dur_ns, tid, args)
-SELECT $rank, name, 'cann', start_ns, end_ns - start_ns, tid, args
+SELECT $rank, name, 'CANN', start_ns, end_ns - start_ns, tid, args
 FROM (SELECT s_name.value AS name, int_or_null(c.startNs) AS start_ns, int_or_null(c.endNs) AS end_ns,
              CAST(int_or_null(c.globalTid) % 4294967296 AS VARCHAR) AS tid,
              json_object('level', e.name, 'connection_id', int_or_null({connection})) AS args
