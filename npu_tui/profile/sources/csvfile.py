@@ -60,10 +60,10 @@ JOINED = "its header again at line"
 # one): its rows would read in the wrong unit or column. Told by a staged row whose first two cells
 # are, but for their units, names of the header's columns (load_rows).
 JOINED_OTHER = "a header in other units or order at row"
-HEADER_LIKE = """
+HEADER_LIKE = r"""
 SELECT min(rowid) FROM {table}
-WHERE lower(regexp_replace(trim({first}, E' \t\r\n"'), '\\s*\\([^)]*\\)$', '')) IN (SELECT unnest($names))
-  AND lower(regexp_replace(trim({second}, E' \t\r\n"'), '\\s*\\([^)]*\\)$', '')) IN (SELECT unnest($names))
+WHERE lower(regexp_replace(trim({first}, E' \t\r\n"'), '\s*\([^)]*\)$', '')) IN (SELECT unnest($names))
+  AND lower(regexp_replace(trim({second}, E' \t\r\n"'), '\s*\([^)]*\)$', '')) IN (SELECT unnest($names))
 """
 
 
