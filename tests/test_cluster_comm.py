@@ -188,6 +188,25 @@ def _cluster_steps(folder):
                               float(r["Computing"]) + float(r["Free"])) for r in rows}
 
 
+def test_a_ranks_row_given_twice_in_the_cluster_step_trace_counts_once(real, tmp_path):
+    """Rank 2's row copied with other figures: the rank had two "steps", its step time their mean,
+    and the spreads across ranks moved, unsaid. Its first row stays, the copy is counted."""
+    folder = shutil.copytree(real / ADVISOR, tmp_path / "cluster_analysis_output")
+    trace = folder / "cluster_step_trace_time.csv"
+    lines = trace.read_text().splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith(",rank,2,"))
+    cells = lines[row].split(",")
+    cells[3] = str(float(cells[3]) * 3)  # Computing
+    lines.insert(row + 1, ",".join(cells))
+    trace.write_text("".join(lines))
+    want = {r[0]: r[1:] for r in open_session(real / ADVISOR, cache=False).con.execute(
+        "SELECT rank, step_time_us, exposed_comm_us FROM rank_summary").fetchall()}
+    s = open_session(folder, cache=False)
+    got = {r[0]: r[1:] for r in s.con.execute("SELECT rank, step_time_us, exposed_comm_us FROM rank_summary").fetchall()}
+    assert got == want
+    assert s.con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'cluster_step_trace'").fetchone()[1] == 1
+
+
 def test_the_cluster_step_trace_alone_compares_the_ranks(real, capsys):
     """Without the ranks' own files, msprof-analyze's copy of each rank's step trace still tells
     which rank the others wait for: the comparisons across ranks read it, the other rules need kernels."""

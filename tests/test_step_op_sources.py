@@ -2,6 +2,8 @@
 profiler's own files read here with Python's csv module."""
 
 import csv
+import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -74,7 +76,9 @@ def test_step_trace_provenance_values(levels, level, rank, expected):
 
 
 def test_step_trace_columns_by_name(tmp_path):
-    """A newer file: Device_id in front, columns in another order, Step as text or empty."""
+    """A newer file: Device_id in front, columns in another order, Step as text or empty; a figure
+    given that is no number skips its row, counted (kept NULL, the step had read as one without
+    exposed communication)."""
     out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     out.mkdir(parents=True)
     (out / "step_trace_time.csv").write_text(
@@ -83,15 +87,63 @@ def test_step_trace_columns_by_name(tmp_path):
         "4,,1,2,3,4\n"
         "4,8,5,6,7,x\n"
     )
-    rows = load_profile(tmp_path).con.execute(
+    con = load_profile(tmp_path).con
+    rows = con.execute(
         "SELECT device_id, step, free_us, computing_us, stage_us, comm_not_overlapped_us, "
         "overlapped_us FROM step_trace ORDER BY computing_us"
     ).fetchall()
     assert rows == [
         (4, None, 1.0, 2.0, 3.0, 4.0, None),
-        (4, 8, 5.0, 6.0, 7.0, None, None),
         (4, 7, 30.5, 10.25, 100.0, 59.25, None),
     ]
+    assert con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'step_trace_time'").fetchone() == (2, 1)
+
+
+STEP_HEADER = "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble\n"
+
+
+@pytest.mark.parametrize("cell, step", [
+    ("Free=12us", None), ("Free=2,300", None), ("Computing=1.01E+04", None), ("Stage=1.55E+04", None),
+    ("Free=3e-05", 3), ("Step=5.5", "no step")])
+def test_a_step_figure_that_does_not_read_skips_its_row_counted(tmp_path, cell, step):
+    """A figure given as text ("12us"), grouped ambiguously ("2,300": 2.3 where a comma is a
+    decimal point) or rounded by a spreadsheet ("1.01E+04") had loaded NULL (the step without its
+    Free) or rounded: skipped, counted. Python's own exponent for a tiny value reads. A step
+    written "5.5" had read as step 6: none."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    rows = {s: dict(Device_id="0", Step=str(s), Computing="10000", **{"Communication(Not Overlapped)": "3000"},
+                    Overlapped="500", Communication="3500", Free="2000", Stage="15000", Bubble="0") for s in (2, 3, 4)}
+    column, value = cell.split("=", 1)
+    rows[3][column] = value
+    (out / "step_trace_time.csv").write_text(STEP_HEADER + "".join(
+        ",".join(f'"{v}"' if "," in v else v for v in r.values()) + "\n" for r in rows.values()))
+    con = load_profile(tmp_path).con
+    got = [s for (s,) in con.execute("SELECT step FROM step_trace ORDER BY step NULLS LAST").fetchall()]
+    log = con.execute("SELECT rows, skipped_rows FROM load_log WHERE kind = 'step_trace_time'").fetchone()
+    if step is None:
+        assert got == [2, 4] and log == (2, 1)
+    elif step == "no step":
+        assert got == [2, 4, None] and log == (3, 0)
+    else:
+        assert got == [2, 3, 4] and log == (3, 0)
+
+
+def test_a_step_trace_of_two_devices_keeps_the_ranks_own(tmp_path):
+    """A file merged by hand from two devices' (each step twice): the rank's steps had been
+    counted twice, each device's once, unsaid. The rank's device (its profiler_info's, else the
+    file's first) is loaded, the other's rows said and counted."""
+    out = tmp_path / "r_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "step_trace_time.csv").write_text(STEP_HEADER + "".join(
+        f"{d},{s},{10000 + d},3000,500,3500,2000,15000,0\n" for d in (1, 0) for s in (2, 3)))
+    con = load_profile(tmp_path).con
+    assert con.execute("SELECT DISTINCT device_id FROM step_trace").fetchall() == [(1,)]
+    rows, skipped, note = con.execute(
+        "SELECT rows, skipped_rows, note FROM load_log WHERE kind = 'step_trace_time'").fetchone()
+    assert (rows, skipped) == (2, 2)
+    assert note == ("rows of device 0 beside this rank's device 1 (a file merged by hand?): another rank's, "
+                    "not loaded")
 
 
 @pytest.mark.parametrize("level", ("level1", "level2"))
@@ -155,6 +207,34 @@ def test_operator_details_equals_file(levels, real, level):
     assert con.execute(
         "SELECT count(*) FROM operators WHERE rank = 0 AND name = 'aten::conv2d' AND input_shapes = ?",
         [conv["Input Shapes"].replace("\n", "")]).fetchone()[0] >= 1
+
+
+@pytest.mark.parametrize("damage", ["row given twice", "Count=x", "Count=57.5", "Total Time(us)=1.42E+03"])
+def test_an_op_statistic_row_that_does_not_read_is_skipped_and_kernel_details_not_blamed(real, tmp_path, capsys,
+                                                                                            damage):
+    """TransData's row given twice had counted its 57 kernels twice, and the report blamed
+    kernel_details.csv for 57 rows "missing from it" (exit 2); a count or time that does not read
+    had loaded NULL or rounded (57.5 as 58: one kernel "missing")."""
+    from npu_tui.cli import main
+
+    rank = shutil.copytree(real / TEXT / "level1" / "rank0_ascend_pt", tmp_path / "rank0_ascend_pt")
+    stat = rank / "ASCEND_PROFILER_OUTPUT" / "op_statistic.csv"
+    lines = stat.read_text().splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith("TransData,"))
+    if damage == "row given twice":
+        lines.insert(row + 1, lines[row])
+    else:
+        column, value = damage.split("=")
+        cells = lines[row].rstrip("\r\n").split(",")
+        cells[lines[0].rstrip("\r\n").split(",").index(column)] = value
+        lines[row] = ",".join(cells) + "\n"
+    stat.write_text("".join(lines))
+    assert main(["report", str(rank), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is True
+    assert [h["file"] for h in doc["health"] if h["severity"] != "info" and "kernel_details" in h["file"]] == []
+    (said,) = [h for h in doc["health"] if h["file"].endswith("op_statistic.csv")]
+    assert said["severity"] == "warning" and said["lost"] == 1
 
 
 def test_sniffers_claim_only_their_own_files(real):

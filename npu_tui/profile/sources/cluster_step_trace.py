@@ -18,15 +18,24 @@ FILE_NAMES = ("cluster_step_trace_time.csv",)
 STAGE = "stg_cluster_step_trace"
 REQUIRED = {"Type", "Index", "Computing", "Communication(Not Overlapped)"}
 
+# As step_trace_time.csv's: a rank's (or group's) step given again keeps its first row (two would
+# count as a step of twice the time, and move the spreads across ranks), and a figure given that
+# does not read skips its row; both counted.
 INSERT = """
 INSERT INTO cluster_step_trace
 SELECT step_of({step}), kind,
        CASE WHEN kind = 'rank' THEN int_or_null(clean_text({index})) END,
        CASE WHEN kind <> 'rank' THEN clean_text({index}) END,
-       st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
-       num({stage}), num({bubble}), num({comm_excl_recv}), num({preparing})
-FROM (SELECT *, lower(clean_text({type})) AS kind, num({computing}) AS st_computing FROM {table})
-WHERE st_computing IS NOT NULL AND kind IS NOT NULL
+       st_computing, us_num({comm_not_overlapped}), us_num({overlapped}), us_num({comm}), us_num({free}),
+       us_num({stage}), us_num({bubble}), us_num({comm_excl_recv}), us_num({preparing})
+FROM (SELECT *, lower(clean_text({type})) AS kind, us_num({computing}) AS st_computing,
+             row_number() OVER (PARTITION BY step_of({step}), kind, clean_text({index}), st_computing IS NULL
+                                ORDER BY rowid) > 1 AS st_again
+      FROM {table})
+WHERE st_computing IS NOT NULL AND kind IS NOT NULL AND NOT st_again
+  AND NOT (text_not_us({comm_not_overlapped}) OR text_not_us({overlapped}) OR text_not_us({comm})
+           OR text_not_us({free}) OR text_not_us({stage}) OR text_not_us({bubble}) OR text_not_us({comm_excl_recv})
+           OR text_not_us({preparing}))
 """
 
 

@@ -25,12 +25,20 @@ NAME_PREFIXES = ("op_statistic_",)
 STAGE = "stg_op_statistic"
 REQUIRED = {"OP Type", "Core Type", "Count"}
 
+# A type given twice (a row copied by hand) keeps its first row: counted twice, its kernels read as
+# missing from kernel_details.csv. A count or figure given that does not read ("x", "57.5", which
+# the cast rounds, a spreadsheet's "1.42E+03") skips the row, counted, where it was kept NULL or
+# rounded (and the count against kernel_details.csv blamed that file).
 INSERT = """
 INSERT INTO op_statistic
-SELECT $rank, op_type, clean_text({core_type}), int_or_null({count}), total_us, num({min_us}),
-       num({avg_us}), num({max_us}), num({ratio}) / 100
-FROM (SELECT *, clean_text({op_type}) AS op_type, num({total_us}) AS total_us FROM {table})
-WHERE op_type IS NOT NULL AND total_us IS NOT NULL
+SELECT $rank, op_type, clean_text({core_type}), int_or_null({count}), total_us, us_num({min_us}),
+       us_num({avg_us}), us_num({max_us}), num({ratio}) / 100
+FROM (SELECT *, clean_text({op_type}) AS op_type, us_num({total_us}) AS total_us,
+             row_number() OVER (PARTITION BY op_type, clean_text({core_type}) ORDER BY rowid) > 1 AS os_again
+      FROM {table})
+WHERE op_type IS NOT NULL AND total_us IS NOT NULL AND NOT os_again
+  AND NOT (text_not_int({count}) OR text_not_us({min_us}) OR text_not_us({avg_us}) OR text_not_us({max_us})
+           OR text_not_number({ratio}))
 """
 
 # How many kernels of the cores counted here the rank's kernel_details.csv holds fewer of (in all:

@@ -28,7 +28,8 @@ CLUSTER_COLUMNS = {"Type", "Index"}
 # a step's row as the step, and two would add up to a step of twice its time (the others are
 # skipped, counted and named).
 ROWS = """
-SELECT *, num({computing}) AS st_computing, COALESCE(int32_or_null({device_id}), $device_id) AS st_device,
+SELECT *, rowid AS st_row, us_num({computing}) AS st_computing,
+       COALESCE(int32_or_null({device_id}), $device_id) AS st_device,
        step_of({step}) AS st_step,
        st_step IS NOT NULL AND row_number() OVER (
            PARTITION BY st_device, st_step, st_computing IS NULL ORDER BY rowid) > 1 AS st_again
@@ -41,16 +42,26 @@ FROM {table}
 INSERT = """
 INSERT INTO step_trace
 SELECT $rank, st_device, st_step,
-       st_computing, num({comm_not_overlapped}), num({overlapped}), num({comm}), num({free}),
-       CASE WHEN $mindspore THEN st_computing + coalesce(num({comm_not_overlapped}), 0) + coalesce(num({free}), 0)
-                                 - coalesce(num({bubble}), 0)
-            ELSE num({stage}) END,
-       num({bubble}), num({comm_excl_recv}), num({preparing}), $source
+       st_computing, us_num({comm_not_overlapped}), us_num({overlapped}), us_num({comm}), us_num({free}),
+       CASE WHEN $mindspore THEN st_computing + coalesce(us_num({comm_not_overlapped}), 0)
+                                 + coalesce(us_num({free}), 0) - coalesce(us_num({bubble}), 0)
+            ELSE us_num({stage}) END,
+       us_num({bubble}), us_num({comm_excl_recv}), us_num({preparing}), $source
 -- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.
 FROM (""" + ROWS + """)
-WHERE st_computing IS NOT NULL AND NOT st_again
+WHERE st_computing IS NOT NULL AND NOT st_again AND ($mine IS NULL OR st_device IS NULL OR st_device = $mine)
+  -- A figure given that does not read ("12us", "2,300", a spreadsheet's "1.42E+03"): the row is
+  -- skipped, counted, where the cell had been kept NULL (a step without its Free).
+  AND NOT (text_not_us({comm_not_overlapped}) OR text_not_us({overlapped}) OR text_not_us({comm})
+           OR text_not_us({free}) OR text_not_us({stage}) OR text_not_us({bubble}) OR text_not_us({comm_excl_recv})
+           OR text_not_us({preparing}))
 """
 REPEATED = "SELECT list(DISTINCT st_step ORDER BY st_step) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND st_again"
+# A rank is one device: a file of several (merged by hand) keeps the rank's own (its profiler_info's
+# where the file holds it, else the file's first), the others' rows another rank's, not loaded:
+# loaded, every step of the rank counted once a device.
+DEVICES = ("SELECT list(DISTINCT st_device ORDER BY st_device) FILTER (st_device IS NOT NULL), arg_min(st_device, st_row) "
+           "FROM (" + ROWS + ")")
 
 
 def sniff(head: bytes) -> bool:
@@ -82,8 +93,16 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             comm_excl_recv=col(columns, "Communication(Not Overlapped and Exclude Receive)"),
             preparing=col(columns, "Preparing"),
         )
+        devices, first = con.execute(DEVICES.format(**names), {"device_id": ctx.device_id}).fetchone()
+        mine = None
+        if len(devices or ()) > 1:
+            mine = ctx.device_id if ctx.device_id in devices else first
+            others = ", ".join(str(d) for d in devices if d != mine)
+            note = "; ".join(filter(None, [note, f"rows of device {others} beside this rank's device {mine} (a file "
+                                                 "merged by hand?): another rank's, not loaded"]))
         sql = INSERT.format(**names)
-        params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name, "mindspore": ctx.mindspore}
+        params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name, "mindspore": ctx.mindspore,
+                  "mine": mine}
         rows = con.execute(sql, params).fetchone()[0]
         repeated = con.execute(REPEATED.format(**names), {"device_id": ctx.device_id}).fetchone()[0]
         if repeated:
