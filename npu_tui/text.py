@@ -259,13 +259,24 @@ ACCOUNT_SOURCES = {"overlap_lanes": "the trace's Overlap Analysis"}
 
 def account_check(checks: List[Dict[str, Any]]) -> Optional[Tuple[str, bool]]:
     """How the step account compares with the profiler's own step breakdown (the report's
-    step_account_check), in words, and whether it differs; None where no rank has one."""
+    step_account_check), in words, and whether it differs; None where no rank has one. A rank
+    none of whose steps there is one of its account's was not compared: said, never counted as
+    agreeing."""
     if not checks:
         return None
     sources = ", ".join(sorted({ACCOUNT_SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
-    off = [c for c in checks if c.get("differs")]
+    apart = ", ".join(str(c["rank"]) for c in checks if not c.get("steps"))
+    why = f"no step of rank {apart} there is one of its kernels'"
+    unmatched = f"rank {apart} not compared (none of its steps there is one of its kernels')" if apart else ""
+    compared = [c for c in checks if c.get("steps")]
+    off = [c for c in compared if c.get("differs")]
     if off:
-        return "differs from " + sources + ": " + ", ".join(
-            f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off), True
-    worst = max(c.get("deviation") or 0.0 for c in checks)
-    return f"agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)", False
+        said = "differs from " + sources + ": " + ", ".join(
+            f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off)
+        return "; ".join(filter(None, [said, unmatched])), True
+    if not compared:
+        return f"is not compared with {sources}: {why}", False
+    worst = max(c.get("deviation") or 0.0 for c in compared)
+    said = f"agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)"
+    return "; ".join(filter(None, [said + (f" for rank {', '.join(str(c['rank']) for c in compared)}" if apart else ""),
+                                   unmatched])), False

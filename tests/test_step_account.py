@@ -195,6 +195,24 @@ def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     assert "The account agrees with step_trace_time.csv" in render(report, "text")
 
 
+def test_a_rank_whose_profiler_steps_are_not_its_kernels_is_said_not_compared():
+    """step_trace_time.csv's step 2 where the kernels ran in step 1: no step to compare, and the
+    rank had no check row at all, while the report said the account "agrees" (with the others)."""
+    from analysis_support import make_profile
+    from npu_tui.analysis import build_report, load_rules, render
+    from npu_tui.tui.panes.overview import account_text
+
+    kernels = [(0, 1, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 0, 60_000, None),
+               (0, 1, "aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 90_000, 10_000, None)]
+    p = make_profile(kernels, step_trace=[(0, 2, 70.0, 0.0, 0.0, 30.0, 100.0)])
+    assert p.con.execute("SELECT rank, steps, deviation, differs FROM step_account_check").fetchall() == [
+        (0, 0, None, False)]
+    report = build_report(p, load_rules())
+    said = "is not compared with step_trace_time.csv: no step of rank 0 there is one of its kernels'"
+    assert said in account_text(report).plain and f"The account {said}" in render(report, "text")
+    assert "agrees" not in render(report, "text")
+
+
 def test_a_cpu_only_trace_accounts_for_its_profiler_steps(tmp_path):
     """On the CPU a step is its ProfilerStep range, wider than its ops (the Python around them):
     the parts add up to it, and device idle is no finding (there is no device)."""
