@@ -188,15 +188,21 @@ def _cluster_steps(folder):
                               float(r["Computing"]) + float(r["Free"])) for r in rows}
 
 
-def test_a_ranks_row_given_twice_in_the_cluster_step_trace_counts_once(real, tmp_path):
+@pytest.mark.parametrize("damage", ["given twice", "device", "rank2"])
+def test_a_ranks_row_given_twice_in_the_cluster_step_trace_counts_once(real, tmp_path, damage):
     """Rank 2's row copied with other figures: the rank had two "steps", its step time their mean,
-    and the spreads across ranks moved, unsaid. Its first row stays, the copy is counted."""
+    and the spreads across ranks moved, unsaid. Its first row stays, the copy is counted. A copy of
+    another Type, or whose Index is no rank number, had been kept in no comparison: counted too."""
     folder = shutil.copytree(real / ADVISOR, tmp_path / "cluster_analysis_output")
     trace = folder / "cluster_step_trace_time.csv"
     lines = trace.read_text().splitlines(keepends=True)
     row = next(i for i, line in enumerate(lines) if line.startswith(",rank,2,"))
     cells = lines[row].split(",")
     cells[3] = str(float(cells[3]) * 3)  # Computing
+    if damage == "device":
+        cells[1] = "device"
+    elif damage == "rank2":
+        cells[2] = "rank2"
     lines.insert(row + 1, ",".join(cells))
     trace.write_text("".join(lines))
     want = {r[0]: r[1:] for r in open_session(real / ADVISOR, cache=False).con.execute(

@@ -20,7 +20,8 @@ REQUIRED = {"Type", "Index", "Computing", "Communication(Not Overlapped)"}
 
 # As step_trace_time.csv's: a rank's (or group's) step given again keeps its first row (two would
 # count as a step of twice the time, and move the spreads across ranks), and a figure given that
-# does not read skips its row; both counted.
+# does not read skips its row; both counted. So is a row of another Type than rank or stage, or of
+# a rank whose Index is no number ("rank4"): kept, it was in no comparison, unsaid.
 INSERT = """
 INSERT INTO cluster_step_trace
 SELECT step_of({step}), kind,
@@ -32,7 +33,8 @@ FROM (SELECT *, lower(clean_text({type})) AS kind, us_num({computing}) AS st_com
              row_number() OVER (PARTITION BY step_of({step}), kind, clean_text({index}), st_computing IS NULL
                                 ORDER BY rowid) > 1 AS st_again
       FROM {table})
-WHERE st_computing IS NOT NULL AND kind IS NOT NULL AND NOT st_again
+WHERE st_computing IS NOT NULL AND kind IN ('rank', 'stage') AND NOT st_again
+  AND (kind = 'stage' OR int_or_null(clean_text({index})) IS NOT NULL)
   AND NOT (text_not_us({comm_not_overlapped}) OR text_not_us({overlapped}) OR text_not_us({comm})
            OR text_not_us({free}) OR text_not_us({stage}) OR text_not_us({bubble}) OR text_not_us({comm_excl_recv})
            OR text_not_us({preparing}))
