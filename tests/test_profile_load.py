@@ -901,3 +901,24 @@ def test_an_msprof_devices_timeline_opened_alone_is_that_devices_rank(real, part
     ranks = "SELECT rank, device_id FROM ranks"
     assert load_profile(prof / "device_1").con.execute(ranks).fetchall() == [(1, 1)]
     assert load_profile(prof / "device_1" / part).con.execute(ranks).fetchall() == [(1, 1)]
+
+
+def test_a_loaders_own_fault_on_one_file_costs_that_file_not_the_load(real, tmp_path, monkeypatch, capsys):
+    """A loader that raised other than by the file's fault (a TypeError: a defect of npu-tui's)
+    failed the whole load with a traceback ("Load failed" in the app): that file is lost and said,
+    the run incomplete, the other files loaded."""
+    from npu_tui.cli import main
+    from npu_tui.profile.sources import step_trace_time
+
+    def broken(con, path, ctx):
+        raise TypeError("object of type 'NoneType' has no len()")
+
+    monkeypatch.setattr(step_trace_time, "load", broken)
+    folder = real / "msinsight-pt-2rank-levels" / "text" / "level1"
+    assert main(["report", str(folder), "--format", "json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    said = [h for h in doc["health"] if h["file"].endswith("step_trace_time.csv")]
+    assert len(said) == 2 and {h["severity"] for h in said} == {"error"}
+    assert said[0]["what"].endswith("npu-tui's loader failed on it (TypeError: object of type 'NoneType' has no "
+                                    "len()), not the file's: please report it")
+    assert [r["kernel_count"] for r in doc["ranks"]] == [191, 191]

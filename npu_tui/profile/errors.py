@@ -2,6 +2,10 @@
 
 import re
 
+# Said of a file whose loader failed on it other than by the file's fault (a defect of npu-tui's):
+# that file is lost, the others load.
+LOADER_FAULT = "npu-tui's loader failed on it"
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 

@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Pattern, Tuple
 
 from ..text import gap_words, path_text, rank_list
 from .discover import NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
+from .errors import LOADER_FAULT
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
 from .sources.cluster_communication import OTHER_RUN as CLUSTER_OTHER_OPS
@@ -70,6 +71,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "again, and open each part with the other files of its own run"),
     (re.escape(JOINED_TRACE), "{name}: {note}", "split the file where the second trace begins, and open "
      "each as a trace of its own"),
+    (re.escape(LOADER_FAULT), "{name}: {note}", "report it with the file; the other files loaded"),
     (re.escape(ROWS_LOST), "{name} {note}", "the machine stopped before the file reached its disk: "
      "profile the run again (its other files may have lost their ends too)"),
     (r"^ends in [\d,]+ zero bytes", "{name} {note}; what precedes them is whole, and loaded",

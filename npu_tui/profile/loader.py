@@ -18,7 +18,7 @@ import duckdb
 from ..text import path_text
 from .cache import Store, cache_key, discard, loaded_base, open_cached, start_store
 from .discover import MINDSPORE_SUFFIX, Discovery, RankSource, discover, more_traces, traces_ended
-from .errors import LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
+from .errors import LOADER_FAULT, LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect
 from .sources import cluster_modules, communication_matrix, source_modules
 from .sources.base import LoadResult, RankContext
@@ -267,6 +267,10 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
     except (OSError, ValueError, UnicodeError) as e:
         _rollback(con)
         return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
+    except Exception as e:  # a loader's own fault on this file: the file failed, not the whole load
+        _rollback(con)
+        return LoadResult(rows=0, note=f"{LOADER_FAULT} ({type(e).__name__}: {_reason(e)}), not the file's: "
+                                       "please report it")
     except BaseException:
         _rollback(con)
         raise
