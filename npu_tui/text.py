@@ -186,10 +186,11 @@ def waited_for_text(f: Dict[str, Any]) -> str:
 def apart_line(per_rank: Sequence[Dict[str, Any]]) -> str:
     """What a finding of ranks not compared with the others alone rests on, said once for it."""
     why = sorted({r["apart"] for r in per_rank})
-    line = (f"Only on {rank_list(sorted(r['rank'] for r in per_rank))}, not compared with the other ranks "
-            f"({', '.join(why)})")
+    line = (f"Only on {rank_list(sorted(r['rank'] for r in per_rank))} ({', '.join(why)}), not compared with "
+            "the other ranks")
     # (a file cut: what the rank lost is not known; another run's or other steps' are whole)
-    return line + (": it rests on what of them loaded." if "not loaded whole" in why else ".")
+    rest = f": it rests on what of {'that rank' if len(per_rank) == 1 else 'those ranks'} loaded."
+    return line + (rest if "not loaded whole" in why else ".")
 
 
 def per_step(f: Dict[str, Any], short: bool = False) -> str:

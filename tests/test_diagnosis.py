@@ -239,13 +239,14 @@ def test_a_finding_says_which_of_its_ranks_were_not_loaded_whole(tmp_path):
     assert "rank 0✕  All" in shown and "✕ rank 0: not loaded whole (h says why)" in shown
     # a finding of such ranks alone says what it rests on
     alone = {**f, "ranks": [0], "rank": 0, "per_rank": [r for r in f["per_rank"] if r["rank"] == 0]}
-    assert ("Only on rank 0, not compared with the other ranks (not loaded whole): it rests on what of them loaded."
+    assert ("Only on rank 0 (not loaded whole), not compared with the other ranks: it rests on what of that rank "
+            "loaded."
             in finding_detail(alone))
     from npu_tui.tui.panes.findings import finding_detail as shown
-    assert "it rests on what of them loaded" in " ".join(shown(alone).plain.split())
+    assert "it rests on what of that rank loaded" in " ".join(shown(alone).plain.split())
     # another run's ranks are whole: no word of what they lost; the ranks in order, each reason once
     other = [{"rank": r, "apart": "separate run", "value": 0.5, "saving_us": 1.0} for r in (3, 2)]
-    assert ("Only on ranks 2, 3, not compared with the other ranks (separate run)."
+    assert ("Only on ranks 2, 3 (separate run), not compared with the other ranks."
             in finding_detail({**alone, "per_rank": other}))
 
 
