@@ -563,6 +563,20 @@ def test_cut_gzip_trace_keeps_complete_events(real, tmp_path):
     assert con.execute("SELECT name FROM stg_cut").fetchall() == [(e.get("name"),) for e in first]
 
 
+@pytest.mark.parametrize("keep", [120, 200])
+def test_a_gzip_trace_cut_before_its_events_is_said_cut_short(real, tmp_path, keep):
+    """Cut in its first blocks, the trace inflates to a head that ends among the keys before the
+    events: it was said to be "a JSON object without a traceEvents list" (the file damaged), where
+    it was cut (the collection stopped, or the copy)."""
+    from npu_tui.profile.errors import SourceError
+
+    raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(raw[:keep])
+    with pytest.raises(SourceError, match=r"^file cut short: it ends after [\d,]+ bytes, before its traceEvents list$"):
+        stage_trace(connect(), cut, "stg_cut")
+
+
 def test_a_damaged_gzip_keeps_what_comes_before_the_damage_and_is_an_error(real, tmp_path):
 
     raw = (real / SAMPLED / "sampled_rank-0.json.gz").read_bytes()

@@ -381,6 +381,14 @@ class _Span:
     keys_cut: bool = False
 
 
+def _whole_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:  # (UnicodeDecodeError too)
+        return False
+    return True
+
+
 def _span(path: Path, shape: str, size: int) -> _Span:
     """Where the events are in the file's first ``size`` bytes, and what the object around them
     says (Kineto's baseTimeNanoseconds, distributedInfo and deviceProperties). Reads the head and
@@ -395,6 +403,9 @@ def _span(path: Path, shape: str, size: int) -> _Span:
         prefix = None
     else:
         m = EVENTS_KEY.search(head)
+        if m is None and size <= len(head) and not _whole_json(head):
+            # (a gzip cut in its first blocks: what it inflates to ends among the keys before the events)
+            raise SourceError(f"file cut short: it ends after {size:,} bytes, before its traceEvents list")
         if m is None:
             raise SourceError("a JSON object without a traceEvents list (in its first "
                               f"{HEAD_BYTES >> 20} MiB)")
