@@ -321,6 +321,26 @@ async def test_a_reload_shown_on_a_pane_of_analysis_views_reads_them_once_instal
         assert len(app.session.ranks) == 1
 
 
+@async_test
+async def test_a_pane_chosen_on_the_no_profile_screen_is_ready_once_r_loads_one(tmp_path):
+    """7 pressed while the folder held no profile, then the profile copied in and r: the SQL pane
+    was shown empty (its console mounts only on a pane in view, and the panes were hidden)."""
+    from npu_tui.tui.panes.console.editor import SqlEditor
+
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    app = NpuTuiApp(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert not app.panes.display
+        await pilot.press("7")
+        shutil.copytree(FIXTURE, folder, dirs_exist_ok=True)
+        await pilot.press("r")
+        await settle(app, pilot, rounds=6)
+        assert app.panes.display and app.panes.active == "sql"
+        assert isinstance(app.focused, SqlEditor)
+
+
 async def _until_read(app, pilot):
     """The shown grid has read its query (settle would wait for the held trace load too)."""
     while app.current_table() is None or app.current_table().total is None:

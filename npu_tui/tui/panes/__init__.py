@@ -96,6 +96,11 @@ class Panes(TabbedContent):
             self.focus_pane(pid)
         return widget
 
+    async def reveal(self) -> None:
+        """The panes shown again with a profile in (after a load): the pane chosen meanwhile,
+        while they were hidden, is made ready (the SQL console mounts only on a pane in view)."""
+        await self._shown(self.active or "overview")
+
     def focus_pane(self, pid: Optional[str] = None) -> None:
         """Focus the pane's own choice (``default_focus()``: None while it is not ready, and it is
         focused when it is), else its first focusable widget."""
