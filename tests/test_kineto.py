@@ -520,7 +520,7 @@ def test_sniff_and_rank_hint(real):
 
 def _kinds_and_kernels(path):
     p = load_profile(path)
-    return ({k for (k,) in p.con.execute("SELECT DISTINCT kind FROM load_log").fetchall()},
+    return ({k for (k,) in p.con.execute("SELECT DISTINCT kind FROM load_log WHERE kind <> 'discovery'").fetchall()},
             p.con.execute("SELECT count(*), count(*) FILTER (core = 'CPU') FROM kernels").fetchone())
 
 

@@ -922,3 +922,18 @@ def test_a_loaders_own_fault_on_one_file_costs_that_file_not_the_load(real, tmp_
     assert said[0]["what"].endswith("npu-tui's loader failed on it (TypeError: object of type 'NoneType' has no "
                                     "len()), not the file's: please report it")
     assert [r["kernel_count"] for r in doc["ranks"]] == [191, 191]
+
+
+def test_one_file_opened_alone_says_the_profiler_files_beside_it(real):
+    """kernel_details.csv opened alone: the Overview said "no memory records (profile with
+    profile_memory=True)" with memory_record.csv beside it, and nothing of the folder's other files."""
+    out = real / "msinsight-pt-2rank-levels" / "text" / "level1" / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    whole = load_profile(out.parent)
+    beside = sorted(Path(f).name for (f,) in whole.con.execute("SELECT file FROM load_log").fetchall()
+                    if Path(f).parent == out and Path(f).name != "kernel_details.csv")
+    (item,) = [h for h in health(load_profile(out / "kernel_details.csv")) if "opened alone" in h.what]
+    assert item.severity == "warning" and item.file == str(out)
+    assert item.what.endswith(f"opened alone: {len(beside)} other profiler files beside kernel_details.csv "
+                              f"({', '.join(beside[:3])} and {len(beside) - 3} more) not loaded; open the folder "
+                              "to load them")
+    assert not [h for h in health(whole) if "opened alone" in h.what]

@@ -1061,6 +1061,24 @@ def _unreadable(disc: Discovery, unlisted: Dict[Path, str]) -> None:
                               f"{NOT_SEARCHED}: it cannot be read ({why})"))
 
 
+# Said of the profiler files beside one opened alone (a warning: the user chose the one file, and
+# may not know that its folder gives more, memory records or communication, than it does).
+BESIDE_ONE = "opened alone:"
+
+
+def _beside_one(path: Path, modules: List[ModuleType]) -> List[Tuple[Path, str]]:
+    """The profiler files beside ``path`` (by their names: none is read), said as not loaded."""
+    try:
+        others = [f.name for f in _listing(path.parent) if f != path and kind_by_name(f.name, modules) and _is_file(f)]
+    except OSError:
+        return []
+    if not others:
+        return []
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    return [(path.parent, f"{BESIDE_ONE} {len(others)} other profiler file{'s' if len(others) > 1 else ''} beside "
+                          f"{path.name} ({', '.join(others[:3])}{more}) not loaded; open the folder to load them")]
+
+
 def _discover(path: Path, cluster: bool) -> Discovery:
     modules = source_modules()
     if not path.exists():
@@ -1078,7 +1096,7 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         problem = _rank_above(path.parent, source)
         if kind == "kineto" and source.rank is None:
             source.rank = _trace_rank(path)
-        return Discovery(path, "file", [source], problems=[problem] if problem else [])
+        return Discovery(path, "file", [source], problems=([problem] if problem else []) + _beside_one(path, modules))
 
     # A rank's output folder is that rank: its rank id, settings and parse state are beside it.
     rank_dir = path.parent if path.name == OUTPUT_DIR and _is_rank_dir(path.parent) else path
