@@ -914,6 +914,7 @@ def test_a_loaders_own_fault_on_one_file_costs_that_file_not_the_load(real, tmp_
         raise TypeError("object of type 'NoneType' has no len()")
 
     monkeypatch.setattr(step_trace_time, "load", broken)
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))  # (a cache of the whole load beside)
     folder = real / "msinsight-pt-2rank-levels" / "text" / "level1"
     assert main(["report", str(folder), "--format", "json"]) == 2
     doc = json.loads(capsys.readouterr().out)

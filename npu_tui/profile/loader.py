@@ -267,6 +267,9 @@ def _load_file(con, module, path: Path, ctx: RankContext, alone: bool, capped: b
     except (OSError, ValueError, UnicodeError) as e:
         _rollback(con)
         return LoadResult(rows=0, note=f"unreadable: {_reason(e)}")
+    except (_OutOfMemory, LoadCancelled):
+        _rollback(con)  # (ctx.settle's: the rank's files beside stopped short, or the load was stopped)
+        raise
     except Exception as e:  # a loader's own fault on this file: the file failed, not the whole load
         _rollback(con)
         return LoadResult(rows=0, note=f"{LOADER_FAULT} ({type(e).__name__}: {_reason(e)}), not the file's: "
