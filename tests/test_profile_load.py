@@ -923,6 +923,8 @@ def test_a_loaders_own_fault_on_one_file_costs_that_file_not_the_load(real, tmp_
     assert said[0]["what"].endswith("npu-tui's loader failed on it (TypeError: object of type 'NoneType' has no "
                                     "len()), not the file's: please report it")
     assert [r["kernel_count"] for r in doc["ranks"]] == [191, 191]
+    from npu_tui.profile.cache import cache_dir  # not kept: the next open loads the files again
+    assert not list(cache_dir().glob("*.duckdb"))
 
 
 def test_one_file_opened_alone_says_the_profiler_files_beside_it(real):

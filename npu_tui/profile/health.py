@@ -177,10 +177,11 @@ UNKNOWN_LOSS = re.compile(STOPPED_EARLY + "|" + TABLES_MISSING + r"|zero bytes i
 NOT_READ_ON = re.compile("|".join(map(re.escape, (JOINED, JOINED_OTHER, JOINED_TRACE))))
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
-# copy, a new key.)
+# copy, a new key; a loader's own fault, whatever caused it, is not kept either.)
 PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|^folder gone|No such file|"
                      r"No usable temporary directory|No space left|File too large|"
-                     r"Not a directory|^out of memory|could not be stored|" + SYSTEM_LIMITS)
+                     r"Not a directory|^out of memory|could not be stored|" + SYSTEM_LIMITS + "|"
+                     + re.escape(LOADER_FAULT))
 # Notes of files left out by design: nothing is missing.
 # (A split in place of its merged file that failed: that file's error names it.)
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
