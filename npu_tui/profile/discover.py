@@ -1069,7 +1069,8 @@ BESIDE_ONE = "opened alone:"
 def _beside_one(path: Path, modules: List[ModuleType]) -> List[Tuple[Path, str]]:
     """The profiler files beside ``path`` (by their names: none is read), said as not loaded."""
     try:
-        others = [f.name for f in _listing(path.parent) if f != path and kind_by_name(f.name, modules) and _is_file(f)]
+        others = [f.name for f in _listing(path.parent)
+                  if f != path and kind_by_name(f.name, modules) and _is_file(f)]
     except OSError:
         return []
     if not others:

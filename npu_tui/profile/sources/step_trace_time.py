@@ -58,10 +58,10 @@ WHERE st_computing IS NOT NULL AND NOT st_again AND ($mine IS NULL OR st_device 
 """
 REPEATED = "SELECT list(DISTINCT st_step ORDER BY st_step) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND st_again"
 # A rank is one device: a file of several (merged by hand) keeps the rank's own (its profiler_info's
-# where the file holds it, else the file's first), the others' rows another rank's, not loaded:
-# loaded, every step of the rank counted once a device.
-DEVICES = ("SELECT list(DISTINCT st_device ORDER BY st_device) FILTER (st_device IS NOT NULL), arg_min(st_device, st_row) "
-           "FROM (" + ROWS + ")")
+# where the file holds it, else the file's first), the others' rows another rank's, not loaded
+# (loaded, the rank's every step counted once for each device).
+DEVICES = ("SELECT list(DISTINCT st_device ORDER BY st_device) FILTER (st_device IS NOT NULL), "
+           "arg_min(st_device, st_row) FILTER (st_device IS NOT NULL) FROM (" + ROWS + ")")
 
 
 def sniff(head: bytes) -> bool:
