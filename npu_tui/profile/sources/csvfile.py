@@ -513,7 +513,7 @@ def load_rows(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, stag
             lost = con.execute(f"DELETE FROM {stage} WHERE rowid > ?", [joined]).fetchone()[0]
             rejected += lost  # (the header row itself stays, and is skipped by the insert)
             note = "; ".join(filter(None, [note, f"{JOINED_OTHER} {row:,}: another table joined to it "
-                                                 f"(two exports in one file?), its {lost:,} rows not loaded"]))
+                                                 "(two exports in one file?), not loaded"]))
         total = con.execute(f"SELECT count(*) FROM {stage}").fetchone()[0]
         if total == 0 and rejected == 0:
             raise SourceError(empty)
