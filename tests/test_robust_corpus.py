@@ -1292,6 +1292,20 @@ def test_a_rank_id_that_is_not_a_number_is_said(real, tmp_path, rank_id, said):
     assert notes == ([f"{said}; its rank is taken from folder order"] if said else [])
 
 
+@pytest.mark.parametrize("rank_id, said", [
+    ("1", None), ('"1"', None), ("-1", None),  # the same rank, as text too; -1: no rank stated
+    ("0", "its name says rank 1, its rank_id 0: the rank is taken from its name (a file renamed, or edited?)")])
+def test_a_rank_id_other_than_the_profiler_info_files_name_is_said(real, tmp_path, rank_id, said):
+    """profiler_info_1.json saying rank_id 0 (one of the two changed by hand): rank 1 by its name,
+    as before, and no longer without a word."""
+    a = small_rank(real, tmp_path / "a_ascend_pt", info=None)
+    (a / "profiler_info_1.json").write_text('{"rank_id": %s}' % rank_id)
+    p = load_profile(a)
+    assert p.ranks == [1]
+    notes = [n for (n,) in p.con.execute("SELECT note FROM load_log WHERE kind = 'discovery'").fetchall()]
+    assert notes == ([said] if said else [])
+
+
 def test_runs_of_one_process_side_by_side_are_said(real, tmp_path):
     """rank_id -1 is torch_npu's run of one process: two such folders in one are two runs, loaded
     as ranks 0 and 1 of one job without a word. One alone is just that run."""

@@ -480,6 +480,10 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
             # folder order may then swap two ranks: said, as an unreadable file is
             problem = (f, f"rank_id {literal(json.dumps(stated))[:40]} is not a rank number; its rank is "
                           "taken from folder order")
+        elif problem is None and m.group(1) is not None and _rank(_rank_id(info)) not in (None, stated):
+            # (the profiler names the file by the rank it writes in it: one of the two was changed)
+            problem = (f, f"its name says rank {stated}, its rank_id {_rank_id(info)}: the rank is taken from "
+                          "its name (a file renamed, or edited?)")
         return _rank(stated), info, problem
     return None, {}, None
 
