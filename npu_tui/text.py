@@ -266,18 +266,15 @@ def account_check(checks: List[Dict[str, Any]]) -> Optional[Tuple[str, bool]]:
     if not checks:
         return None
     sources = ", ".join(sorted({ACCOUNT_SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
-    apart = ", ".join(str(c["rank"]) for c in checks if not c.get("steps"))
-    why = f"no step of rank {apart} there is one of its kernels'"
-    unmatched = f"rank {apart} not compared (none of its steps there is one of its kernels')" if apart else ""
     compared = [c for c in checks if c.get("steps")]
+    apart = ", ".join(str(c["rank"]) for c in checks if not c.get("steps"))
+    if not compared:
+        return f"is not compared with {sources}: no step of rank {apart} there is one of its kernels'", False
+    unmatched = f"; rank {apart} not compared (none of its steps there is one of its kernels')" if apart else ""
     off = [c for c in compared if c.get("differs")]
     if off:
-        said = "differs from " + sources + ": " + ", ".join(
-            f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off)
-        return "; ".join(filter(None, [said, unmatched])), True
-    if not compared:
-        return f"is not compared with {sources}: {why}", False
+        return "differs from " + sources + ": " + ", ".join(
+            f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off) + unmatched, True
     worst = max(c.get("deviation") or 0.0 for c in compared)
-    said = f"agrees with {sources} (within {max(worst * 100, 0.1):.1f}%)"
-    return "; ".join(filter(None, [said + (f" for rank {', '.join(str(c['rank']) for c in compared)}" if apart else ""),
-                                   unmatched])), False
+    only = f" for rank {', '.join(str(c['rank']) for c in compared)}" if apart else ""
+    return f"agrees with {sources} (within {max(worst * 100, 0.1):.1f}%){only}{unmatched}", False

@@ -9,9 +9,10 @@ the next store made in the folder once its process is gone.
 
 The key covers everything that decides the loaded rows: every source file's path, size, times and
 readability, the profiler_info files, how discovery made ranks of them, and the text of the schema
-and loader code. A cache whose key table is missing or unreadable (another version, a file that is not one) is deleted and rebuilt, never used;
-a cache that opens but then fails to read (a bad block: the disk, or a copy cut short) is removed
-by whoever hits it (``discard``) and the profile loaded afresh. Never inside the profile folder.
+and loader code. A cache whose key table is missing or unreadable (another version, a file that is
+not one) is deleted and rebuilt, never used; a cache that opens but then fails to read (a bad
+block: the disk, or a copy cut short) is removed by whoever hits it (``discard``) and the profile
+loaded afresh. Never inside the profile folder.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import duckdb
 
 from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, RANK_STATED_ABOVE, Discovery
 from .schema import CONFIG, connect
-from .sources.sqlite_export import SIDE_FILES
+from .sources.cluster_db import KIND as CLUSTER_DB
+from .sources.sqlite_export import KIND as SQLITE, SIDE_FILES
 
 KEEP = 8  # cache files kept; the least recently used beyond that are removed
 # Free space a store needs beyond its input's size: however small the profile, its tables and the
@@ -97,7 +99,8 @@ def _stat_lines(paths: Iterable[Path], base: Path, real: Path) -> Iterable[str]:
     must not hand one the rows of a file only another could read."""
     for p in sorted(set(paths)):
         st = p.stat()
-        yield f"{_named(p, base, real)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{os.access(p, os.R_OK)}\n"
+        yield (f"{_named(p, base, real)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0"
+               f"{os.access(p, os.R_OK)}\n")
 
 
 def _framing(disc: Discovery, base: Path, real: Path) -> Iterable[str]:
@@ -120,7 +123,8 @@ def cache_key(disc: Discovery) -> Optional[str]:
     files += [p for p, _ in disc.problems]
     # A SQLite export's state depends on the log or journal beside it (sqlite_export reads them),
     # whatever its name (a .dat loads by its header).
-    files += [w for f in files for w in (Path(f"{f}{s}") for s in SIDE_FILES) if w.is_file()]
+    dbs = [f for s in disc.ranks for f in s.files.get(SQLITE, ())] + disc.cluster.get(CLUSTER_DB, [])
+    files += [w for f in dbs for w in (Path(f"{f}{s}") for s in SIDE_FILES) if w.is_file()]
     h = hashlib.sha256(_code_digest())
     try:
         for s in disc.ranks:

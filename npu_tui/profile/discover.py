@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..text import literal
 from .errors import ProfileError
-from .sources import cluster_modules, msprof_timeline, profiler_metadata, source_modules
+from .sources import cluster_modules, msprof_timeline, op_summary, profiler_metadata, source_modules
 from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
@@ -799,7 +799,7 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
 
 
 # Folders whose contents take their rank from the folder above them (_rank_above).
-RANK_STATED_ABOVE = (OUTPUT_DIR, "timeline", "summary")
+RANK_STATED_ABOVE = (OUTPUT_DIR, *op_summary.DEVICE_PARTS)
 
 
 def _rank_above(folder: Path, source: RankSource) -> Optional[Tuple[Path, str]]:

@@ -101,7 +101,8 @@ CREATE OR REPLACE MACRO int_or_null(x) AS
 CREATE OR REPLACE MACRO int32_or_null(x) AS TRY_CAST(int_or_null(x) AS INTEGER);
 -- As text_not_number, for an integer cell: a fraction ("57.5", which the cast rounds) is none.
 CREATE OR REPLACE MACRO text_not_int(x) AS
-    clean_text(x) IS NOT NULL AND (int_or_null(x) IS NULL OR contains(CAST(x AS VARCHAR), '.') AND num(x) <> int_or_null(x));
+    clean_text(x) IS NOT NULL
+    AND (int_or_null(x) IS NULL OR contains(CAST(x AS VARCHAR), '.') AND num(x) <> int_or_null(x));
 
 -- Level0 profiles write N/A for every Type: recover it from the kernel name, as the profiler names
 -- it at Level1 (checked on the real samples): `aclnnMm_MatMulCommon_MatMulV2` -> MatMulV2,
@@ -124,7 +125,8 @@ CREATE OR REPLACE MACRO comm_process(p) AS p IN ('HCCL', 'Communication');
 CREATE OR REPLACE MACRO whole_step(s) AS
     CASE WHEN TRY_CAST(s AS DOUBLE) = TRY_CAST(s AS INTEGER) THEN TRY_CAST(s AS INTEGER) END;
 CREATE OR REPLACE MACRO step_of(x) AS
-    CASE WHEN TRY_CAST(x AS INTEGER) IS NOT NULL AND NOT contains(CAST(x AS VARCHAR), '.') THEN TRY_CAST(x AS INTEGER)
+    CASE WHEN TRY_CAST(x AS INTEGER) IS NOT NULL AND NOT contains(CAST(x AS VARCHAR), '.')
+         THEN TRY_CAST(x AS INTEGER)
          ELSE whole_step(regexp_replace(clean_text(x), '^step\s*', '', 'i')) END;
 
 -- The step a `ProfilerStep#N` range marks (what prof.step() records), NULL for any other name.

@@ -175,7 +175,6 @@ class NpuTuiApp(App):
         self.panes.display = True
         self.panes.show_profile(cursor_of(session.con))
         self.query_one("#pane-overview").show_health(session.health)
-        self.panes.focus_pane()
         self.call_later(self.panes.reveal)
 
     def _title(self, session) -> None:

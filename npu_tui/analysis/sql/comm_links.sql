@@ -1,10 +1,11 @@
 -- the Comm pane's links: per src -> dst link, communication group and transport (communication_matrix.json, else msprof-analyze's cluster matrix), else per rank and transport (communication.json): the rank whose file reported it, the group (its name where the job gave one, else as the files name it), the job's src and dst ranks (NULL: a rank not loaded, numbered within the group as src_local / dst_local), entries, MB moved, transit time (ms), GB/s, and slow: far below the median of its transport's links (rules [comm] slow_link_ratio)
 -- The profiler's <op>-total entry sums every op of its kind; the others (top1, middle, bottom1..3)
 -- are samples of the same ops: a kind with a total counts by it alone (per group: the key ends in
--- @group, where the file gives one). torch_npu 5.0's file keeps every op and their sum, "Total Op Info", which is left out;
--- so is msprof-analyze's own in its cluster matrix (with or without @group), used without the
--- ranks' communication_matrix.json. A rank's own file numbers the ranks of each group within it
--- (src_global / dst_global: the job's); links stay apart per reporting rank and group.
+-- @group, where the file gives one). torch_npu 5.0's file keeps every op and their sum, "Total Op
+-- Info", which is left out; so is msprof-analyze's own in its cluster matrix (with or without
+-- @group), used without the ranks' communication_matrix.json. A rank's own file numbers the ranks
+-- of each group within it (src_global / dst_global: the job's); links stay apart per reporting
+-- rank and group.
 WITH entries AS (
     SELECT rank, step, op_key, src_rank AS src_local, dst_rank AS dst_local, src_global AS src_rank,
            dst_global AS dst_rank, transport, transit_size_mb, transit_time_ms FROM comm_matrix

@@ -12,6 +12,7 @@ import duckdb
 
 from .base import LoadResult, RankContext, csv_header
 from .csvfile import load_rows
+from .step_trace_time import UNREAD_FIGURE
 
 KIND = "cluster_step_trace"
 FILE_NAMES = ("cluster_step_trace_time.csv",)
@@ -35,9 +36,7 @@ FROM (SELECT *, lower(clean_text({type})) AS kind, us_num({computing}) AS st_com
       FROM {table})
 WHERE st_computing IS NOT NULL AND kind IN ('rank', 'stage') AND NOT st_again
   AND (kind = 'stage' OR int_or_null(clean_text({index})) IS NOT NULL)
-  AND NOT (text_not_us({comm_not_overlapped}) OR text_not_us({overlapped}) OR text_not_us({comm})
-           OR text_not_us({free}) OR text_not_us({stage}) OR text_not_us({bubble}) OR text_not_us({comm_excl_recv})
-           OR text_not_us({preparing}))
+  AND NOT (""" + UNREAD_FIGURE + """)
 """
 
 

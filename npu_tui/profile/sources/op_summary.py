@@ -22,6 +22,8 @@ REQUIRED = {"Op Name", "Task Duration(us)"}
 # The start in µs, or in ns in older exports (CANN 5.x: "Task Start Time", without a unit).
 STARTS = {"Task Start Time(us)", "Task Start Time"}
 DEVICE_DIR = re.compile(r"^device_(\d+)$")
+# A device_N's folders of exported files, which may be opened alone (its rank and device: device_N's).
+DEVICE_PARTS = ("timeline", "summary")
 
 COLUMNS: Columns = {
     **COMMON,
@@ -44,7 +46,7 @@ def device_from_folder(root: Path) -> Optional[int]:
     """msprof keeps one device per device_N folder: N, for the folder itself, its timeline or
     summary folder opened alone, or a PROF_* folder holding exactly one."""
     above = Path(os.path.abspath(root)).parent.name  # (opened by a relative path: "timeline")
-    m = DEVICE_DIR.match(root.name) or (DEVICE_DIR.match(above) if root.name in ("timeline", "summary") else None)
+    m = DEVICE_DIR.match(root.name) or (DEVICE_DIR.match(above) if root.name in DEVICE_PARTS else None)
     if m:
         return int(m.group(1))
     try:

@@ -556,6 +556,11 @@ def _count(con, table: str) -> int:
     return con.execute(f"SELECT count(*) FROM {STAGE_PREFIX}{table}").fetchone()[0]
 
 
+def _gone(con, cols: Dict[str, List[str]], table: str) -> Optional[str]:
+    """How the file lost ``table``'s rows: "missing" (no such table read), "empty"; None if it has some."""
+    return "missing" if table not in cols else None if _count(con, table) else "empty"
+
+
 def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tasks: bool) -> LoadResult:
     """Canonical rows from the staged tables; a table some earlier source already filled for this
     rank (the text export of the same run) is left as it is. ``comm_tasks``: the file recorded
@@ -634,10 +639,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         else:
             con.execute(NO_COMPUTE)
         # A run without compute has no such table; one whose TASK holds kernels lost them.
-        if ("COMPUTE_TASK_INFO" not in cols or not _count(con, "COMPUTE_TASK_INFO")) \
-                and "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0] \
+        gone = _gone(con, cols, "COMPUTE_TASK_INFO")
+        if gone and "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0] \
                 and "COMPUTE_TASK_INFO" not in lacking:
-            gone = "missing" if "COMPUTE_TASK_INFO" not in cols else "empty"
             notes.append(f"tables {gone}: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
         if "COMMUNICATION_OP" in cols:
             c = cols["COMMUNICATION_OP"]
@@ -646,9 +650,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                         {"device_id": ctx.device_id})
         if fresh("kernels"):
             # A run without communication has neither table; one with comm tasks lost its ops.
-            if comm_tasks and "COMMUNICATION_OP" not in lacking and (
-                    "COMMUNICATION_OP" not in cols or not _count(con, "COMMUNICATION_OP")):
-                notes.append(COMM_LOST.format("missing" if "COMMUNICATION_OP" not in cols else "empty"))
+            gone = _gone(con, cols, "COMMUNICATION_OP")
+            if comm_tasks and gone and "COMMUNICATION_OP" not in lacking:
+                notes.append(COMM_LOST.format(gone))
             rows += counted(KERNELS, dev, "kernels (TASK, COMMUNICATION_OP)", f"FROM {STAGE_PREFIX}device")
             if ctx.device_id is None:
                 ctx.device_id = con.execute(

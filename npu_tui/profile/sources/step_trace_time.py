@@ -35,6 +35,11 @@ SELECT *, rowid AS st_row, us_num({computing}) AS st_computing,
            PARTITION BY st_device, st_step, st_computing IS NULL ORDER BY rowid) > 1 AS st_again
 FROM {table}
 """
+# A figure given that does not read ("12us", "2,300", a spreadsheet's "1.42E+03"): its row is
+# skipped, counted, where the cell had been kept NULL (a step without its Free). The cluster's copy
+# of these files (cluster_step_trace_time.csv) has the same columns.
+UNREAD_FIGURE = " OR ".join(f"text_not_us({{{c}}})" for c in (
+    "comm_not_overlapped", "overlapped", "comm", "free", "stage", "bubble", "comm_excl_recv", "preparing"))
 # Stage is the step as the profiler timed it, less its bubble (torch_npu: a pipeline's receives; 0
 # elsewhere). MindSpore's is the span of the step's HCCL tasks instead (0 without them, on one
 # device): its step is what the overlap lanes partition, Computing + Communication(Not Overlapped)
@@ -50,11 +55,7 @@ SELECT $rank, st_device, st_step,
 -- st_ prefix: identifiers are case-insensitive, so `computing` would be the file's raw Computing text.
 FROM (""" + ROWS + """)
 WHERE st_computing IS NOT NULL AND NOT st_again AND ($mine IS NULL OR st_device IS NULL OR st_device = $mine)
-  -- A figure given that does not read ("12us", "2,300", a spreadsheet's "1.42E+03"): the row is
-  -- skipped, counted, where the cell had been kept NULL (a step without its Free).
-  AND NOT (text_not_us({comm_not_overlapped}) OR text_not_us({overlapped}) OR text_not_us({comm})
-           OR text_not_us({free}) OR text_not_us({stage}) OR text_not_us({bubble}) OR text_not_us({comm_excl_recv})
-           OR text_not_us({preparing}))
+  AND NOT (""" + UNREAD_FIGURE + """)
 """
 REPEATED = "SELECT list(DISTINCT st_step ORDER BY st_step) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND st_again"
 # A rank is one device: a file of several (merged by hand) keeps the rank's own (its profiler_info's
