@@ -183,6 +183,9 @@ def waited_for_text(f: Dict[str, Any]) -> str:
     return f"the other ranks wait for rank {f['waited_for']}"
 
 
+NOT_WHOLE = "not loaded whole"  # why a rank a file of which failed is not compared (health.ranks_apart)
+
+
 def apart_line(per_rank: Sequence[Dict[str, Any]]) -> str:
     """What a finding of ranks not compared with the others alone rests on, said once for it."""
     why = sorted({r["apart"] for r in per_rank})
@@ -190,7 +193,18 @@ def apart_line(per_rank: Sequence[Dict[str, Any]]) -> str:
             "the other ranks")
     # (a file cut: what the rank lost is not known; another run's or other steps' are whole)
     rest = f": it rests on what of {'that rank' if len(per_rank) == 1 else 'those ranks'} loaded."
-    return line + (rest if "not loaded whole" in why else ".")
+    return line + (rest if NOT_WHOLE in why else ".")
+
+
+def apart_key(unmarked: str = "") -> str:
+    """What ✕ beside a rank means in a pane, with the ranks it could not mark (``ranks_why``)."""
+    return f"✕ not compared with the other ranks{': ' + unmarked if unmarked else ''} (h says why)"
+
+
+def ranks_why(apart: Dict[int, str], ranks: Optional[Sequence[int]] = None) -> str:
+    """The ranks of ``apart`` (rank -> why not compared; only those in ``ranks`` where given), each
+    with its reason: ``rank 1 (not loaded whole), rank 3 (another run)``."""
+    return ", ".join(f"rank {r} ({apart[r]})" for r in sorted(apart) if ranks is None or r in ranks)
 
 
 def per_step(f: Dict[str, Any], short: bool = False) -> str:

@@ -300,6 +300,7 @@ def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, tmp_path, 
     import shutil
 
     from npu_tui.session import open_session
+    from npu_tui.tui.panes.memory import memory_plots
     from npu_tui.tui.panes.ranks import rank_plots
 
     level1 = real / "msinsight-pt-2rank-levels/text/level1"
@@ -321,6 +322,11 @@ def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, tmp_path, 
             assert "rank 1   " in rank_plots(s.report).plain
             plots = rank_plots(s.report).plain
             assert " ✕ not loaded whole\n" in plots and "✕ not compared with the other ranks" in plots
+            # its memory files loaded whole, but its peaks are placed in stages by the kernels it lost
+            memory = memory_plots(s.report).plain.splitlines()
+            assert memory[1].startswith("rank 0") and "✕" not in memory[1]
+            assert memory[2].startswith("rank 1") and memory[2].endswith(" ✕ not loaded whole")
+            assert memory[-1] == "✕ not compared with the other ranks (h says why)"
     code, out, _ = _report(capsys, tmp_path / "job")
     assert code == 2 and "Not compared: rank 1 (not loaded whole); see Data health." in out.splitlines()
 

@@ -364,3 +364,35 @@ async def test_unreadable_path_says_why():
         await settle(app, pilot)
         assert app.profile is None
         assert "PROVENANCE.md" in str(app.query_one("#load-label").content)
+
+
+@async_test
+async def test_a_rank_not_loaded_whole_is_marked_on_the_operators_and_memory_panes(real, tmp_path):
+    # Rank 1's kernel_details.csv cut mid-row: the Operators totals hold part of its kernels and its
+    # memory peaks are placed in stages by what loaded; both panes read as if every rank were whole.
+    import shutil
+
+    from tui_support import screen_text
+
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", tmp_path / "job")
+    kernels = tmp_path / "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+    data = kernels.read_bytes()
+    kernels.write_bytes(data[: len(data) * 2 // 5])
+    app = NpuTuiApp(tmp_path / "job")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert "✕ rank 1 not loaded whole: these totals hold what of it loaded (h says why)" in screen_text(app)
+        await pilot.press("0")
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        assert any(line.strip().startswith("rank 1") and line.rstrip().endswith("✕ not loaded whole") for line in lines)
+        assert any(line.strip() == "✕ not compared with the other ranks (h says why)" for line in lines)
+    whole = NpuTuiApp(real / "msinsight-pt-2rank-levels/text/level1")
+    async with whole.run_test(size=(80, 24)) as pilot:
+        await settle(whole, pilot)
+        for key in ("3", "0"):
+            await pilot.press(key)
+            await settle(whole, pilot)
+            assert "✕" not in screen_text(whole)

@@ -221,7 +221,7 @@ async def test_a_timeline_built_before_its_first_layout_fits_the_width_it_gets()
     app = Hidden()
     async with app.run_test(size=SIZE) as pilot:
         view = app.query_one(TimelineView)
-        view.load(session.profile.con)
+        view.load(session.profile.con, {})
         await settle(app, pilot)
         assert view.timeline is not None and view.size.width == 0  # built, not laid out
         view.show_at(1, "VAE")  # asked before it is placed: framed once it is
@@ -312,3 +312,26 @@ async def test_the_lanes_scrolled_to_and_those_a_taller_terminal_shows_are_drawn
         view = await _drawn(app, pilot)
         assert view.rows_asked == view.lane_rows and {rank for rank, _ in view.frame.cells} == {0, 1}
         assert "r1  stage" in screen_text(app)
+
+
+@async_test
+async def test_a_rank_not_loaded_whole_is_marked_on_its_lanes(real, tmp_path):
+    # Rank 1's kernel_details.csv cut mid-row: its lanes stop where what loaded stops. The Ranks and
+    # Comm panes marked it; here it read as a whole rank that ran less.
+    import shutil
+
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", tmp_path / "job")
+    kernels = tmp_path / "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+    data = kernels.read_bytes()
+    kernels.write_bytes(data[: len(data) * 2 // 5])
+    app = NpuTuiApp(tmp_path / "job")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _timeline(app, pilot)
+        assert view.apart == {1: "not loaded whole"}
+        labels = [line[:LABEL] for line in screen_text(app).splitlines()]
+        assert any(label.startswith("r0  stage") for label in labels)
+        assert any(label.startswith("r1✕ stage") for label in labels)
+        assert view.lane.rank == 0 and "\n r0 " in screen_text(app) and "✕" not in screen_text(app).split("\n r0 ")[1][:40]
+        await _keys(app, pilot, *["down"] * sum(lane.rank == 0 for lane in view.lanes))
+        assert view.lane.rank == 1
+        assert f"\n r1 {view.lane.label}: ✕ not loaded whole (h says why) · " in screen_text(app)

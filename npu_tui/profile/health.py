@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Tuple
 
-from ..text import gap_words, path_text, rank_list
+from ..text import NOT_WHOLE, gap_words, path_text, rank_list
 from .discover import NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .errors import LOADER_FAULT
 from .sources import KERNEL_SOURCES, source_modules
@@ -560,7 +560,7 @@ def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
     else:
         apart.update({rank: "other steps" for rank in other_steps})
     apart.update({rank: "another run" for rank in other_run})
-    apart.update({i.rank: "not loaded whole" for i in failed(items) if i.rank is not None})
+    apart.update({i.rank: NOT_WHOLE for i in failed(items) if i.rank is not None})
     return apart
 
 

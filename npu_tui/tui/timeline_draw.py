@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, List, Optional, Sequence, Tuple
 
 from rich.style import Style
 from rich.text import Text
@@ -182,9 +182,11 @@ def fmt_ms(ns: float, w: int = 1_000_000) -> str:
     return f"{ns / 1e6:.{decimals}f} ms"
 
 
-def lane_label(lane: Lane, first_of_rank: bool) -> str:
-    head = f"r{lane.rank}" if first_of_rank else ""
-    return f"{head:<4}{literal(lane.label)[:LABEL - 5]:<{LABEL - 5}} "
+def lane_label(lane: Lane, first_of_rank: bool, apart: bool = False) -> str:
+    """The label column: r<rank> (✕ where the rank is not compared with the others) on its first
+    lane, then the lane's name, cut to fit."""
+    head = f"{f'r{lane.rank}' + '✕' * apart if first_of_rank else '':<4}"
+    return f"{head}{literal(lane.label)[:LABEL - 1 - len(head)]:<{LABEL - 1 - len(head)}} "
 
 
 def ruler(view: Viewport) -> Text:
@@ -236,9 +238,11 @@ def _style(cat: Optional[str], band: bool, mark: str) -> Style:
     return style + extra if extra else style
 
 
-def draw(frame: Frame, lanes: Sequence[Lane], rows: int, selected: Optional[Tuple[int, int]] = None) -> Text:
+def draw(frame: Frame, lanes: Sequence[Lane], rows: int, selected: Optional[Tuple[int, int]] = None,
+         apart: Collection[int] = ()) -> Text:
     """The ruler and the lanes from ``view.top`` that fit in ``rows`` lines. ``selected``: a
-    finished selection's buckets [first, last], drawn shaded like a selection in progress."""
+    finished selection's buckets [first, last], drawn shaded like a selection in progress;
+    ``apart``: ranks marked ✕ (not compared with the others)."""
     view = frame.view
     shade = view.selection() or selected
     text = ruler(view)
@@ -248,7 +252,7 @@ def draw(frame: Frame, lanes: Sequence[Lane], rows: int, selected: Optional[Tupl
         cells = frame.cells.get((lane.rank, lane.no), empty)
         first = i == 0 or lanes[i - 1].rank != lane.rank
         text.append("\n")
-        text.append(lane_label(lane, first), style="bold reverse" if i == view.lane else "bold" if first else "")
+        text.append(lane_label(lane, first, lane.rank in apart), style="bold reverse" if i == view.lane else "bold" if first else "")
         band = lane.kind == "stage"
         chars = _stage_chars(cells, frame.windows.get(lane.rank, ()), view) if band else \
             [_glyph(c, view.w) for c in cells]

@@ -11,7 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...text import memory_unit
+from ...analysis.render import ranks_apart
+from ...text import apart_key, memory_unit
 from ..cells import literal
 from ..drill import DrillGrid
 from ..grids import memory_operators
@@ -20,7 +21,8 @@ from ..plots import sparkline
 
 def memory_plots(report: dict) -> Text:
     """Per rank: the peak of each stage (allocated / reserved, GB or MB), then the peaks of the stage
-    run most often (the denoising loop's forwards) as a sparkline from zero, first and last."""
+    run most often (the denoising loop's forwards) as a sparkline from zero, first and last. A rank
+    not compared with the others (a file of it not loaded whole, another run) is marked ✕."""
     memory = report.get("memory", {})
     peaks = memory.get("peaks", [])
     per, unit = memory_unit([p.get(k) for p in peaks for k in ("peak_reserved_mb", "peak_allocated_mb")])
@@ -33,7 +35,9 @@ def memory_plots(report: dict) -> Text:
         if mb is not None:
             by_stage[w["rank"]][w["stage"]].append(mb)
     loop = {rank: max(stages.items(), key=lambda kv: len(kv[1])) for rank, stages in by_stage.items()}
-    for rank in sorted({p["rank"] for p in peaks}):
+    apart = ranks_apart(report)
+    shown = sorted({p["rank"] for p in peaks})
+    for rank in shown:
         rows = [p for p in peaks if p["rank"] == rank]
         whole = next((p for p in rows if p["stage"] is None), {})
         text.append(f"\nrank {rank:<3}", style="bold")
@@ -44,11 +48,15 @@ def memory_plots(report: dict) -> Text:
             # reserved below allocated: not recorded (the CPU's allocator keeps no reserve)
             text.append(f"{allocated / per:.2f}/" + (f"{reserved / per:.2f}" if reserved >= allocated else "-"),
                         style=mark)
+        if rank in apart:
+            text.append(f" ✕ {apart[rank]}")
         stage, series = loop.get(rank, ("", []))
         if len(series) >= 2:
             text.append(f"\n         {literal(stage)} forwards ")
             text.append_text(sparkline(series, 40))
             text.append(f" {series[0] / per:.2f} → {series[-1] / per:.2f} {unit}")
+    if any(rank in apart for rank in shown):
+        text.append("\n" + apart_key(), style="dim")
     return text
 
 

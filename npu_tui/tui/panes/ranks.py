@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from ...analysis.render import ranks_apart
+from ...text import apart_key, ranks_why
 from ..cells import fmt_us
 from ..drill import DrillGrid
 from ..grids import ranks
@@ -56,9 +57,7 @@ def rank_plots(report: dict) -> Text:
         text.append(" " * (BAR_WIDTH - width) + f" {fmt_us(total)}{mark}\n")
     if apart:  # said once, so the marks stay short enough for 80 columns
         # (a rank without kernels has no bar to mark: named here)
-        unmarked = ", ".join(f"rank {r} ({apart[r]})" for r in sorted(apart) if r not in per_rank)
-        text.append(f"✕ not compared with the other ranks{': ' + unmarked if unmarked else ''} (h says why)\n",
-                    style="dim")
+        text.append(apart_key(ranks_why(apart, [r for r in apart if r not in per_rank])) + "\n", style="dim")
     text.append_text(legend(cats))
     text.append("\n\nShare of each rank's kernel time\n", style="bold")
     shares = {}

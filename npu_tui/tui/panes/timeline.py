@@ -6,7 +6,7 @@ analysis' (``analysis.timeline``), queried in workers; this pane holds the view 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from rich.text import Text
 from textual import work
@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from ...analysis.render import ranks_apart
 from ...analysis.timeline import FIRST_STREAM_LANE, STEP_ALIGNED, Lane, Span, Timeline
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
@@ -101,6 +102,7 @@ class TimelineView(Widget, can_focus=True):
         self.message = "building the timeline…"
         self.note = ""  # what the last jump found, for the header, until the next key
         self.rows_asked = 0  # the lanes the last redraw asked cells for (a frame may still be coming)
+        self.apart: Dict[int, str] = {}  # the ranks not compared with the others, and why: marked ✕
 
     @property
     def lanes(self) -> List[Lane]:
@@ -117,10 +119,11 @@ class TimelineView(Widget, can_focus=True):
         self.message = message
         self.refresh()
 
-    def load(self, con) -> None:
+    def load(self, con, apart: Dict[int, str]) -> None:
         """Build the timeline over ``con`` (a cursor of its own, made here on the UI thread) once the
-        analysis views are in: on every report, as the trace's second phase changes the stages."""
-        pending, self.kept = self.pending, self.view
+        analysis views are in: on every report, as the trace's second phase changes the stages.
+        ``apart``: the report's ranks not compared with the others (ranks_apart), marked ✕."""
+        pending, self.kept, self.apart = self.pending, self.view, apart
         self.clear("building the timeline…")
         self.pending = pending
         self._build(cursor_of(con))
@@ -222,7 +225,7 @@ class TimelineView(Widget, can_focus=True):
         if self.frame is None or self.view is None:
             return Text(self.message, style="dim")
         # Until the worker brings the new view's cells, the last frame stays as it was drawn.
-        return draw(self.frame, self.lanes, self.size.height, self._selected(self.frame.view))
+        return draw(self.frame, self.lanes, self.size.height, self._selected(self.frame.view), self.apart)
 
     def _selected(self, view: Viewport) -> Optional[Tuple[int, int]]:
         if self.range is None:
@@ -407,6 +410,8 @@ def header_text(view: TimelineView) -> Text:
     if view.note:
         text.append(f" · {view.note}", style="bold")
     text.append(f"\nr{lane.rank} {literal(lane.label)}: ", style="bold")
+    if lane.rank in view.apart:  # (what its lanes show is what of it loaded, or another run's)
+        text.append(f"✕ {view.apart[lane.rank]} (h says why) · ")
     under = frame.under_cursor if frame is not None and frame.view == v else None
     if v.mark is not None:
         first, last = v.selection()
@@ -469,7 +474,7 @@ class TimelinePane(Vertical):
     def show_report(self, report: dict) -> None:
         # The views are in (and after the trace's phase, rebuilt): the timeline is built on them.
         self.query_one("#timeline-range").display = False
-        self.query_one(TimelineView).load(self.con)
+        self.query_one(TimelineView).load(self.con, ranks_apart(report))
         self.query_one("#timeline-header", Static).update(Text("building the timeline…", style="dim"))
 
     def show_at(self, rank: Optional[int], stage: Optional[str]) -> None:
