@@ -357,6 +357,21 @@ def test_lone_files_are_named_for_what_wrote_them(real, tmp_path):
     assert discover(kd).ranks[0].source_format == "torch_npu"
 
 
+def test_the_mstx_markers_summary_is_no_timeline(real, tmp_path):
+    """msprof_tx_{time}.csv, the mstx markers' summary msprof writes beside its timeline, was taken
+    for an msprof_*.json timeline by its name, and said damaged: the run incomplete, exit 2."""
+    from npu_tui.profile.health import health
+
+    prof = msprof_merged(real, tmp_path)
+    (prof / "mindstudio_profiler_output" / "msprof_tx_20250101.csv").write_text(
+        "Device_id,pid,tid,category,event_type,payload_type,payload_value,Start_time(us),End_time(us),"
+        "message_type,message\nhost,1,2,0,marker,0,0,1700000000000001.000,1700000000000002.000,0,hello\n")
+    p = load_profile(prof)
+    assert [PurePath(f).name for (f,) in p.con.execute("SELECT file FROM load_log ORDER BY file").fetchall()] == [
+        "msprof_20250101.json", "op_summary_20250101.csv"]
+    assert health(p) == []
+
+
 @pytest.mark.parametrize("with_device_column", [True, False])
 def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_device_column):
     from npu_tui.profile.health import failed, health

@@ -19,7 +19,7 @@ from .sources.csvfile import JOINED, JOINED_OTHER
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
-from .sources.msprof_timeline import NAME_PREFIXES as MSPROF_PREFIXES, SPLIT_PREFIXES
+from .sources.msprof_timeline import MERGED_PREFIX, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, BROKEN_PAGES, CUT_PAGES, KIND as KIND_DB, SKIPPED_ROWS, VIEWERS_TABLES
 
 ROWS = """
@@ -299,7 +299,7 @@ SELECT rank, file, lo, hi, list_filter(range(lo, hi + 1), lambda i: NOT list_con
 FROM span WHERE hi - lo + 1 > len(have)
 ORDER BY rank, model
 """
-ITERATION_FILES = ("^(?:" + "|".join(re.escape(p) for p in (*MSPROF_PREFIXES, *SPLIT_PREFIXES))
+ITERATION_FILES = ("^(?:" + "|".join(re.escape(p) for p in (MERGED_PREFIX, *SPLIT_PREFIXES))
                    + r")\d+_(\d+)_(\d+)\.json$")
 MISSING_ITERATION_FIX = "copy the device's timeline folder again, with every iteration's files"
 # The world sizes the ranks' files state (Kineto's distributedInfo), with the ranks that state each.

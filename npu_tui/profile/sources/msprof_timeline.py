@@ -28,15 +28,16 @@ from .op_summary import device_from_folder
 
 KIND = "msprof_timeline"
 FILE_NAMES = ()
-NAME_PREFIXES = ("msprof_",)
+MERGED_PREFIX = "msprof_"  # msprof_{time}.json, msprof_slice_N_{time}.json; older, msprof_{device}_{model}_{iter}.json
 STAGE = "stg_msprof"
 # The per-process files repeat what the merged file of the same device, model and iteration
 # holds (task_time_0_2_5.json: msprof_0_2_5.json); without that file beside them, they are the
 # iteration's only record.
 SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
 # By their names too: one that cannot be read (or is empty) is said, not passed over. (The
-# timeline's JSON alone: the summary folder's CSVs share the prefixes.)
-NAME_PATTERN = re.compile(r"^(?:task_time|hccl|step_trace)_\d+_\d+_\d+\.json$")
+# timeline's JSON alone: the summary folder's CSVs share the split prefixes, and msprof_tx_*.csv,
+# the mstx markers' summary, the merged one.)
+NAME_PATTERN = re.compile(r"^(?:msprof_.*|(?:task_time|hccl|step_trace)_\d+_\d+_\d+)\.json$")
 SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
 # A merged file that lost events (cut, or damaged), beside its iteration's splits: they hold that
 # iteration whole but for its overlap lanes and host events, so they load in its place, not beside
@@ -133,20 +134,20 @@ def torch_npus(end: bytes) -> bool:
 
 def load_order(paths: List[Path]) -> List[Path]:
     """The merged files first: a split loads only where its merged file gave nothing."""
-    return sorted(paths, key=lambda p: not p.name.startswith("msprof_"))
+    return sorted(paths, key=lambda p: not p.name.startswith(MERGED_PREFIX))
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
     suffix = path.name[len(prefix):] if prefix else ""
-    merged = prefix and "msprof_" + suffix
+    merged = prefix and MERGED_PREFIX + suffix
     names = [p.name for p in ctx.files.get(KIND, [])]
-    merging = any(n.startswith("msprof_") for n in names)
+    merging = any(n.startswith(MERGED_PREFIX) for n in names)
     # Per iteration (_device_model_iteration), only its own merged file covers a split; named
     # otherwise, any merged file beside it does, as its iteration cannot be told.
     own = merged if merged in names else "the merged msprof_*.json"
     covering = {merged} if merged in names else (
-        {n for n in names if n.startswith("msprof_")} if merged and not ITERATION.search(merged) else set())
+        {n for n in names if n.startswith(MERGED_PREFIX)} if merged and not ITERATION.search(merged) else set())
     if covering & ctx.gave:
         return LoadResult(rows=0, note=SPLIT_NOTE.format(merged=own))
     in_place = None
@@ -162,8 +163,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     if ctx.device_id is None:
         ctx.device_id = device_from_folder(ctx.root)
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
-    splits_beside = path.name.startswith("msprof_") and any(
-        p + path.name[len("msprof_"):] in names for p in ("task_time_", "hccl_"))
+    splits_beside = path.name.startswith(MERGED_PREFIX) and any(
+        p + path.name[len(MERGED_PREFIX):] in names for p in ("task_time_", "hccl_"))
     if splits_beside and (staged.cut or staged.lost):
         drop_staged_trace(con, STAGE)
         return LoadResult(rows=0, skipped=staged.lost, note=f"{'cut short' if staged.cut else 'damaged'}, {FOR_SPLITS}")
