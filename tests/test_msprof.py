@@ -357,6 +357,38 @@ def test_lone_files_are_named_for_what_wrote_them(real, tmp_path):
     assert discover(kd).ranks[0].source_format == "torch_npu"
 
 
+@pytest.mark.parametrize("sliced", [False, True])
+def test_an_earlier_export_of_the_same_collection_is_not_loaded_again(real, tmp_path, sliced):
+    """msprof --export run twice over one collection writes its files again under a later time,
+    other columns maybe: both loaded, every task counted twice, the run said whole. A sliced
+    export's slices carry times a second apart, and are one export."""
+    from npu_tui.profile.health import failed, health
+
+    prof = msprof_merged(real, tmp_path)
+    out = prof / "mindstudio_profiler_output"
+    first = out / "op_summary_20250101.csv"
+    again = ["op_summary_slice_0_20250102.csv", "op_summary_slice_1_20250103.csv"] if sliced else \
+        ["op_summary_20250102.csv"]
+    with open(out / again[0], "w", newline="", encoding="utf-8") as f:
+        # a column fewer: not a copy
+        csv.writer(f).writerows([r[:-1] for r in (OP_SUMMARY[:2] if sliced else OP_SUMMARY)])
+    if sliced:
+        with open(out / again[1], "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([r[:-1] for r in OP_SUMMARY[::2]])
+    shutil.copy(out / "msprof_20250101.json", out / "msprof_20250102.json")
+    (out / "msprof_20250101.json").write_text("[]")  # (a copy would be told by its content)
+    p = load_profile(prof)
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone() == (2,)
+    loaded = p.con.execute("SELECT file, kind, note FROM load_log ORDER BY file").fetchall()
+    assert [(PurePath(f).name, k) for f, k, _ in loaded] == sorted(
+        [("msprof_20250101.json", "discovery"), ("msprof_20250102.json", "msprof_timeline"),
+         ("op_summary_20250101.csv", "discovery")] + [(name, "op_summary") for name in again])
+    assert dict((PurePath(f).name, n) for f, _, n in loaded)[first.name] == (
+        f"an earlier export of the same collection ({again[-1]} beside it, exported later): not loaded, or its "
+        "rows would count twice")
+    assert failed(health(p)) == [] and {i.severity for i in health(p)} == {"info"}
+
+
 def test_the_mstx_markers_summary_is_no_timeline(real, tmp_path):
     """msprof_tx_{time}.csv, the mstx markers' summary msprof writes beside its timeline, was taken
     for an msprof_*.json timeline by its name, and said damaged: the run incomplete, exit 2."""

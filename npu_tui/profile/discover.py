@@ -316,6 +316,7 @@ def _dirs(folder: Path) -> List[Path]:
 GZIP_COPY = "a compressed copy of"
 COPY = "a copy of"
 SECOND = "a second"
+EARLIER_EXPORT = "an earlier export of the same collection"
 
 
 def _name_shape(name: str) -> str:
@@ -345,7 +346,32 @@ def _group(files: List[Path], modules: List[ModuleType]) -> Dict[str, List[Path]
     out.get("kineto", []).extend(f for f in unknown if f.name.endswith((".json", ".json.gz"))
                                  and _name_shape(f.name) in shapes)
     by_kind = {m.KIND: m for m in modules}
-    return {kind: _one_each(fs, by_kind[kind]) if len(fs) > 1 else fs for kind, fs in out.items()}
+    return {kind: _one_each(_newest_export(fs, by_kind[kind]), by_kind[kind]) if len(fs) > 1 else fs
+            for kind, fs in out.items()}
+
+
+def _newest_export(files: List[Path], module: ModuleType) -> List[Path]:
+    """Of msprof's exports of one collection into one folder (``op_summary_{time}.csv``, or sliced,
+    ``op_summary_slice_{N}_{time}.csv``: ``msprof --export`` run again writes them all again under
+    a later time), the latest export's, as msprof's own readers take: each would load every task
+    again. A slice stands beside the other slices of its export, whose times may differ by a
+    second or two, so an export is told by its slice: the latest file of each, of the latest way
+    of writing (sliced or not) the folder holds."""
+    pattern = getattr(module, "EXPORT_NAME", None)
+    exports = {f: m for f in files if pattern is not None and (m := pattern.match(f.name))}
+    if len(exports) < 2:
+        return files
+    latest: Dict[Optional[str], Path] = {}
+    for f, m in sorted(exports.items(), key=lambda fm: int(fm[1]["time"])):
+        latest[m["slice"]] = f
+    newest = max(exports, key=lambda f: int(exports[f]["time"]))
+    sliced = exports[newest]["slice"] is not None
+    kept = {f for key, f in latest.items() if (key is not None) == sliced}
+    for f in exports:
+        if f not in kept:
+            _say(f, f"{EARLIER_EXPORT} ({newest.name} beside it, exported later): not loaded, or its rows "
+                    "would count twice")
+    return [f for f in files if f not in exports or f in kept]
 
 
 def _one_each(files: List[Path], module: ModuleType) -> List[Path]:

@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Tuple
 
 from ..text import NOT_WHOLE, gap_words, path_text, rank_list
-from .discover import NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
+from .discover import EARLIER_EXPORT, NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
 from .errors import LOADER_FAULT
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
@@ -185,6 +185,7 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be re
 # Notes of files left out by design: nothing is missing.
 # (A split in place of its merged file that failed: that file's error names it.)
 BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
+                       r"^" + re.escape(EARLIER_EXPORT) + "|"
                        r"^a copy of|^in place of .*, which gave nothing$|" + re.escape(MINDSPORES))
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
 LEFT_BESIDE = re.compile(r"^db export of another run|" + re.escape(CLUSTER_OTHER_OPS))

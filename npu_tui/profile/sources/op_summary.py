@@ -17,6 +17,9 @@ KIND = "op_summary"
 FILE_NAMES = ()
 # So an empty or broken op_summary is reported rather than passed over.
 NAME_PREFIXES = ("op_summary_",)
+# msprof's newer layout names one export's file by when it was written, sliced or not: another
+# export of the same collection beside it is that collection again (discover._newest_export).
+EXPORT_NAME = re.compile(r"^op_summary_(?:slice_(?P<slice>\d+)_)?(?P<time>\d+)\.csv$")
 STAGE = "stg_op_summary"
 REQUIRED = {"Op Name", "Task Duration(us)"}
 # The start in µs, or in ns in older exports (CANN 5.x: "Task Start Time", without a unit).
