@@ -518,6 +518,27 @@ def test_sniff_and_rank_hint(real):
     assert not kineto.sniff(read_head(tv / "communication.json"))
 
 
+@pytest.mark.parametrize("cut", [False, True])
+def test_the_rank_of_a_distributed_info_whose_keys_are_sorted(real, tmp_path, cut):
+    """A trace saved again with sorted keys (json.dump(sort_keys=True), jq -S) puts pg_config, a list
+    of objects, before distributedInfo's rank: it was not found, the ranks came from the names (so
+    swapped) and each trace was said "not a distributed run". Where the head cuts the object, its
+    rank is still read from what is there."""
+    for rank, name in ((1, "a_worker.json"), (0, "b_worker.json")):
+        doc = json.loads(gzip.decompress((real / SAMPLED / f"sampled_rank-{rank}.json.gz").read_bytes()))
+        doc["distributedInfo"]["pg_config"] = [{"backend_config": "cuda:nccl", "pg_name": "0", "pg_size": 128}]
+        text = json.dumps(doc, sort_keys=True).encode()
+        info = text.index(b'"distributedInfo"')
+        assert text.index(b'"pg_config"', info) < text.index(b'"rank"', info)
+        (tmp_path / name).write_bytes(text)
+        head = text[:text.index(b'"rank"', info) + 12] if cut else read_head(tmp_path / name)
+        assert kineto.rank_hint(head) == rank
+    p = load_profile(tmp_path)
+    assert p.con.execute("SELECT rank, regexp_extract(file, '[^/]*$') FROM load_log ORDER BY rank").fetchall() == [
+        (0, "b_worker.json"), (1, "a_worker.json")]
+    assert not any("not a distributed run" in i.what for i in health(p))
+
+
 def _kinds_and_kernels(path):
     p = load_profile(path)
     return ({k for (k,) in p.con.execute("SELECT DISTINCT kind FROM load_log WHERE kind <> 'discovery'").fetchall()},

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -43,7 +44,10 @@ STAGE = "stg_kineto"
 # sampled trace drops them), so their 's'/'f' pairs, two for each kernel, are not staged.
 PHASES = ("X", "i", "I")
 
-_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
+_DISTRIBUTED = re.compile(rb'"distributedInfo"\s*:\s*(?=\{)')
+# Its rank where the object does not parse (cut with the head): among keys before it, lists of flat
+# objects (pg_config, which a sorted dump puts first).
+_RANK = re.compile(rb'\{(?:[^{}]|\{[^{}]*\})*?"rank"\s*:\s*(\d+)')
 # The process that took a trace: its host (newer torch writes host_name in the header) and the pid
 # of its first host op (torch writes ph, cat, name, pid in that order).
 _HOST = re.compile(rb'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -253,9 +257,17 @@ def sniff(head: bytes) -> bool:
 
 def rank_hint(text: bytes) -> Optional[int]:
     """``distributedInfo.rank`` when this part of the file (its head: torch writes it before the
-    events) holds it."""
-    m = _RANK.search(text)
-    return int(m.group(1)) if m else None
+    events) holds it, wherever the object puts it (a dump with sorted keys puts pg_config first)."""
+    at = _DISTRIBUTED.search(text)
+    if at is None:
+        return None
+    try:
+        info, _ = json.JSONDecoder().raw_decode(text[at.end():].decode("utf-8", "replace"))
+    except ValueError:
+        m = _RANK.match(text, at.end())
+        return int(m.group(1)) if m else None
+    rank = info.get("rank")
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else None
 
 
 def process_hint(head: bytes) -> Optional[Tuple[bytes, int]]:
