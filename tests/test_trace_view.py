@@ -86,6 +86,26 @@ def test_bare_trace_gives_the_kernels_of_kernel_details(real, tmp_path, level, r
     assert Counter(st for *_, st in got) == Counter(int(r["Step Id"]) for r in kd)
 
 
+def test_a_trace_view_saved_again_as_an_object_with_numbers_for_ts_is_still_torch_npus(real, tmp_path):
+    """A viewer that saves the trace again writes {"traceEvents": [...]} with numbers for ts: the
+    head then showed only torch's host events, and under its own name the file was read as a
+    Kineto CPU run (80 host ops as kernels, ProfilerStep#50 most of them, no overlap lanes)."""
+    src = real / LEVELS / "level1/rank0_ascend_pt" / OUT / "trace_view.json"
+    evs = json.loads(src.read_text(encoding="utf-8"))
+    for e in evs:
+        if isinstance(e.get("ts"), str):
+            e["ts"] = float(e["ts"])
+    d = tmp_path / "saved"
+    d.mkdir()
+    (d / "trace_view.json").write_text(json.dumps({"traceEvents": evs, "displayTimeUnit": "ms"}))
+    got, want = load_profile(d), load_profile(bare(tmp_path, src))
+    assert got.formats == want.formats == ["trace_view"]
+    for q in ("SELECT count(*), sum(dur_ns), count(DISTINCT core) FROM kernels", "SELECT count(*) FROM overlap_lanes",
+              "SELECT count(*) FROM host_events", "SELECT count(*) FROM flows"):
+        assert got.con.execute(q).fetchall() == want.con.execute(q).fetchall()
+    assert got.con.execute("SELECT count(*) FROM kernels").fetchone()[0] > 100
+
+
 def test_a_comm_process_named_communication_gives_the_same_kernels(real, tmp_path):
     """Newer CANN names the collective ops' process Communication (torch_npu passes msprof's
     timeline through): its hcom_* ops are kernels as under HCCL. They had been dropped without a

@@ -104,7 +104,7 @@ def classify(path: Path, modules: List[ModuleType]) -> Optional[str]:
                     return "trace_view"
                 if m.KIND in TRACE_KINDS:  # a trace whose head shows no event that tells whose it is
                     named = kind_by_name(path.name, modules)
-                    return named if named in TRACE_KINDS and not flavour_told(head) else m.KIND
+                    return named if named in TRACE_KINDS and not flavour_told(head, named) else m.KIND
                 exact = _names(tuple(modules))[0].get(path.name)
                 return exact if exact is not None and exact not in TRACE_KINDS else m.KIND
     elif path.name.endswith(".json.gz") and _damaged(path):

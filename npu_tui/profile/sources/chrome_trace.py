@@ -80,10 +80,13 @@ def trace_flavour(head: bytes) -> Optional[str]:
     return None if array else "kineto"
 
 
-def flavour_told(head: bytes) -> bool:
-    """Whether the head of a trace shows whose it is (a Kineto mark, torch_npu's host events), or
-    trace_flavour only fell back on Kineto for want of events (``{"traceEvents": []}``)."""
-    return _kineto_marked(head) or bool(_TORCH_HOST.search(head))
+def flavour_told(head: bytes, named: Optional[str]) -> bool:
+    """Whether the head of a trace shows whose it is against what its name says (``named``), or
+    trace_flavour only fell back on Kineto for want of events (``{"traceEvents": []}``). Under
+    torch_npu's own name only a Kineto mark tells: its host events are torch's in either, and a
+    trace_view wrapped in an object with numbers for ts (saved again by a viewer) has no other sign
+    in its head (its device processes are named a third of the way in)."""
+    return _kineto_marked(head) or (named != "trace_view" and bool(_TORCH_HOST.search(head)))
 
 
 @lru_cache(maxsize=4)
