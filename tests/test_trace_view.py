@@ -701,16 +701,19 @@ def test_control_characters_inside_strings_are_kept(real, tmp_path):
     assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchone() == (0, "")
 
 
-@pytest.mark.parametrize("inside", ["a string", "a list of objects"])
+@pytest.mark.parametrize("inside", ["a string", "a list of objects", "a list of objects with a ph"])
 def test_a_piece_is_cut_where_an_event_begins_not_at_a_boundary_inside_one(tmp_path, monkeypatch, inside):
     """'}, {' inside an event at the place a piece would be cut (the repr of a list of dicts in a
     string, objects in a list in args, each at the head of a piece's search): the cut goes to the
-    next event, so the valid file reads whole, every event in order, no salvage, no note."""
+    next event, so the valid file reads whole, every event in order, no salvage, no note. Objects
+    in args that have a "ph" look like events one at a time: the ']' after them says otherwise
+    (cut there, a valid file was said damaged)."""
     evs = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": str(i), "dur": "1"}
            for i in range(4000)]
     for i in range(0, 4000, 50):  # (at every place a cut may be sought)
         evs[i]["args"] = ({"note": "x" * 300 + "[{'a': 1}, {'b': 2}]" * 40} if inside == "a string"
-                          else {"objs": [{"name": "a", "id": j} for j in range(40)]})
+                          else {"objs": [{"name": "a", "id": j, **({"ph": "a"} if "ph" in inside else {})}
+                                         for j in range(40)]})
     f = tmp_path / "trace_view.json"
     f.write_text("[" + ", ".join(json.dumps(e) for e in evs) + "]")
     monkeypatch.setattr(chrome_trace, "PIECE_BYTES", f.stat().st_size // 8)

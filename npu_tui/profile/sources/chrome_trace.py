@@ -688,7 +688,7 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:
         for i in range(1, count):
             f.seek(span.start + i * total // count)
             at = f.tell()
-            m = _event_starts(f.read(TAIL_BYTES))
+            m = _event_starts(f.read(TAIL_BYTES), span.end - at)
             if m is not None and begin < at + m.start() + 1 and at + m.end() < span.end:
                 parts.append((begin, at + m.start() + 1))  # up to this event's closing brace
                 begin = at + m.end()  # the next starts after the comma
@@ -704,21 +704,44 @@ def _pieces(path: Path, span: _Span, tmp: Path, shape: str, zeros: int) -> list:
 
 
 # How much of what follows a '}, {' is read to see whether an event begins there (an event longer
-# than this is passed over for the next), and how many are tried before the cut is given up (the
+# than this is passed over for the next), how many are tried before the cut is given up (the
 # pieces one fewer): a long list of objects in an op's args, or a string full of '}, {', is not
 # read through boundary by boundary.
 EVENT_PEEK, BOUNDARY_TRIES = 1 << 20, 64
 
 
-def _event_starts(block: bytes) -> Optional[re.Match]:
+def _event_starts(block: bytes, list_end: int) -> Optional[re.Match]:
     """The first event boundary in ``block`` where an event begins: '}, {' inside a string (the
     repr of a list of dicts in an op's args) or between objects in args is none, and a piece cut
-    there would fail to parse, reading a whole valid file in salvage as damaged."""
+    there would fail to parse, reading a whole valid file in salvage as damaged. ``list_end``: where
+    the events' list closes, from the block's start (past it where the block stops before)."""
     decoder = json.JSONDecoder()
     for m in itertools.islice(EVENT_BOUNDARY.finditer(block), BOUNDARY_TRIES):
-        if _parses(decoder, block[m.end():m.end() + EVENT_PEEK].decode("utf-8", "surrogateescape"), 0):
+        text = block[m.end():m.end() + EVENT_PEEK].decode("utf-8", "surrogateescape")
+        if _events_follow(decoder, text, list_end - m.end()):
             return m
     return None
+
+
+def _events_follow(decoder: json.JSONDecoder, text: str, list_end: int) -> bool:
+    """Whether ``text`` is events, one after another, each followed by a ',', to the end of the
+    list (at ``list_end``) or of ``text``. Objects with a "ph" in an event's args are followed by
+    the ']' of their own list."""
+    at = 0
+    while True:
+        start = SPACE.match(text, at).end()
+        try:
+            event, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):  # one the peek cut is as good as one more event
+            return at > 0 and _object_end(text, start) == (None, None)
+        if not (isinstance(event, dict) and "ph" in event):
+            return False
+        at = SPACE.match(text, end).end()
+        if at >= min(len(text), list_end):
+            return True
+        if text[at] != ",":
+            return False
+        at += 1
 
 
 def _write_piece(path: Path, piece: Path, first: int, end: int) -> None:
