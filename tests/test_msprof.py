@@ -447,6 +447,41 @@ def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_de
                          "ORDER BY rank").fetchall() == [(0, 2, 1, ""), (1, 1, 0, ""), (2, 0, 0, "")]
 
 
+@pytest.mark.parametrize("folders", [(), (3,), (3, 7)])
+def test_rows_of_a_device_without_its_folder_are_said(real, tmp_path, folders):
+    """The merged output of devices 3 and 5 (its Device_id column), with device_5/ not copied (the
+    device folders are the raw data, big): with no folder, both devices' tasks loaded as one rank
+    unsaid; with device_3/ alone, as device 3's rank; with device_3/ and device_7/, device 5's rows
+    were dropped uncounted."""
+    from npu_tui.profile.health import health
+
+    table = OP_SUMMARY + [["5", *r[1:]] for r in OP_SUMMARY[1:2]]
+    prof = msprof_merged(real, tmp_path, table)
+    shutil.rmtree(prof / "device_3")
+    for d in folders:
+        (prof / f"device_{d}").mkdir()
+        (prof / f"device_{d}" / f"info.json.{d}").write_text(json.dumps({"rank_id": -1, "devices": str(d)}))
+    for opened in (prof, prof / "mindstudio_profiler_output"):
+        p = load_profile(opened)
+        got = p.con.execute("SELECT rank, device_id, count(*) FROM kernels GROUP BY ALL ORDER BY ALL").fetchall()
+        notes = [i.what for i in health(p) if i.what.startswith("op_summary_20250101.csv")]
+        if not folders or opened != prof:  # (the output opened alone knows no device folder)
+            assert got == [(0, 3, 2), (0, 5, 1)]
+            assert notes == ["op_summary_20250101.csv: holds the tasks of devices 3, 5 (its Device_id column), and "
+                             "no device_N folder here makes each its own rank: loaded as one rank, its figures the "
+                             "devices' together"]
+        elif folders == (3,):
+            assert got == [(3, 3, 2)]
+            assert notes == ["op_summary_20250101.csv: the rows of device 5, whose device_N folder is not here to "
+                             "make a rank of; 1 row skipped"]
+        else:
+            assert got == [(3, 3, 2)]
+            assert p.con.execute("SELECT rank, skipped_rows FROM load_log WHERE kind = 'op_summary' ORDER BY rank"
+                                 ).fetchall() == [(3, 1), (7, 0)]
+            assert notes == ["op_summary_20250101.csv: the rows of device 5, whose device_N folder is not here to "
+                             "make a rank of; 1 row skipped"]
+
+
 def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tmp_path):
     """msprof writes raw data into device_N/data; its timeline and summary come only with an
     export. Such a folder said "no profiler files found"; beside an exported device, nothing."""

@@ -58,8 +58,10 @@ class RankSource:
     rank: Optional[int] = None
     info: dict = field(default_factory=dict)
     info_problem: Optional[Tuple[Path, str]] = None  # its profiler_info file, and why it could not be read
-    # One device of an msprof output merged over several: only that device's rows of its files.
+    # One device of an msprof output merged over several: only that device's rows of its files;
+    # and the devices that output is split between here.
     device: Optional[int] = None
+    devices: Tuple[int, ...] = ()
     left_out: List[Tuple[Path, str]] = field(default_factory=list)  # files of it not loaded, and why
 
 
@@ -706,6 +708,10 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
         files = _merged_groups(_group(_files(merged), modules) if _is_dir(merged) else {"sqlite_export": dbs}, analyze)
         out = [RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
                           rank=_msprof_rank(devices[0]) if devices else None)]
+        if len(devices) == 1 and _is_dir(merged) and _says_device(files):
+            # Its device's rows: the output may be merged over devices whose folders were not copied.
+            out[0].device = int(MSPROF_DEVICE_RE.match(devices[0].name).group(1))
+            out[0].devices = (out[0].device,)
     elif by_db:
         out = [RankSource(root=prof, source_format="db", files={"sqlite_export": dbs}, left_out=[(
             db, f"{MERGED_AS_ONE}: a db export over {names}, whose tasks are not told apart by device here; "
@@ -747,14 +753,21 @@ def _split_by_device(prof: Path, merged: Path, devices: List[Path], modules: Lis
     files = _group(_files(merged), modules)
     names = ", ".join(d.name for d in devices)
     split = {k: v for k, v in files.items() if k in BY_DEVICE_KINDS}
-    if not all(DEVICE_COLUMNS & set(csv_header(_head(f))) for v in split.values() for f in v):
+    if not _says_device(files):
         return [RankSource(root=prof, source_format="msprof", files=files, left_out=[(
             merged, f"{MERGED_AS_ONE}: merged over {names}, and its op_summary has no Device_id column; "
                     f"its figures are the devices' together")])]
     left_out = [(f, f"{NOT_SPLIT}: merged over {names}, and its rows do not say their device; left out")
                 for k, v in sorted(files.items()) if k not in BY_DEVICE_KINDS for f in v]
+    numbers = tuple(int(MSPROF_DEVICE_RE.match(d.name).group(1)) for d in devices)
     return [RankSource(root=d, source_format="msprof", files=split, rank=_msprof_rank(d), left_out=left_out,
-                       device=int(MSPROF_DEVICE_RE.match(d.name).group(1))) for d in devices]
+                       device=n, devices=numbers) for d, n in zip(devices, numbers)]
+
+
+def _says_device(files: Dict[str, List[Path]]) -> bool:
+    """Whether the merged files to split by device have the column that says it (and any)."""
+    split = [f for k, v in files.items() if k in BY_DEVICE_KINDS for f in v]
+    return bool(split) and all(DEVICE_COLUMNS & set(csv_header(_head(f))) for f in split)
 
 
 def _format(kinds: set) -> str:

@@ -576,6 +576,7 @@ def _rank_jobs(disc: Discovery) -> List[_RankJob]:
         _apply_info(ctx, src.info)
         if src.device is not None:
             ctx.device_id = ctx.device_only = src.device
+            ctx.devices_split = src.devices
         files = [(m, p) for m in modules for p in getattr(m, "load_order", list)(src.files.get(m.KIND, []))]
         jobs.append(_RankJob(src, ctx, files))
     return jobs

@@ -47,8 +47,10 @@ class RankContext:
     settle: Callable[[], None] = lambda: None
     # Set when a trace's JSON broke among its events and its file is read again event by event.
     salvage: bool = False
-    # One device of a file merged over several (msprof): only its rows are this rank's.
+    # One device of a file merged over several (msprof): only its rows are this rank's; and the
+    # devices that file is split between, each a rank of this load.
     device_only: Optional[int] = None
+    devices_split: Tuple[int, ...] = ()
 
 
 # Ranks of one job run at the same time, on clocks that agree to far better than this: a rank's

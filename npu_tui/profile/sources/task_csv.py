@@ -44,15 +44,17 @@ clean_text({in_formats}) AS k_in_formats, clean_text({out_shapes}) AS k_out_shap
 clean_text({out_dtypes}) AS k_out_dtypes
 """
 
-# A file merged over several devices ($only) is split by its device column: a row of another
-# device is another rank's, neither loaded nor skipped here. Rows that name no device, and the
-# rows the reader rejected, are counted once, by the file's first device.
+# A file merged over several devices ($only) is split by its device column between the ranks of
+# $split: a row of another of them is another rank's, neither loaded nor skipped here. Rows that
+# name no device, of a device no rank is (its device_N folder not here), and the rows the reader
+# rejected, are counted once, by the first rank's ($first).
 COUNT = """
 SELECT count(*) FILTER (WHERE $only IS NULL OR k_device = $only
-                        OR k_device IS NULL AND $only = (SELECT min(k_device) FROM {stage})),
-       $only IS NULL OR $only = (SELECT min(k_device) FROM {stage}), count(*)
+                        OR (k_device IS NULL OR NOT list_contains($split, k_device)) AND $only = $first),
+       count(*)
 FROM {stage}
 """
+DEVICES = "SELECT k_device, count(*) FROM {stage} WHERE k_device IS NOT NULL GROUP BY k_device ORDER BY k_device"
 INSERT = """
 INSERT INTO kernels
 SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, type_from_name(k_name)),
@@ -62,6 +64,9 @@ FROM {stage}
 WHERE k_name IS NOT NULL AND k_start IS NOT NULL AND k_dur IS NOT NULL AND k_dur >= 0
   AND ($only IS NULL OR k_device = $only)
 """
+
+MERGED_DEVICES = "holds the tasks of devices"
+DEVICE_NOT_HERE = "whose device_N folder is not here to make a rank of"
 
 # start: a start in µs; start_ns, in ns (older msprof's op_summary, "Task Start Time").
 FIELDS = ("name", "start", "start_ns", "dur", "device_id", "step", "type", "core", "wait", "block_dim",
@@ -83,10 +88,15 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
     try:
         _, rejected, note = stage_csv(con, path, stage, select=typed)
         only = {"only": ctx.device_only}
-        total, counts_rejects, in_file = con.execute(COUNT.format(stage=stage), only).fetchone()
-        rejected, note = (rejected, note) if counts_rejects else (0, "")
+        first = min(ctx.devices_split, default=None)
+        total, in_file = con.execute(COUNT.format(stage=stage), {
+            **only, "split": list(ctx.devices_split), "first": first}).fetchone()
+        counts_rest = ctx.device_only is None or ctx.device_only == first
+        rejected, note = (rejected, note) if counts_rest else (0, "")
         if in_file == 0 and rejected == 0:
             raise SourceError("header only, no task rows")
+        devices = dict(con.execute(DEVICES.format(stage=stage)).fetchall())
+        note = "; ".join(filter(None, [note, counts_rest and _devices_note(devices, ctx)]))
         rows = con.execute(INSERT.format(stage=stage), {
             "rank": ctx.rank, "device_id": ctx.device_id, "source": source, **only}).fetchone()[0]
         if ctx.device_id is None:
@@ -96,3 +106,18 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
         return LoadResult(rows=rows, skipped=rejected + (total - rows), note=note)
     finally:
         drop_staged(con, stage)
+
+
+def _devices_note(devices: Dict[int, int], ctx: RankContext) -> str:
+    """What the file's device column says that its ranks do not: tasks of several devices loaded
+    as one rank (no device_N folders here to tell the ranks), or rows of a device that is no rank
+    (its device_N folder not here), skipped."""
+    if ctx.device_only is None:
+        if len(devices) < 2:
+            return ""
+        return (f"{MERGED_DEVICES} {', '.join(map(str, devices))} (its Device_id column), and no device_N folder "
+                "here makes each its own rank: loaded as one rank, its figures the devices' together")
+    gone = {d: n for d, n in devices.items() if d not in ctx.devices_split}
+    if not gone:
+        return ""
+    return f"the rows of device{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))}, {DEVICE_NOT_HERE}"
