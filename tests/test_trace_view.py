@@ -747,3 +747,17 @@ def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch):
     monkeypatch.setattr(chrome_trace, "_write_piece", lambda *a: (written.append(a[1]), real_write(*a)))
     assert staged() == whole and len(written) == 4
     assert len(whole) == len(events(path))
+
+
+def test_a_host_range_written_as_begin_and_end_is_a_step(tmp_path):
+    # (Paired in staging, as for any Chrome trace: test_kineto has the pairing's cases.)
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Python"}},
+          {"ph": "M", "name": "process_labels", "pid": 1, "tid": 0, "args": {"labels": "CPU"}},
+          {"ph": "B", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": "90.000"},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": "200.000", "dur": 10},
+          {"ph": "E", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": "300.000"}]
+    (tmp_path / "trace_view.json").write_text(json.dumps(ev))
+    p = load_profile(tmp_path)
+    assert p.con.execute("SELECT name, start_ns, dur_ns FROM host_events ORDER BY start_ns").fetchall() == [
+        ("ProfilerStep#1", 90_000, 210_000), ("aten::add", 200_000, 10_000)]
+    assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchall() == [(0, "")]

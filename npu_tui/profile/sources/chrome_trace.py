@@ -169,6 +169,32 @@ WHERE (ph IN ('X', 'B', 'E', 'i', 'I', 's', 't', 'f') AND (ts_ns IS NULL OR ts_n
    OR (ph = 'X' AND (dur_ns IS NULL OR dur_ns < 0))
 """
 
+# Duration events given as a begin and an end ('B', 'E': the Chrome trace format allows either
+# form) made complete ('X') events, as a viewer pairs them: on each thread, in time order (file
+# order among equal times), an 'E' closes the latest 'B' still open. The 'B' row takes the event
+# (its place in the file, its name and args), with the time to its 'E' as dur; the 'E' goes.
+PAIRED = """
+CREATE OR REPLACE TEMP TABLE {table}_pairs AS
+WITH be AS (
+    SELECT rowid AS rid, ph, name, ts_ns, coalesce(pid, '') AS p, coalesce(tid, '') AS t,
+           row_number() OVER w AS ord, sum(CASE WHEN ph = 'B' THEN 1 ELSE -1 END) OVER w AS depth
+    FROM {table}_rows WHERE ph IN ('B', 'E') AND ts_ns IS NOT NULL
+    WINDOW w AS (PARTITION BY coalesce(pid, ''), coalesce(tid, '') ORDER BY ts_ns, rowid ROWS UNBOUNDED PRECEDING)
+),
+e AS (SELECT *, depth + 1 AS level FROM be WHERE ph = 'E')
+SELECT b.rid, e.ts_ns - b.ts_ns AS dur_ns, e.rid AS e_rid, e.name AS e_name
+FROM (SELECT *, depth AS level FROM be WHERE ph = 'B') b
+ASOF JOIN e ON b.p = e.p AND b.t = e.t AND b.level = e.level AND e.ord > b.ord
+"""
+# (an 'E' taken by two: a 'B' inside a pair whose own 'E' is missing; the inner one keeps it)
+PAIR_ONCE = "DELETE FROM {table}_pairs WHERE rowid NOT IN (SELECT arg_max(rowid, rid) FROM {table}_pairs GROUP BY e_rid)"
+AS_COMPLETE = """
+UPDATE {table}_rows SET ph = 'X', dur_ns = p.dur_ns, name = coalesce({table}_rows.name, p.e_name)
+FROM {table}_pairs p WHERE {table}_rows.rowid = p.rid
+"""
+PAIRED_ENDS = "DELETE FROM {table}_rows WHERE rowid IN (SELECT e_rid FROM {table}_pairs)"
+UNPAIRED = "DELETE FROM {table}_rows WHERE ph IN ('B', 'E')"
+
 # A trace bigger than this is read as pieces split at event boundaries, one per core: DuckDB parses
 # one JSON array on one thread, and a {"traceEvents": [...]} object only whole, as one value that
 # takes several times the file's size in memory. Pieces are arrays of events on disk, read in
@@ -248,7 +274,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         pieces, joined = lines.files, lines.joined
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
-        kept = ", ".join(f"'{p}'" for p in phases)
+        kept = ", ".join(f"'{p}'" for p in (*phases, *(("B", "E") if "X" in phases else ())))
         where = f" WHERE ph IN ({kept})" if phases and not salvage else ""
         try:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
@@ -302,7 +328,24 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
+    unpaired = _pair_begin_end(con, table)
+    if unpaired:
+        staged.untimed += unpaired
+        staged.note = "; ".join(filter(None, [staged.note, f"{unpaired:,} begin or end events ('B', 'E') "
+                                              "without the other half of their pair: dropped"]))
     return staged
+
+
+def _pair_begin_end(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    """Begin and end events made complete ones (PAIRED); returns how many had no pair (dropped)."""
+    if not con.execute(f"SELECT count(*) FROM {table}_rows WHERE ph IN ('B', 'E')").fetchone()[0]:
+        return 0
+    try:
+        for sql in (PAIRED, PAIR_ONCE, AS_COMPLETE, PAIRED_ENDS):
+            con.execute(sql.format(table=table))
+        return con.execute(UNPAIRED.format(table=table)).fetchone()[0]
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {table}_pairs")
 
 
 # The step of a moment: the highest N of the ProfilerStep#N ranges [lo, hi] (ns) in table {steps}
