@@ -201,6 +201,12 @@ def apart_key(unmarked: str = "") -> str:
     return f"✕ not compared with the other ranks{': ' + unmarked if unmarked else ''} (h says why)"
 
 
+def apart_mark(apart: Dict[int, str], rank: Optional[int]) -> str:
+    """`` ✕ why`` after a rank's figures where the comparisons across ranks leave it out (the
+    report's ranks_apart), else nothing."""
+    return f" ✕ {apart[rank]}" if rank in apart else ""
+
+
 def ranks_why(apart: Dict[int, str], ranks: Optional[Sequence[int]] = None) -> str:
     """The ranks of ``apart`` (rank -> why not compared; only those in ``ranks`` where given), each
     with its reason: ``rank 1 (not loaded whole), rank 3 (another run)``."""

@@ -329,6 +329,9 @@ def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, tmp_path, 
             assert memory[-1] == "✕ not compared with the other ranks (h says why)"
     code, out, _ = _report(capsys, tmp_path / "job")
     assert code == 2 and "Not compared: rank 1 (not loaded whole); see Data health." in out.splitlines()
+    # its step account and stage lines marked where they stand beside rank 0's
+    lines = [line for line in out.splitlines() if line.startswith(("rank 0: ", "rank 1: "))]
+    assert len(lines) == 4 and [line.endswith(" ✕ not loaded whole") for line in lines] == [False, True] * 2
 
 
 def test_the_same_profile_gives_the_same_report_byte_for_byte(capsys):

@@ -367,9 +367,10 @@ async def test_unreadable_path_says_why():
 
 
 @async_test
-async def test_a_rank_not_loaded_whole_is_marked_on_the_operators_and_memory_panes(real, tmp_path):
+async def test_a_rank_not_loaded_whole_is_marked_on_the_overview_operators_and_memory_panes(real, tmp_path):
     # Rank 1's kernel_details.csv cut mid-row: the Operators totals hold part of its kernels and its
-    # memory peaks are placed in stages by what loaded; both panes read as if every rank were whole.
+    # memory peaks are placed in stages by what loaded; the Overview's step account, stage bars,
+    # memory and stage lines gave its figures beside rank 0's: all read as if every rank were whole.
     import shutil
 
     from tui_support import screen_text
@@ -381,6 +382,14 @@ async def test_a_rank_not_loaded_whole_is_marked_on_the_operators_and_memory_pan
     app = NpuTuiApp(tmp_path / "job")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
+        overview = app.query_one("OverviewPane").report
+        from npu_tui.tui.panes.overview import account_text, categories_text, memory_text, stages_text
+        for text in (account_text(overview), memory_text(overview), stages_text(overview)):
+            ranks = [line for line in text.plain.splitlines() if line.startswith("rank ")]
+            assert [line.endswith("✕ not loaded whole") for line in ranks] == [False, True]
+        assert "✕ not compared with the other ranks (h says why)" in account_text(overview).plain
+        bars = [line for line in categories_text(overview).plain.splitlines() if line.startswith("rank ")]
+        assert {line[:7] for line in bars} == {"rank 0 ", "rank 1✕"}
         await pilot.press("3")
         await settle(app, pilot)
         assert "✕ rank 1 not loaded whole: these totals hold what of it loaded (h says why)" in screen_text(app)

@@ -8,7 +8,7 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import (UNMARKED, account_check, apart_line, finding_where, literal, lost_phrase, markdown,
+from ..text import (UNMARKED, account_check, apart_line, apart_mark, finding_where, literal, lost_phrase, markdown,
                     metric_value, no_findings, per_step, per_what, rank_list, saving_place, steps_unmarked, table,
                     waited_for_text)
 
@@ -125,17 +125,20 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
     if not rows:
         return ["(none)", ""]
     out = []
+    apart = ranks_apart(report)
     for rank in sorted({r["rank"] for r in rows}):
         first = next(r for r in rows if r["rank"] == rank)
+        mark = apart_mark(apart, rank)
         left = f"; {first['left_out']} warm-up step(s) left out" if first["left_out"] else ""
         step = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] != "between")
         gap = sum(r["us_per_step"] for r in rows if r["rank"] == rank and r["part"] == "between")
         between = f" + {_ms(gap)} between steps" if gap else ""
         bullet = "- " if md else ""  # (one line a rank: in Markdown a list, not one paragraph)
         if steps_unmarked(report, rank):
-            out.append(f"{bullet}rank {rank}: {_ms(step)}{between} ({UNMARKED})")
+            out.append(f"{bullet}rank {rank}: {_ms(step)}{between} ({UNMARKED}){mark}")
         else:
-            out.append(f"{bullet}rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}")
+            out.append(f"{bullet}rank {rank}: {_ms(step)} per step{between}, mean of {first['steps']} step(s){left}"
+                       f"{mark}")
     check = account_check(report.get("step_account_check", []))
     if check:
         line = _text("The account " + check[0], md)
@@ -209,7 +212,9 @@ def _document(report: Dict[str, Any], md: bool) -> str:
 
     out += _heading("Stages", md)
     det = {d["rank"]: d for d in report.get("stage_detection", [])}
-    out += [("- " if md else "") + f"rank {r}: {_text(d['summary'], md)}" for r, d in sorted(det.items())] + [""]
+    apart = ranks_apart(report)
+    out += [("- " if md else "") + f"rank {r}: {_text(d['summary'], md)}{apart_mark(apart, r)}"
+            for r, d in sorted(det.items())] + [""]
     rows = [dict(s, confidence=det.get(s["rank"], {}).get("confidence")) for s in report["stages"]]
     out += _table(rows, [("rank", "rank"), ("stage", "stage"), ("wall_us", "wall, total (us)"),
                          ("kernel_time_us", "kernel time, total (us)"), ("kernel_count", "kernels"),

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from ...analysis.render import ranks_apart
-from ...text import apart_key, memory_unit
+from ...text import apart_key, apart_mark, memory_unit
 from ..cells import literal
 from ..drill import DrillGrid
 from ..grids import memory_operators
@@ -48,8 +48,7 @@ def memory_plots(report: dict) -> Text:
             # reserved below allocated: not recorded (the CPU's allocator keeps no reserve)
             text.append(f"{allocated / per:.2f}/" + (f"{reserved / per:.2f}" if reserved >= allocated else "-"),
                         style=mark)
-        if rank in apart:
-            text.append(f" ✕ {apart[rank]}")
+        text.append(apart_mark(apart, rank))
         stage, series = loop.get(rank, ("", []))
         if len(series) >= 2:
             text.append(f"\n         {literal(stage)} forwards ")

@@ -11,7 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...text import UNMARKED, account_check, lost_phrase, memory_unit, no_findings, per_what, steps_unmarked
+from ...analysis.render import ranks_apart
+from ...text import UNMARKED, account_check, apart_key, apart_mark, lost_phrase, memory_unit, no_findings, per_what, steps_unmarked
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -99,13 +100,14 @@ def account_text(report: dict, width: int = 100) -> Text:
     steps: Dict[int, List[dict]] = defaultdict(list)
     for st in report.get("steps", []):
         steps[st["rank"]].append(st)
+    apart = ranks_apart(report)
     for rank in sorted({r["rank"] for r in rows}):
         mine = [r for r in rows if r["rank"] == rank]
         parts = {p: sum(r["us_per_step"] for r in mine if r["part"] == p) for p, _ in ACCOUNT_PARTS}
         span = sum(v for p, v in parts.items() if p != "between")
         text.append(f"\nrank {rank:<3} ")
         text.append_text(stacked_bar([(label, parts[p]) for p, label in ACCOUNT_PARTS], BAR_WIDTH))
-        text.append(f" {fmt_us(span)}{_mean_note(report, mine[0])}\n")
+        text.append(f" {fmt_us(span)}{_mean_note(report, mine[0])}{apart_mark(apart, rank)}\n")
         text.append(_fill([f"{label} {fmt_us(parts[p])}" for p, label in ACCOUNT_PARTS if parts[p]], width),
                     style="dim")
         split: Dict[str, float] = defaultdict(float)
@@ -126,7 +128,10 @@ def account_text(report: dict, width: int = 100) -> Text:
             if marked:
                 text.append(f"  warm-up: step {', '.join(marked)}", style="dim")
     present = {r["part"] for r in rows if r["us_per_step"]}
-    return text.append("\n").append_text(legend([label for p, label in ACCOUNT_PARTS if p in present]))
+    text.append("\n").append_text(legend([label for p, label in ACCOUNT_PARTS if p in present]))
+    if any(r["rank"] in apart for r in rows):
+        text.append("\n" + apart_key(), style="dim")
+    return text
 
 
 def categories_text(report: dict) -> Text:
@@ -140,8 +145,9 @@ def categories_text(report: dict) -> Text:
         if c["category"] not in order:
             order.append(c["category"])
         rows[(c["rank"], c["stage"])][c["category"]] = c["share"]
+    apart = ranks_apart(report)
     for (rank, stage), shares in sorted(rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
-        label = f"rank {rank} {literal(stage)}"
+        label = f"rank {rank}{'✕' if rank in apart else ''} {literal(stage)}"
         text.append(f"{label:<12.12} ")
         text.append_text(stacked_bar([(c, shares.get(c, 0.0)) for c in order], CATEGORY_BAR_WIDTH))
         top = sorted(shares.items(), key=lambda kv: -kv[1])[:3]
@@ -173,6 +179,7 @@ def memory_text(report: dict) -> Text:
             "no rank's own files here, so no memory records"
         return text.append(f"\n  {why}", style="dim")
     per, unit = memory_unit([p.get(k) for p in peaks for k in ("peak_reserved_mb", "peak_allocated_mb")])
+    apart = ranks_apart(report)
     for p in sorted(peaks, key=lambda p: p["rank"]):
         reserved, allocated = p.get("peak_reserved_mb") or 0, p.get("peak_allocated_mb") or 0
         # Reserved below allocated: not recorded (the CPU's allocator keeps no reserve).
@@ -181,6 +188,7 @@ def memory_text(report: dict) -> Text:
         text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {allocated / per:6.2f} {unit}")
         if p.get("growth") is not None:
             text.append(f" · DiT forwards' peak {p['growth'] * 100:+.1f}% over {p['forwards']}")
+        text.append(apart_mark(apart, p["rank"]))
     return text
 
 
@@ -190,12 +198,13 @@ def stages_text(report: dict) -> Text:
     if not stages:
         return text.append("  no stages", style="dim")
     summary = {d["rank"]: d.get("summary", "") for d in report.get("stage_detection", [])}
+    apart = ranks_apart(report)
     rank = None
     for s in sorted(stages, key=lambda s: (s["rank"], s.get("start_us") or 0.0)):
         if s["rank"] != rank:
             rank = s["rank"]
             text.append(f"rank {rank:<3} ").append(literal(summary.get(rank, s.get("method", "?"))), style="italic")
-            text.append("\n")
+            text.append(apart_mark(apart, rank) + "\n")
         text.append(f"         {literal(s['stage']):<6} ")
         text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9} in all  kernels {s.get('kernel_count', 0):>7,}\n")
     return text

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from ...analysis.render import ranks_apart
-from ...text import apart_key, ranks_why
+from ...text import apart_key, apart_mark, ranks_why
 from ..cells import fmt_us
 from ..drill import DrillGrid
 from ..grids import ranks
@@ -50,7 +50,7 @@ def rank_plots(report: dict) -> Text:
         width = round(BAR_WIDTH * total / peak) if peak else 0
         # (by its own time per step, computing and free, which the bar of kernel time need not show;
         # a fact, not a verdict: the finding says when the spread is worth acting on)
-        mark = " ◀ most own time/step" if rank == slow else f" ✕ {apart[rank]}" if rank in apart else ""
+        mark = " ◀ most own time/step" if rank == slow else apart_mark(apart, rank)
         text.append(f"rank {rank:<3}", style="bold reverse" if rank == slow else "")
         text.append(" ")
         text.append_text(stacked_bar(parts, width))
