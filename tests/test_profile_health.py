@@ -164,18 +164,27 @@ def test_an_op_statistic_row_it_skipped_makes_no_kernel_file_too_long(real, tmp_
     assert not failed(items)
 
 
-def test_a_kernel_file_cut_mid_row_is_said_once(real, tmp_path):
-    """Cut inside a row, the file says it was cut short (an error): op_statistic does not say again,
-    as rows 'no reader can see', what that error says."""
+def test_a_kernel_file_cut_mid_row_is_said_with_what_op_statistic_counts_it_lost(real, tmp_path):
+    """Cut inside a row, the file says it was cut short (an error), how much it lost it cannot tell,
+    and its row cut in two was all its health counted ("1 row skipped", where a cut at a line end
+    one row later was "N kernels fewer"): op_statistic.csv counts the kernels gone, and says so."""
     rank = rank_folder(real, tmp_path / "r_ascend_pt")
     out = rank / "ASCEND_PROFILER_OUTPUT"
     shutil.copyfile(real / L1 / "op_statistic.csv", out / "op_statistic.csv")
     kd = out / "kernel_details.csv"
     data = kd.read_bytes()
     kd.write_bytes(data[:len(data) // 2])
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    whole = len(list(csv.reader(io.StringIO(data[:len(data) // 2].decode("utf-8").rsplit("\n", 1)[0], newline=""))))
+    # op_statistic counts compute kernels only, not the hcom_ ones; the row cut in two is skipped.
+    gone = [r for r in rows[whole:] if r[7] != "HCCL"]
     items = health(load_profile(rank))
-    assert [i.severity for i in items if i.what.startswith("kernel_details.csv was cut short")] == ["error"]
-    assert [i for i in items if "op_statistic" in i.what] == []
+    assert [(i.severity, i.lost) for i in items if i.what.startswith("kernel_details.csv was cut short")] == [
+        ("error", 1)]
+    (said,) = [i for i in items if "op_statistic" in i.what]
+    assert (said.severity, said.file, said.lost) == ("error", str(kd), len(gone) - 1)
+    assert said.what.startswith(f"op_statistic.csv: kernel_details.csv holds {len(gone) - 1} kernels fewer than "
+                                "this file counts (of ") and said.what.endswith("): what its cut lost")
 
 
 def test_a_whole_kernel_file_matches_op_statistic(real):

@@ -43,8 +43,8 @@ WHERE op_type IS NOT NULL AND total_us IS NOT NULL AND NOT os_again
 
 # How many kernels of the cores counted here the rank's kernel_details.csv holds fewer of (in all:
 # a type renamed by hand moves kernels between types, not out of the file; negative: more), the
-# types short of them, those it holds more of, what it skipped, and whether it said it was cut (its
-# rows after the cut are said already).
+# types short of them, those it holds more of, what it skipped, and whether it said it was cut (how
+# much its cut lost it cannot tell: this file can).
 SHORT = """
 WITH stat AS (SELECT op_type, core_type, sum(count) AS n FROM op_statistic WHERE rank = $rank GROUP BY ALL),
 got AS (SELECT type, core, count(*) AS n FROM kernels WHERE rank = $rank AND source = 'kernel_details' GROUP BY ALL),
@@ -71,9 +71,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         return result
     short, types, over, skipped, cut, uncounted = con.execute(SHORT, {"rank": ctx.rank}).fetchone()
     said = ""
-    if short and short > (skipped or 0) and not cut:
-        said = (f"{kernels_fewer(short - (skipped or 0))} counts{_of(types)}: rows missing from it that no "
-                "reader can see")
+    if short and short > (skipped or 0):
+        said = (f"{kernels_fewer(short - (skipped or 0))} counts{_of(types)}: "
+                + ("what its cut lost" if cut else "rows missing from it that no reader can see"))
     elif short and short < 0 and not result.skipped and not uncounted:
         # Only against every row of this file: one it skipped, or without its count (a cell N/A),
         # counts no kernel here.
