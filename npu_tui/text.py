@@ -196,6 +196,17 @@ def apart_line(per_rank: Sequence[Dict[str, Any]]) -> str:
     return line + (rest if NOT_WHOLE in why else ".")
 
 
+# The exposed comm's parts (step_account's comm split) as every screen and the report name them:
+# its wait is the wait less its synchronization, where communication.json's wait (the Comm pane's,
+# the report's comm ops) holds it.
+EXPOSED_PARTS = {"synchronization": "sync", "wait": "wait less sync"}
+
+
+def exposed_parts(split: Dict[str, float]) -> List[Tuple[str, float]]:
+    """An exposed split (part -> µs) as (label, µs), the largest first."""
+    return [(EXPOSED_PARTS.get(d, d), us) for d, us in sorted(split.items(), key=lambda kv: -kv[1])]
+
+
 def apart_key(unmarked: str = "") -> str:
     """What ✕ beside a rank means in a pane, with the ranks it could not mark (``ranks_why``)."""
     return f"✕ not compared with the other ranks{': ' + unmarked if unmarked else ''} (h says why)"

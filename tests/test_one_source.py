@@ -110,6 +110,29 @@ def test_every_grid_reads_an_installed_view_the_schema_browser_describes(demo):
         assert demo.con.execute(q.shown_sql()).fetchall() == rows
 
 
+def test_the_exposed_wait_is_named_for_what_it_is_everywhere(real):
+    """The step account splits exposed comm into transit, wait, synchronization and idle, so its
+    wait is the wait less synchronization; communication.json's wait, the Comm pane's and the
+    report's comm ops, holds it. Both read "wait" (5.94 ms on one pane, 0.31 ms on another)."""
+    from npu_tui.analysis.render import render
+    from npu_tui.tui.grids import COMM_OP_COLUMNS
+    from npu_tui.tui.cells import fmt_us
+    from npu_tui.tui.panes.findings import finding_detail
+    from npu_tui.tui.panes.overview import account_text
+
+    s = open_session(real / "msinsight-pt-2rank-levels/text/level1")
+    wait = s.con.execute("SELECT sum(us_per_step) FROM step_account_mean WHERE rank = 0 AND detail = 'wait'"
+                         ).fetchone()[0]
+    sync = s.con.execute("SELECT sum(us_per_step) FROM step_account_mean WHERE rank = 0 "
+                         "AND detail = 'synchronization'").fetchone()[0]
+    assert 0 < wait < sync
+    assert f"wait less sync {fmt_us(wait)}" in account_text(s.report).plain
+    (comm,) = [f for f in s.findings if f["rule"] == "comm_exposed_high"]
+    assert f"wait less sync {fmt_us(wait)}" in finding_detail(comm).plain
+    assert f"wait less sync {wait / 1e3:,.3f} ms" in render(s.report, "text")
+    assert [c.label for c in COMM_OP_COLUMNS if c.key in ("wait_ms", "sync_ms")] == ["wait ms", "of it sync ms"]
+
+
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_the_slow_rank_is_the_same_everywhere(path):
     s = open_session(path)

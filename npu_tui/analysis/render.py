@@ -8,9 +8,9 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import (UNMARKED, account_check, apart_line, apart_mark, finding_where, literal, lost_phrase, markdown,
-                    metric_value, no_findings, per_step, per_what, rank_list, saving_place, steps_unmarked, table,
-                    waited_for_text)
+from ..text import (UNMARKED, account_check, apart_line, apart_mark, exposed_parts, finding_where, literal,
+                    lost_phrase, markdown, metric_value, no_findings, per_step, per_what, rank_list, saving_place,
+                    steps_unmarked, table, waited_for_text)
 
 FORMATS = ("text", "md", "json")
 
@@ -71,7 +71,7 @@ def finding_detail(f: Dict[str, Any]) -> List[str]:
     split = f["evidence"].get("exposed_split")
     if split:
         lines.append(f"Exposed on rank {f['rank']}, {per_step(f)}: " + ", ".join(
-            f"{d} {_ms(us)}" for d, us in sorted(split.items(), key=lambda kv: -kv[1])))
+            f"{d} {_ms(us)}" for d, us in exposed_parts(split)))
     if f.get("waited_for") is not None:
         said = waited_for_text(f)
         lines.append(said[0].upper() + said[1:] + ".")

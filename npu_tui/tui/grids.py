@@ -38,11 +38,12 @@ RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "in
                 Column("own_us", "own/step", "us"), Column("vs_mean", "own vs mean", "float"),
                 Column("exposed_comm_us", "exposed/step", "us"), Column("free_us", "free/step", "us"), Column("source_format", "format"),
                 Column("profiler_level", "level"))
-# Exposed beside elapse: what the step pays for is the part no compute covers.
+# Exposed beside elapse: what the step pays for is the part no compute covers. Wait as
+# communication.json gives it, synchronization part of it (the Overview splits them apart).
 COMM_OP_COLUMNS = (Column("rank", "rank", "int"), Column("op_type", "op"), Column("ops", "count", "int"),
                    Column("elapse_ms", "elapse ms", "ms"), Column("exposed_ms", "exposed ms", "ms"),
                    Column("transit_ms", "transit ms", "ms"), Column("wait_ms", "wait ms", "ms"),
-                   Column("sync_ms", "sync ms", "ms"), Column("idle_ms", "idle ms", "ms"),
+                   Column("sync_ms", "of it sync ms", "ms"), Column("idle_ms", "idle ms", "ms"),
                    Column("wait_ratio", "wait", "share"), Column("sync_ratio", "sync", "share"),
                    Column("groups", "group"))
 COMM_LINK_COLUMNS = (Column("src_rank", "src", "int"), Column("dst_rank", "dst", "int"),

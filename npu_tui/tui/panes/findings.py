@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...text import apart_line, finding_where, metric_value, per_step, saving_place, waited_for_text
+from ...text import apart_line, exposed_parts, finding_where, metric_value, per_step, saving_place, waited_for_text
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grids import findings_drill
@@ -66,8 +66,8 @@ def finding_detail(f: dict, width: int = 100) -> Text:
         _row(text, "", f"{literal(doc['repository'])}: {literal(doc['path'])}", width, style="dim")
     split = (f.get("evidence") or {}).get("exposed_split") or {}
     if split:
-        _row(text, "exposed", " · ".join(f"{literal(d)} {fmt_us(v)}" for d, v in
-                                         sorted(split.items(), key=lambda kv: -kv[1])) + f" {per_step(f)}", width)
+        _row(text, "exposed", " · ".join(f"{literal(d)} {fmt_us(v)}" for d, v in exposed_parts(split))
+             + f" {per_step(f)}", width)
     tops = (f.get("evidence") or {}).get("top_operators") or []
     if tops:
         text.append("top operators (total)\n", style="bold")

@@ -12,7 +12,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ...analysis.render import ranks_apart
-from ...text import UNMARKED, account_check, apart_key, apart_mark, lost_phrase, memory_unit, no_findings, per_what, steps_unmarked
+from ...text import (UNMARKED, account_check, apart_key, apart_mark, exposed_parts, lost_phrase,
+                    memory_unit, no_findings, per_what, steps_unmarked)
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -70,9 +71,6 @@ def _mean_note(report: dict, row: dict) -> str:
     return f" ({note})" if note else ""
 
 
-SHORT = {"synchronization": "sync"}  # as the Comm pane's column is headed
-
-
 def _fill(items: List[str], width: int, indent: int = 9) -> str:
     """Items two spaces apart, on as many lines as ``width`` needs, each indented."""
     lines = [" " * indent]
@@ -115,7 +113,7 @@ def account_text(report: dict, width: int = 100) -> Text:
             if r["part"] == "comm_exposed" and r["detail"] != "unsplit":
                 split[r["detail"]] += r["us_per_step"]
         if split:
-            items = [f"{SHORT.get(d, d)} {fmt_us(v)}" for d, v in sorted(split.items(), key=lambda d: -d[1])]
+            items = [f"{d} {fmt_us(v)}" for d, v in exposed_parts(split)]
             items[0] = "exposed: " + items[0]
             text.append("\n" + _fill(items, width), style="dim")
         series = sorted(steps.get(rank, []), key=lambda st: st["step"])
