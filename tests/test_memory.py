@@ -351,3 +351,22 @@ def test_a_cpu_run_s_megabytes_are_shown_in_mb_and_a_reserve_not_recorded_is_sai
     for p in peaks:
         p.update(peak_reserved_mb=4608.0, peak_allocated_mb=4198.4)
     assert memory_text(report).plain.endswith("reserved   4.50 GB in DiT, allocated   4.10 GB")
+
+
+def test_the_dit_forwards_growth_is_one_figure_on_both_panes():
+    """memory_growth measures the later half of the DiT forwards' peaks over the earlier half; the
+    Overview said "peak -1.6% over 15" and the Memory pane drew first → last (2.93 → 2.93 GB),
+    the README the last over the first: three stories for one figure."""
+    from npu_tui.demo import PATH as DEMO
+    from npu_tui.session import open_session
+    from npu_tui.tui.panes.memory import memory_plots
+    from npu_tui.tui.panes.overview import memory_text
+
+    report = open_session(DEMO).report
+    whole = {p["rank"]: p for p in report["memory"]["peaks"] if p["stage"] is None}
+    assert all(p["growth"] is not None for p in whole.values())
+    overview, pane = memory_text(report).plain, memory_plots(report).plain
+    for rank, p in whole.items():
+        said = f"later half {p['growth'] * 100:+.1f}% vs earlier"
+        assert f"DiT forwards' peaks: {said} ({p['forwards']})" in overview.splitlines()[1 + rank]
+        assert said in pane

@@ -185,7 +185,7 @@ def memory_text(report: dict) -> Text:
         text.append(f"\nrank {p['rank']:<3} reserved {held}")
         text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {allocated / per:6.2f} {unit}")
         if p.get("growth") is not None:
-            text.append(f" · DiT forwards' peak {p['growth'] * 100:+.1f}% over {p['forwards']}")
+            text.append(f" · DiT forwards' peaks: later half {p['growth'] * 100:+.1f}% vs earlier ({p['forwards']})")
         text.append(apart_mark(apart, p["rank"]))
     return text
 
