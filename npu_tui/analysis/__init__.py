@@ -59,7 +59,7 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   step_saving_us
 - finding_operators: the operators behind each finding (its drill-down and its evidence)
 - comm_op_times: rank, op_type, kind, source, ops, elapse_ms, transit_ms, wait_ms, sync_ms, idle_ms, wait_ratio,
-  exposed_ms (the op's kernel time no compute covers)
+  exposed_ms (the op's kernel time no compute covers; NULL for a rank without kernels or not loaded whole)
   (communication.json, else the kernels the rules call Comm)
 - comm_links: reported_by, comm_group, src_rank, dst_rank (the job's; NULL for a rank not loaded),
   src_local, dst_local (within the group), transport, ops, size_mb, time_ms, gbps, median_gbps, slow

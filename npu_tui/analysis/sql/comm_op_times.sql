@@ -1,4 +1,4 @@
--- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time); exposed NULL for a rank without kernels (not known)
+-- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time); exposed NULL for a rank without kernels or not loaded whole (not known)
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
 from_json AS (
     SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
@@ -34,9 +34,13 @@ exposed AS (
     FROM at_end e ASOF LEFT JOIN busy_segments s ON e.rank = s.rank AND e.start_ns >= s.end_ns
     GROUP BY ALL
 )
+-- A rank not loaded whole (ranks_apart) has lost an unknown part of its kernels: their exposed
+-- time beside the elapse of every op communication.json gives would read as comm hidden.
 SELECT o.*, o.wait_ms / nullif(o.wait_ms + o.transit_ms, 0) AS wait_ratio,
        o.sync_ms / nullif(o.sync_ms + o.transit_ms, 0) AS sync_ratio,
-       CASE WHEN o.rank IN (SELECT DISTINCT rank FROM kernels) THEN coalesce(x.exposed_ms, 0) END AS exposed_ms
+       CASE WHEN o.rank IN (SELECT DISTINCT rank FROM kernels)
+             AND o.rank NOT IN (SELECT rank FROM ranks_apart WHERE why = 'not loaded whole')
+            THEN coalesce(x.exposed_ms, 0) END AS exposed_ms
 FROM (SELECT * FROM from_json UNION ALL SELECT * FROM from_cluster UNION ALL SELECT * FROM from_kernels) o
 LEFT JOIN exposed x USING (rank, op_type)
 ORDER BY o.rank, o.elapse_ms DESC, o.op_type
