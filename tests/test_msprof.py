@@ -211,6 +211,30 @@ def test_steps_come_from_the_iteration_ranges(real, sample):
         assert lo <= per_step[e["args"]["Iteration ID"]] < hi
 
 
+def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, tmp_path, sample):
+    """op_summary_{device}_{model}_{iter}.csv beside the timelines (the summary folder copied too)
+    gives the kernels in their place, without a step: every kernel lost its step and the report
+    went over "the whole profile (no steps marked)", the timeline's Iteration ranges loaded."""
+    shutil.copytree(real / SAMPLE, tmp_path / "job")
+    for dev in sorted((tmp_path / "job").glob("PROF_*/device_*")):
+        for f in sorted((dev / "timeline").glob("msprof_*.json")):
+            _, device, model, it = f.stem.split("_")
+            rows = [["Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type", "Task Start Time",
+                     "Task Duration(us)", "Task Wait Time(us)", "Block Dim"]]
+            for e in events(f):
+                if not e.get("cat") and e["pname"] == "Ascend Hardware" and e["name"] != e["args"].get("Task Type") \
+                        and not re.fullmatch(r"[A-Z][A-Z0-9_]*", e["name"]):
+                    rows.append([model, "1", "2", e["name"], "x", e["args"]["Task Type"],
+                                 str(int(round(e["ts"] * 1000))), str(e["dur"]), "0", "1"])
+            (dev / "summary").mkdir(exist_ok=True)
+            with open(dev / "summary" / f"op_summary_{device}_{model}_{it}.csv", "w", newline="") as out:
+                csv.writer(out).writerows(rows)
+    p = load_profile(tmp_path / "job")
+    assert p.con.execute("SELECT DISTINCT source FROM kernels WHERE core <> 'HCCL'").fetchall() == [("op_summary",)]
+    q = "SELECT rank, step, count(*) FROM kernels WHERE core <> 'HCCL' GROUP BY ALL ORDER BY ALL"
+    assert p.con.execute(q).fetchall() == sample.con.execute(q).fetchall()
+
+
 def test_mindspore_scope_names_give_the_operator_type(sample):
     got = dict(sample.con.execute(
         "SELECT name, type FROM kernels WHERE rank = 0 AND name IN "

@@ -118,6 +118,13 @@ FROM msp_event WHERE labels = 'CPU'
 """
 
 OTHER_KERNELS = "SELECT count(*) FROM kernels WHERE rank = ? AND source <> 'msprof_timeline'"
+# op_summary's tasks, which gave the rank's kernels in the timeline's place, carry no step: the
+# timeline's Iteration ranges give it, as to its own (each iteration's file, those of its range).
+OTHERS_STEPS = """
+UPDATE kernels SET step = (SELECT max(s.step) FROM msp_step s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
+WHERE rank = $rank AND source = 'op_summary' AND step IS NULL
+  AND start_ns >= (SELECT min(lo) FROM msp_step) AND start_ns < (SELECT max(hi) FROM msp_step)
+"""
 # Sources whose lanes and host events are the same run's, seen through torch_npu's exports.
 RICHER = {"trace_view", "sqlite_export", "kineto"}
 TEMP_TABLES = ("msp_event", "msp_step")
@@ -186,6 +193,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         rows = 0
         if con.execute(OTHER_KERNELS, [ctx.rank]).fetchone()[0] == 0:
             rows += con.execute(KERNELS, {**params, "device_id": ctx.device_id}).fetchone()[0]
+        elif con.execute(STEP_COUNT).fetchone()[0]:
+            con.execute(OTHERS_STEPS, params)
         if not ctx.loaded & RICHER:
             for sql in (LANES, HOST):
                 rows += con.execute(sql, params).fetchone()[0]
