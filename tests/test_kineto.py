@@ -960,9 +960,9 @@ def test_a_kernel_s_step_is_the_highest_whose_range_holds_its_launch(tmp_path):
 
 
 def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an_error(tmp_path):
-    """Kineto stages complete and instant events alone: its flow arrows (and events without a
-    ph) are neither loaded nor counted as skipped, even untimed. Filtering must not turn an
-    empty event list into a clean load, nor a trace of other events into an error."""
+    """Kineto stages complete and instant events alone: its flow arrows are neither loaded nor
+    counted as skipped, even untimed (an entry without a ph is no event: counted). Filtering must
+    not turn an empty event list into a clean load, nor a trace of other events into an error."""
     from npu_tui.profile.errors import SourceError
 
     events = [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
@@ -972,7 +972,7 @@ def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an
               {"ph": "i", "name": "[memory]", "cat": "cpu_instant_event", "pid": 1, "tid": 1, "ts": 13}]
     con = connect()
     staged = stage_trace(con, _events_file(tmp_path / "a.json", events), "stg_a", phases=kineto.PHASES)
-    assert (staged.events, staged.untimed, staged.lost) == (2, 0, 0)
+    assert (staged.events, staged.untimed, staged.lost) == (2, 0, 1)
     assert con.execute("SELECT ph, name FROM stg_a ORDER BY seq").fetchall() == [("X", "aten::mm"), ("i", "[memory]")]
     assert stage_trace(connect(), tmp_path / "a.json", "stg_all").untimed == 1  # unfiltered: the f counts
 
@@ -984,7 +984,7 @@ def test_only_the_phases_a_loader_reads_are_staged_and_an_empty_list_is_still_an
     # Nothing with a ph is no event, read whole or salvaged; salvage reads the values after the
     # event on its line (no event boundary between them), which does not parse: an error all the same.
     no_phase = _events_file(tmp_path / "no_phase.json", [events[3], 1, "a"])
-    for salvage, said in ((False, "no events"), (True, "no event could be read \\(1 of 1 do not parse\\)")):
+    for salvage, said in ((False, "its 3 entries are none"), (True, "no event could be read \\(1 of 1 do not parse\\)")):
         with pytest.raises(SourceError, match=said):
             stage_trace(connect(), no_phase, "stg_n", salvage=salvage, phases=kineto.PHASES)
     objects = _events_file(tmp_path / "objects.json", [events[3], {"name": "no phase either"}])
@@ -1054,3 +1054,25 @@ def test_begin_and_end_events_are_paired_into_complete_ones(tmp_path):
         ("aten::mm", 1), ("aten::mm", 1), ("aten::add", 1)]
     assert q("SELECT skipped_rows, note FROM load_log").fetchall() == [
         (2, "2 begin or end events ('B', 'E') without the other half of their pair: dropped")]
+
+
+@pytest.mark.parametrize("name", ["t.pt.trace.json", "trace_view.json"])
+def test_entries_of_the_events_list_that_are_no_event_are_counted(tmp_path, name):
+    """A number, a string, null, a list or an object without a ph among the events vanished
+    uncounted; a list of nothing else was said to be an empty list."""
+    good = [{"ph": "X", "cat": "cpu_op", "name": f"aten::{n}", "pid": 1, "tid": 1, "ts": t, "dur": 5}
+            for n, t in (("a", 10), ("b", 20))]
+    junk = [5, "s", None, [1], {"name": "no ph", "ts": 30}]
+    if name == "trace_view.json":
+        good = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Python"}},
+                *[dict(e, ts=f"{e['ts']}.000") for e in good]]
+    (tmp_path / name).write_text(json.dumps({"schemaVersion": 1, "traceEvents": good + junk} if "pt" in name
+                                            else good + junk))
+    p = load_profile(tmp_path)
+    assert p.con.execute("SELECT name FROM host_events ORDER BY start_ns").fetchall() == [("aten::a",), ("aten::b",)]
+    assert p.con.execute("SELECT skipped_rows, note FROM load_log").fetchall() == [(5, (
+        "5 entries of its events list that are no event (no ph: a number, a string, an object without one): "
+        "skipped"))]
+    (tmp_path / name).write_text(json.dumps({"schemaVersion": 1, "traceEvents": junk} if "pt" in name else junk))
+    with pytest.raises(ProfileError, match="5 entries of its events list that are no event|its 5 entries are none"):
+        load_profile(tmp_path)

@@ -275,7 +275,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         # Salvage filters after the read: its count of what did not parse is of every event.
         paths = [str(p) for p in pieces]
         kept = ", ".join(f"'{p}'" for p in (*phases, *(("B", "E") if "X" in phases else ())))
-        where = f" WHERE ph IN ({kept})" if phases and not salvage else ""
+        # (an entry with no ph is no event: read, to be counted)
+        where = f" WHERE ph IN ({kept}) OR ph IS NULL" if phases and not salvage else ""
         try:
             con.execute(STAGE_ARRAY.format(table=table, format="newline_delimited" if salvage else "array",
                                            where=where, max_object=MAX_OBJECT if salvage else FIRST_OBJECT),
@@ -290,15 +291,17 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
             _more_than_a_value(con, table, lines)
         recovered = _recover(con, table, pieces, Path(tmp), span.base_ns, lines.nul) if salvage else _Recovered()
         # None of the phases asked for: an empty list is still an error, a trace of other events not.
-        if where and not con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0] and \
+        if where and not con.execute(f"SELECT count(ph) FROM {table}_rows").fetchone()[0] and \
                 not con.execute(COUNT_ARRAY, {"paths": paths}).fetchone()[0]:
-            raise EmptyTrace()
+            _no_event(con.execute(f"SELECT count(*) FROM {table}_rows").fetchone()[0])
     con.execute(SEQ_VIEW.format(table=table))
     unparsed = 0
     if salvage:  # a line that does not parse comes back as a row of NULLs
         # (every field NULL: a line that did not parse, or an empty object, which is no event either)
         unparsed = con.execute(f"SELECT count(*) FROM {table}_rows WHERE COLUMNS(*) IS NULL").fetchone()[0]
-        con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL")
+    # Entries of the list that are no event (a number, a string, an object without a ph): counted
+    # (salvage counts what it could not read its own way).
+    no_event = con.execute(f"DELETE FROM {table}_rows WHERE ph IS NULL").fetchone()[0] * (not salvage)
     staged.events = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     dropped = recovered.lost
     staged.lost += dropped
@@ -320,11 +323,15 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.lost += joined.events
         staged.note = "; ".join(filter(None, [staged.note, f"a second trace from byte {joined.at:,}: {JOINED_TRACE} "
                                               f"(two traces in one file?), its {joined.events:,} events not loaded"]))
+    if no_event:
+        staged.lost += no_event
+        staged.note = "; ".join(filter(None, [staged.note, f"{no_event:,} entries of its events list that are no "
+                                              "event (no ph: a number, a string, an object without one): skipped"]))
     if staged.events == 0 and not where:  # filtered: told apart above
         if unparsed:
             raise SourceError(f"malformed JSON: no event could be read ({unparsed:,} of {lines.written:,} "
                               "do not parse)")
-        raise EmptyTrace()
+        _no_event(no_event)
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
@@ -334,6 +341,14 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
         staged.note = "; ".join(filter(None, [staged.note, f"{unpaired:,} begin or end events ('B', 'E') "
                                               "without the other half of their pair: dropped"]))
     return staged
+
+
+def _no_event(entries: int) -> None:
+    """Raise for an events list without an event: EmptyTrace, or SourceError where it holds
+    ``entries`` that are none (no ph)."""
+    if entries:
+        raise SourceError(f"no event in its events list: its {entries:,} entries are none (no ph)")
+    raise EmptyTrace()
 
 
 def _pair_begin_end(con: duckdb.DuckDBPyConnection, table: str) -> int:
