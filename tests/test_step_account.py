@@ -278,6 +278,28 @@ def test_kernels_outside_every_step_make_no_step(real, tmp_path):
     assert _account(mixed) == pytest.approx({k: v for k, v in _account(intact).items() if k[0] == 0})
 
 
+def test_overlap_lanes_cut_short_do_not_measure_the_exposed_comm(tmp_path):
+    """A rank's trace_view.json cut halfway beside its whole kernel_details.csv: its overlap lanes
+    stop at the cut, and the exposed comm by stage read nothing exposed after it (the Comm pane
+    0 where the step account had its comm). Such a rank is measured by its kernels, as the step
+    account is, and the two agree."""
+    import shutil
+
+    shutil.copytree(LEVELS / "text" / "level1", tmp_path / "job")
+    trace = tmp_path / "job" / "rank1_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
+    data = trace.read_bytes()
+    # (its lanes are written one after another: cut inside the last, the others whole)
+    trace.write_bytes(data[:data.rindex(b'"Communication(Not Overlapped)"') - 200])
+    s = open_session(tmp_path / "job", cache=False)
+    q = s.con.execute
+    assert q("SELECT rank, any_value(source) FROM comm_exposure GROUP BY rank ORDER BY rank").fetchall() == [
+        (0, "overlap_lanes"), (1, "kernels")]
+    exposed = dict(q("SELECT rank, sum(exposed_us_per_step) FROM comm_exposure GROUP BY rank").fetchall())
+    account = dict(q("SELECT rank, sum(us_per_step) FROM step_account_mean WHERE part = 'comm_exposed' "
+                     "GROUP BY rank").fetchall())
+    assert exposed[1] == pytest.approx(account[1], rel=1e-6) and exposed[1] > 0
+
+
 @pytest.mark.parametrize("path", [DEMO, LEVELS / "text" / "level1"], ids=["demo", "level1"])
 def test_each_comm_op_says_how_much_of_it_no_compute_covers(path):
     """comm_op_times.exposed_ms per rank and op: each comm kernel's duration less its overlap with

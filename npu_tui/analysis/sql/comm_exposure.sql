@@ -1,4 +1,4 @@
--- per rank and stage: comm time and exposed comm (comm not covered by compute), totals in the stage's windows (wall_us, comm_us, exposed_us), and per step in the pieces of the steps the stage holds (step_pieces, the step account's cut; warm-up outliers left out, as of every mean): stage_us_per_step, comm_us_per_step, exposed_us_per_step, and exposed_share, the exposed comm's share of the stage's time per step (what comm_exposed_high tests); lanes when present, else kernels (exposed_lanes_us, exposed_kernels_us: both totals, to compare)
+-- per rank and stage: comm time and exposed comm (comm not covered by compute), totals in the stage's windows (wall_us, comm_us, exposed_us), and per step in the pieces of the steps the stage holds (step_pieces, the step account's cut; warm-up outliers left out, as of every mean): stage_us_per_step, comm_us_per_step, exposed_us_per_step, and exposed_share, the exposed comm's share of the stage's time per step (what comm_exposed_high tests); lanes when present (not for a rank not loaded whole), else kernels (exposed_lanes_us, exposed_kernels_us: both totals, to compare)
 -- Time inside a span: the running totals at its end minus those at its start (see busy_segments).
 -- A sum of nothing is NULL, as it would be summing the span's segments (no segment is empty).
 -- The share is per step, not of the windows' wall: a rank without diffusion stages has one window
@@ -37,7 +37,13 @@ from_lanes AS (
     ASOF LEFT JOIN lane_segments b ON w.rank = b.rank AND w.end_ns > b.start_ns
     GROUP BY w.rank, w.stage, w.per_step
 ),
-lane_ranks AS (SELECT DISTINCT rank FROM overlap_lanes WHERE lane = 'Communication(Not Overlapped)'),
+-- A rank not loaded whole (ranks_apart) is measured by its kernels, as its step account is: its
+-- trace cut short beside a whole kernel file leaves lanes that stop at the cut, and the rest
+-- would read as nothing exposed.
+lane_ranks AS (
+    SELECT DISTINCT rank FROM overlap_lanes WHERE lane = 'Communication(Not Overlapped)'
+    EXCEPT SELECT rank FROM ranks_apart WHERE why = 'not loaded whole'
+),
 merged AS (
     SELECT k.rank, k.stage, k.per_step, k.span_ns, k.rank IN (SELECT rank FROM lane_ranks) AS has_lanes,
            coalesce(k.comm_ns, 0) AS k_comm, coalesce(k.exposed_ns, 0) AS k_exposed,
