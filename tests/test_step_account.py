@@ -278,6 +278,31 @@ def test_kernels_outside_every_step_make_no_step(real, tmp_path):
     assert _account(mixed) == pytest.approx({k: v for k, v in _account(intact).items() if k[0] == 0})
 
 
+def test_a_step_whose_step_trace_row_did_not_read_is_still_among_the_ranks_steps(tmp_path):
+    """One row of step_trace_time.csv that does not read ("395264.958us") is skipped, a warning:
+    the rank is whole, its step account takes 5 steps and its Ranks figures (rank_summary) took
+    the 4 left, and the imbalance between the ranks moved with it. The step the file lost is
+    measured as a rank's without a step trace is."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "diffusion_2rank", tmp_path / "job")
+    whole = open_session(FIXTURES / "diffusion_2rank", cache=False)
+    st = sorted((tmp_path / "job").glob("*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv"))[0]
+    rows = list(csv.reader(st.read_text(encoding="utf-8").splitlines()))
+    rows[2][rows[0].index("Computing")] += "us"
+    st.write_text("\n".join(",".join(r) for r in rows) + "\n", encoding="utf-8")
+    s = open_session(tmp_path / "job", cache=False)
+    assert s.con.execute("SELECT sum(skipped_rows) FROM load_log WHERE file LIKE '%step_trace_time.csv'"
+                         ).fetchone() == (1,) and s.report["complete"]
+    q = "SELECT rank, steps, step_source FROM rank_summary ORDER BY rank"
+    assert s.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
+    account = dict(s.con.execute("SELECT rank, any_value(steps) FROM step_account_mean GROUP BY rank").fetchall())
+    assert {r: n for r, n, _ in s.con.execute(q).fetchall()} == account
+    lost = s.con.execute("SELECT step, source FROM step_breakdown WHERE rank = 0 AND source <> 'step_trace_time.csv'"
+                         ).fetchall()
+    assert lost == [(int(rows[2][1]), "overlap_lanes")]
+
+
 def test_overlap_lanes_cut_short_do_not_measure_the_exposed_comm(tmp_path):
     """A rank's trace_view.json cut halfway beside its whole kernel_details.csv: its overlap lanes
     stop at the cut, and the exposed comm by stage read nothing exposed after it (the Comm pane

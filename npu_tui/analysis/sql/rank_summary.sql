@@ -11,7 +11,9 @@ s AS (
            avg(greatest(b.comm_not_overlapped_us - coalesce(b.bubble_us, 0), 0)) FILTER (WHERE NOT coalesce(f.outlier, false)) AS exposed_comm_us,
            avg(b.free_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS free_us,
            avg(b.computing_us + b.free_us) FILTER (WHERE NOT coalesce(f.outlier, false)) AS own_us,
-           any_value(b.source) AS step_source, bool_or(b.step IS NOT NULL) AS marked
+           -- (a step its step trace lost comes from lanes or kernels: the rank's source is the trace)
+           arg_max(b.source, b.source NOT IN ('overlap_lanes', 'kernels')) AS step_source,
+           bool_or(b.step IS NOT NULL) AS marked
     FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
     GROUP BY b.rank
 )

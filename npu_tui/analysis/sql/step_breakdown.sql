@@ -1,16 +1,27 @@
--- per rank and step: computing, comm not overlapped, overlapped, free, stage, bubble and the step's time (us) from step_trace_time.csv, else overlap lanes, else kernels; for a rank whose own files are not here, from msprof-analyze's cluster_step_trace_time.csv
+-- per rank and step: computing, comm not overlapped, overlapped, free, stage, bubble and the step's time (us) from step_trace_time.csv, else overlap lanes, else kernels (a step the rank's step trace lost, a row that did not read, from those too); for a rank whose own files are not here, from msprof-analyze's cluster_step_trace_time.csv
 -- The profiler's Stage leaves out a pipeline's bubble (its receives): the step is the two together.
 WITH traced AS (
     SELECT rank, step, computing_us, comm_not_overlapped_us, overlapped_us, free_us, stage_us, bubble_us,
            stage_us + coalesce(bubble_us, 0) AS step_us, coalesce(source, 'step_trace') AS source
     FROM step_trace
 ),
+-- A step of the rank's kernels its step trace does not hold (its row skipped) is measured as a rank
+-- without a step trace is: every step the step account counts is counted here too.
+lost AS (
+    SELECT DISTINCT rank, step FROM kernels
+    WHERE rank IN (SELECT rank FROM traced) AND step IS NOT NULL
+    EXCEPT SELECT rank, step FROM traced
+),
 laned AS (
-    SELECT * FROM step_breakdown_lanes WHERE rank NOT IN (SELECT rank FROM traced)
+    SELECT * FROM step_breakdown_lanes l
+    WHERE l.rank NOT IN (SELECT rank FROM traced) OR EXISTS (SELECT 1 FROM lost o WHERE o.rank = l.rank AND o.step = l.step)
 ),
 kerneled AS (
-    SELECT * FROM step_breakdown_kernels
-    WHERE rank NOT IN (SELECT rank FROM traced UNION ALL SELECT rank FROM laned)
+    SELECT * FROM step_breakdown_kernels k
+    WHERE CASE WHEN k.rank IN (SELECT rank FROM traced)
+               THEN EXISTS (SELECT 1 FROM lost o WHERE o.rank = k.rank AND o.step = k.step)
+                    AND NOT EXISTS (SELECT 1 FROM laned l WHERE l.rank = k.rank AND l.step = k.step)
+               ELSE k.rank NOT IN (SELECT rank FROM laned) END
 ),
 -- msprof-analyze copies each rank's step trace; its Stage is the HCCL span in MindSpore's, so the
 -- step is what the lanes partition it into: computing + comm not overlapped + free (an empty cell
