@@ -244,6 +244,18 @@ def test_mindspore_scope_names_give_the_operator_type(sample):
                    "Default/AllReduce-op534_0": "AllReduce"}
 
 
+def test_an_operators_identity_drops_mindspores_op_index_and_the_call_after_it(real):
+    """`Default/AllReduce-op534_0` grouped as `Default/AllReduce-op534`: the -opN index went only
+    where nothing followed it, so the README's rule (`…/Conv2D-op31` is `…/Conv2D`) did not hold."""
+    from npu_tui.session import open_session
+
+    s = open_session(real / SAMPLE)
+    got = s.con.execute("SELECT DISTINCT name, op FROM kernel_categories WHERE name LIKE '%-op%' ORDER BY name"
+                        ).fetchall()
+    assert ("Default/AllReduce-op534_0", "Default/AllReduce") in got
+    assert all(re.search(r"-op\d", op) is None for _, op in got)
+
+
 def test_overlap_lanes_and_host_events(real, sample):
     dev = device_dirs(real)[1]
     evs = [e for f in (dev / "timeline").glob("msprof_*.json") for e in events(f)]

@@ -3,10 +3,11 @@
 -- An operator's identity: its name without the per-call suffix a profiler appends, so the calls of
 -- one operator group (and pair across runs) as one: HCCL's run id and call index
 -- (`hcom_allReduce__586_0_1` -> `hcom_allReduce`), a numbered instance (`trans_TransData_17` ->
--- `trans_TransData`), MindSpore's op index (`.../Conv2D-op31` -> `.../Conv2D`). Digits written
--- into the name itself (`MatMulV3`, `Conv2D`) stay.
+-- `trans_TransData`), MindSpore's op index (`.../Conv2D-op31` -> `.../Conv2D`), with a call
+-- index after it (`.../AllReduce-op534_0`). Digits written into the name itself (`MatMulV3`,
+-- `Conv2D`) stay.
 CREATE OR REPLACE MACRO op_name(n) AS
-    coalesce(nullif(regexp_replace(n, '(_+[0-9]+)+$|-op[0-9]+$', ''), ''), n);
+    coalesce(nullif(regexp_replace(n, '(-op[0-9]+)?(_+[0-9]+)*$', ''), ''), n);
 
 -- A kernel's type for grouping: the profiler's missing value folded into one group.
 CREATE OR REPLACE MACRO type_key(t) AS coalesce(nullif(t, ''), 'N/A');
