@@ -299,9 +299,13 @@ def account_check(checks: List[Dict[str, Any]]) -> Optional[Tuple[str, bool]]:
     sources = ", ".join(sorted({ACCOUNT_SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
     compared = [c for c in checks if c.get("steps")]
     apart = ", ".join(str(c["rank"]) for c in checks if not c.get("steps"))
+    # (a rank with no kernel loaded, its kernel file lost, has nothing to account for)
+    why = ", ".join(f"rank {c['rank']} " + ("has no kernels loaded" if c.get("kernels") == 0 else
+                                            "has none of its steps there among its kernels'")
+                    for c in checks if not c.get("steps"))
     if not compared:
-        return f"is not compared with {sources}: no step of rank {apart} there is one of its kernels'", False
-    unmatched = f"; rank {apart} not compared (none of its steps there is one of its kernels')" if apart else ""
+        return f"is not compared with {sources}: {why}", False
+    unmatched = f"; not compared: {why}" if apart else ""
     off = [c for c in compared if c.get("differs")]
     if off:
         return "differs from " + sources + ": " + ", ".join(

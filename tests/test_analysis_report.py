@@ -25,7 +25,7 @@ SHAPE = {
               "step_us": NUM, "source": str, "outlier": bool},
     "health": {"severity": str, "rank": (int, type(None)), "file": str, "what": str, "fix": str, "lost": int},
     "step_account_check": {"rank": int, "source": str, "steps": int, "deviation": (int, float, type(None)),
-                           "differs": bool},
+                           "differs": bool, "kernels": int},
     "step_account": {"rank": int, "stage": STR, "part": str, "detail": STR, "us_per_step": NUM, "share": NUM,
                      "steps": int, "left_out": int},
     "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,

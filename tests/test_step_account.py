@@ -183,7 +183,7 @@ def test_an_account_the_profiler_disagrees_with_is_shown_as_such():
     differ = make_profile(kernels, step_trace=[(0, 1, 90.0, 0.0, 0.0, 10.0, 100.0)])
     (dev,), = agree.con.execute("SELECT deviation FROM step_account_check").fetchall()
     assert dev == pytest.approx(0.0, abs=1e-12)
-    (rank, source, steps, dev, differs), = differ.con.execute("SELECT * FROM step_account_check").fetchall()
+    (rank, source, steps, dev, differs, _), = differ.con.execute("SELECT * FROM step_account_check").fetchall()
     assert (rank, source, steps, differs) == (0, "step_trace_time.csv", 1, True) and dev == pytest.approx(0.2)
     report = build_report(differ, load_rules())
     said = "differs from step_trace_time.csv: rank 0 by 20.0%"
@@ -208,9 +208,15 @@ def test_a_rank_whose_profiler_steps_are_not_its_kernels_is_said_not_compared():
     assert p.con.execute("SELECT rank, steps, deviation, differs FROM step_account_check").fetchall() == [
         (0, 0, None, False)]
     report = build_report(p, load_rules())
-    said = "is not compared with step_trace_time.csv: no step of rank 0 there is one of its kernels'"
+    said = "is not compared with step_trace_time.csv: rank 0 has none of its steps there among its kernels'"
     assert said in account_text(report).plain and f"The account {said}" in render(report, "text")
     assert "agrees" not in render(report, "text")
+    # A rank with no kernel loaded (its kernel file or db export lost) has nothing to account for:
+    # said so, not as steps that are not its kernels'.
+    p = make_profile(kernels, step_trace=[(0, 1, 70.0, 0.0, 0.0, 30.0, 100.0), (1, 1, 70.0, 0.0, 0.0, 30.0, 100.0)])
+    assert p.con.execute("SELECT rank, steps, kernels FROM step_account_check").fetchall() == [(0, 1, 2), (1, 0, 0)]
+    said = account_text(build_report(p, load_rules())).plain
+    assert "(within 0.1%) for rank 0; not compared: rank 1 has no kernels loaded" in said
 
 
 def test_a_cpu_only_trace_accounts_for_its_profiler_steps(tmp_path):

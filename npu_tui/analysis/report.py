@@ -30,7 +30,7 @@ STAGES_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_time_us, k
 ACCOUNT_SQL = """SELECT a.rank, a.stage, a.part, a.detail, a.us_per_step, a.share, a.steps, a.left_out
                  FROM step_account_mean a LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = a.stage
                  ORDER BY a.rank, o.ord NULLS LAST, a.stage, a.part, a.detail"""
-CHECK_SQL = "SELECT rank, source, steps, deviation, differs FROM step_account_check"
+CHECK_SQL = "SELECT rank, source, steps, deviation, differs, kernels FROM step_account_check"
 CATEGORIES_SQL = "SELECT rank, stage, category, time_us, count, share FROM stage_categories"
 COMM_SQL = """SELECT e.rank, e.stage, e.wall_us, e.comm_us, e.exposed_us, e.steps, e.stage_us_per_step,
                      e.comm_us_per_step, e.exposed_us_per_step, e.exposed_share, e.source

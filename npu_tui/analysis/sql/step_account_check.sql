@@ -1,4 +1,4 @@
--- per rank whose profiler wrote its own step breakdown (step_trace_time.csv, the trace's overlap lanes): how far the step account is from it, as the largest difference over the steps (warm-up outliers aside) in compute, exposed comm, free time (copies with it) or the step, as a share of the step, and whether that is past the rules' account_tolerance; a rank none of whose steps there is a step of its account is here too, with steps 0 and no deviation (not compared)
+-- per rank whose profiler wrote its own step breakdown (step_trace_time.csv, the trace's overlap lanes): how far the step account is from it, as the largest difference over the steps (warm-up outliers aside) in compute, exposed comm, free time (copies with it) or the step, as a share of the step, and whether that is past the rules' account_tolerance; a rank none of whose steps there is a step of its account is here too, with steps 0 and no deviation (not compared), and kernels: how many it has (0: none loaded)
 WITH a AS (
     SELECT rank, step,
            coalesce(sum(us ORDER BY stage, part, detail) FILTER (WHERE part = 'compute'), 0) AS compute_us,
@@ -7,7 +7,8 @@ WITH a AS (
            sum(us ORDER BY stage, part, detail) FILTER (WHERE part <> 'between') AS span_us
     FROM step_account WHERE NOT outlier GROUP BY rank, step
 )
-SELECT *, coalesce(deviation > (SELECT account_tolerance FROM rules_steps), false) AS differs
+SELECT *, coalesce(deviation > (SELECT account_tolerance FROM rules_steps), false) AS differs,
+       (SELECT count(*) FROM kernels k WHERE k.rank = c.rank) AS kernels
 FROM (
     SELECT b.rank, arg_max(b.source, b.source NOT IN ('overlap_lanes', 'kernels')) AS source, count(a.rank) AS steps,
            max(greatest(abs(a.compute_us - b.computing_us), abs(a.exposed_us - b.comm_not_overlapped_us),
@@ -15,5 +16,5 @@ FROM (
     FROM step_breakdown b LEFT JOIN a ON b.rank = a.rank AND b.step IS NOT DISTINCT FROM a.step
     WHERE b.source <> 'kernels'
     GROUP BY b.rank
-)
+) c
 ORDER BY rank
