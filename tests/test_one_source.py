@@ -110,6 +110,20 @@ def test_every_grid_reads_an_installed_view_the_schema_browser_describes(demo):
         assert demo.con.execute(q.shown_sql()).fetchall() == rows
 
 
+def test_the_ranks_free_time_holds_the_copies_the_overview_shows_apart(real):
+    """The Ranks pane's free time per step is the step breakdown's (the profiler's Free, or the same
+    from a trace's kernels), memory copies in it; the Overview's step account shows them apart:
+    "free" read 334.18 ms on one and 334.01 ms (copies 163.5 us beside it) on the other."""
+    from npu_tui.tui.grids import RANK_COLUMNS
+
+    s = open_session(real / "kineto/hta-sampled-2rank")
+    for rank, free in s.con.execute("SELECT rank, free_us FROM rank_times ORDER BY rank").fetchall():
+        parts = dict(s.con.execute("SELECT part, sum(us_per_step) FROM step_account_mean WHERE rank = ? "
+                                   "AND part IN ('free', 'copy') GROUP BY part", [rank]).fetchall())
+        assert parts.get("copy", 0) > 0 and free == pytest.approx(parts["free"] + parts["copy"], rel=1e-3)
+    assert [c.label for c in RANK_COLUMNS if c.key == "free_us"] == ["free+copy/step"]
+
+
 def test_the_exposed_wait_is_named_for_what_it_is_everywhere(real):
     """The step account splits exposed comm into transit, wait, synchronization and idle, so its
     wait is the wait less synchronization; communication.json's wait, the Comm pane's and the

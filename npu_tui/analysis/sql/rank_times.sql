@@ -1,4 +1,4 @@
--- the Ranks pane: per rank its device, format (of a rank not loaded: 'cluster step trace', whose figures it gives), kernels, kernel time, span, mean step time, exposed comm, free time and own time (computing and free) per step, own time against the mean of the ranks compared (those rank_spread compares, rank_summary.compared; NULL for the others), why it is apart, and whether it is rank_spread's slow rank (by own time: the waits aside)
+-- the Ranks pane: per rank its device, format (of a rank not loaded: 'cluster step trace', whose figures it gives), kernels, kernel time, span, mean step time, exposed comm, free time (memory copies in it, as the profiler's step trace counts them) and own time (computing and free) per step, own time against the mean of the ranks compared (those rank_spread compares, rank_summary.compared; NULL for the others), why it is apart, and whether it is rank_spread's slow rank (by own time: the waits aside)
 SELECT s.rank, s.device_id,
        coalesce(r.source_format, CASE WHEN s.step_source = 'cluster_step_trace' THEN 'cluster step trace' END) AS source_format,
        r.profiler_level, s.kernel_count AS kernels,
