@@ -198,6 +198,24 @@ def test_a_comm_process_named_communication_as_newer_cann_names_it(real, tmp_pat
     assert len([k for k in got if k[4] == "HCCL"]) == 20
 
 
+def test_a_device_collected_twice_keeps_its_later_run(real, tmp_path):
+    """Two PROF_ folders of one device (msprof run again into the same folder): the rank is
+    claimed twice, and the run that ended later stays, by its end_info.N (µs, a string), as a
+    torch_npu rank folder's by its profiler_info; the earlier one by name was kept."""
+    src = device_dirs(real)[0].parent
+    first, again = tmp_path / "job" / src.name, tmp_path / "job" / (src.name[:-3] + "ZZZ")
+    shutil.copytree(src, first)
+    shutil.copytree(src, again)
+    end = json.loads((again / "device_0" / "end_info.0").read_text())
+    end["collectionTimeEnd"] = str(int(end["collectionTimeEnd"]) + 3_600_000_000)  # an hour later
+    (again / "device_0" / "end_info.0").write_text(json.dumps(end))
+    assert sorted(p.name for p in (tmp_path / "job").iterdir())[0] == first.name  # (first by name)
+    p = load_profile(tmp_path / "job")
+    assert p.con.execute("SELECT path FROM ranks").fetchall() == [(str(again / "device_0"),)]
+    (note,) = p.con.execute("SELECT note FROM load_log WHERE note LIKE '%claimed twice%'").fetchone()
+    assert note.endswith(f"by {again.name}/device_0 too, whose run ended later: not loaded")
+
+
 def test_steps_come_from_the_iteration_ranges(real, sample):
     dev = device_dirs(real)[0]
     iters = [e for e in events(next((dev / "timeline").glob("step_trace_*.json")))

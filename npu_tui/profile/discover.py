@@ -14,6 +14,7 @@ import zlib
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +33,7 @@ CLUSTER_DIR = "cluster_analysis_output"  # msprof-analyze writes its job-wide ou
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 INFO_RE = re.compile(r"^profiler_info(?:_(\d+))?\.json$")
 MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
+MSPROF_END_RE = re.compile(r"^end_info\.\d+$")
 MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
 # tensorboard_trace_handler names a trace "<worker>.<time in ms or ns>.pt.trace.json[.gz]"
@@ -677,6 +679,20 @@ def _msprof_rank(dev: Path) -> Optional[int]:
     return _rank(int(m.group(1))) if m else None
 
 
+def _msprof_ended(dev: Path) -> dict:
+    """A device_N folder's end_info.N (collectionTimeEnd: µs, as a string) as profiler_info's
+    end_info (ns), which tells a rank's later run from its earlier (loader._assign_ranks); {} where
+    it cannot be read."""
+    for f in _files(dev):
+        if MSPROF_END_RE.match(f.name):
+            try:
+                end = json.loads(f.read_text(encoding="utf-8")).get("collectionTimeEnd")
+                return {"end_info": {"collectionTimeEnd": int(Decimal(str(end)) * 1000)}}
+            except (OSError, ValueError, AttributeError, ArithmeticError, TypeError):
+                return {}
+    return {}
+
+
 def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> List[RankSource]:
     """A PROF_* folder: one rank per device_N, or its merged mindstudio_profiler_output, or its db
     export; one that holds none (a collection per metric set: PROF_GROUP_*/PROF_<metric>/PROF_000001_*),
@@ -707,7 +723,8 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
     elif _is_dir(merged) or (by_db and len(devices) <= 1):
         files = _merged_groups(_group(_files(merged), modules) if _is_dir(merged) else {"sqlite_export": dbs}, analyze)
         out = [RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
-                          rank=_msprof_rank(devices[0]) if devices else None)]
+                          rank=_msprof_rank(devices[0]) if devices else None,
+                          info=_msprof_ended(devices[0]) if devices else {})]
         if len(devices) == 1 and _is_dir(merged) and _says_device(files):
             # Its device's rows: the output may be merged over devices whose folders were not copied.
             out[0].device = int(MSPROF_DEVICE_RE.match(devices[0].name).group(1))
@@ -718,7 +735,7 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
                 f"its figures are the devices' together") for db in dbs])]
     else:
         out = [RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze),
-                          rank=_msprof_rank(dev)) for dev, files in texts.items() if files]
+                          rank=_msprof_rank(dev), info=_msprof_ended(dev)) for dev, files in texts.items() if files]
     if out:
         out[0].left_out += left_out
     for dev in devices:
@@ -761,7 +778,7 @@ def _split_by_device(prof: Path, merged: Path, devices: List[Path], modules: Lis
                 for k, v in sorted(files.items()) if k not in BY_DEVICE_KINDS for f in v]
     numbers = tuple(int(MSPROF_DEVICE_RE.match(d.name).group(1)) for d in devices)
     return [RankSource(root=d, source_format="msprof", files=split, rank=_msprof_rank(d), left_out=left_out,
-                       device=n, devices=numbers) for d, n in zip(devices, numbers)]
+                       device=n, devices=numbers, info=_msprof_ended(d)) for d, n in zip(devices, numbers)]
 
 
 def _says_device(files: Dict[str, List[Path]]) -> bool:

@@ -151,8 +151,9 @@ def _where(s: RankSource) -> Path:
 
 
 def _ended(s: RankSource) -> int:
-    """When the run of a rank ended, ns: a torch_npu rank folder's profiler_info collectionTimeEnd,
-    a Kineto worker's last trace by the time in its name; -1 where neither says."""
+    """When the run of a rank ended, ns: a torch_npu rank folder's profiler_info collectionTimeEnd
+    (an msprof device's end_info.N), a Kineto worker's last trace by the time in its name; -1 where
+    none says."""
     end = s.info.get("end_info")
     value = end.get("collectionTimeEnd") if isinstance(end, dict) else None
     if isinstance(value, int) and not isinstance(value, bool):
