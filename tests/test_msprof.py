@@ -458,6 +458,18 @@ def test_the_mstx_markers_summary_is_no_timeline(real, tmp_path):
     assert health(p) == []
 
 
+def test_a_timeline_merged_over_two_devices_without_op_summary_is_said_not_merged(real, tmp_path):
+    """No op_summary to split by its Device_id: the one timeline of two devices is left out and
+    said (loaded as one rank, each device's kernels would sum past the wall): nothing else loads."""
+    prof = msprof_merged(real, tmp_path)
+    (prof / "mindstudio_profiler_output" / "op_summary_20250101.csv").unlink()
+    (prof / "device_5").mkdir()
+    (prof / "device_5" / "info.json.5").write_text(json.dumps({"rank_id": 1, "devices": "5"}))
+    with pytest.raises(ProfileError, match="msprof_20250101.json: not split by device: merged over device_3, "
+                                           "device_5"):
+        load_profile(prof)
+
+
 @pytest.mark.parametrize("with_device_column", [True, False])
 def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_device_column):
     from npu_tui.profile.health import failed, health

@@ -725,7 +725,7 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
         out = [RankSource(root=prof, source_format="msprof" if _is_dir(merged) else "db", files=files,
                           rank=_msprof_rank(devices[0]) if devices else None,
                           info=_msprof_ended(devices[0]) if devices else {})]
-        if len(devices) == 1 and _is_dir(merged) and _says_device(files):
+        if len(devices) == 1 and _is_dir(merged) and BY_DEVICE_KINDS & set(files) and _says_device(files):
             # Its device's rows: the output may be merged over devices whose folders were not copied.
             out[0].device = int(MSPROF_DEVICE_RE.match(devices[0].name).group(1))
             out[0].devices = (out[0].device,)
@@ -782,9 +782,8 @@ def _split_by_device(prof: Path, merged: Path, devices: List[Path], modules: Lis
 
 
 def _says_device(files: Dict[str, List[Path]]) -> bool:
-    """Whether the merged files to split by device have the column that says it (and any)."""
-    split = [f for k, v in files.items() if k in BY_DEVICE_KINDS for f in v]
-    return bool(split) and all(DEVICE_COLUMNS & set(csv_header(_head(f))) for f in split)
+    """Whether the merged files to split by device have the column that says it (or there are none)."""
+    return all(DEVICE_COLUMNS & set(csv_header(_head(f))) for k, v in files.items() if k in BY_DEVICE_KINDS for f in v)
 
 
 def _format(kinds: set) -> str:
