@@ -212,6 +212,11 @@ def apart_key(unmarked: str = "") -> str:
     return f"✕ not compared with the other ranks{': ' + unmarked if unmarked else ''} (h says why)"
 
 
+def apart_ranks(report: Dict[str, Any]) -> Dict[int, str]:
+    """The ranks a report's comparisons across ranks leave out, and why (cluster.ranks[].apart)."""
+    return {r["rank"]: r["apart"] for r in report.get("cluster", {}).get("ranks", []) if r.get("apart")}
+
+
 def apart_mark(apart: Dict[int, str], rank: Optional[int]) -> str:
     """`` ✕ why`` after a rank's figures where the comparisons across ranks leave it out (the
     report's ranks_apart), else nothing."""

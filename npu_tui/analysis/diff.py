@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from ..text import finding_where, literal, lost_phrase, markdown, metric_value, table
-from .render import percent, ranks_apart
+from ..text import apart_ranks
+from .render import percent
 
 SCHEMA_VERSION = 1
 # Two standard errors of the difference of means: about a 95% two-sided interval.
@@ -82,7 +83,7 @@ def _rows_by(rows: List[dict], key: Tuple[str, ...]) -> Dict[tuple, dict]:
 def _apart(base: RunData, new: RunData) -> Dict[int, str]:
     """Per rank that either run leaves out of its comparisons (a file cut, another run's), why and
     in which run: its rows compare figures that lack what is missing."""
-    b, n = ranks_apart(base.report), ranks_apart(new.report)
+    b, n = apart_ranks(base.report), apart_ranks(new.report)
     return {r: "; ".join(f"{why[r]} in the {side} run" for side, why in (("base", b), ("new", n)) if r in why)
             for r in sorted(set(b) | set(n))}
 
@@ -130,7 +131,7 @@ def _finding_changes(base: RunData, new: RunData) -> dict:
     key = ("rule", "stage")  # a finding is one per rule and stage, listing its ranks
     b = _rows_by(base.report.get("findings", []), key)
     n = _rows_by(new.report.get("findings", []), key)
-    apart = ranks_apart(new.report)
+    apart = apart_ranks(new.report)
     return {
         "appeared": [n[k] for k in sorted(set(n) - set(b), key=str)],
         # untested: the new run's ranks apart that the finding needed ("" when none)

@@ -8,7 +8,7 @@ import secrets
 import textwrap
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..text import (UNMARKED, account_check, apart_line, apart_mark, exposed_parts, finding_where, literal,
+from ..text import (UNMARKED, account_check, apart_line, apart_mark, apart_ranks, exposed_parts, finding_where, literal,
                     lost_phrase, markdown, metric_value, no_findings, per_step, per_what, rank_list, saving_place,
                     steps_unmarked, table, waited_for_text)
 
@@ -125,7 +125,7 @@ def _account(report: Dict[str, Any], md: bool) -> List[str]:
     if not rows:
         return ["(none)", ""]
     out = []
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     for rank in sorted({r["rank"] for r in rows}):
         first = next(r for r in rows if r["rank"] == rank)
         mark = apart_mark(apart, rank)
@@ -176,11 +176,6 @@ def stand_ins(report: Dict[str, Any]) -> List[int]:
             if r.get("step_source") == "cluster_step_trace"]
 
 
-def ranks_apart(report: Dict[str, Any]) -> Dict[int, str]:
-    """The ranks the comparisons across ranks leave out, and why (cluster.ranks[].apart)."""
-    return {r["rank"]: r["apart"] for r in report.get("cluster", {}).get("ranks", []) if r.get("apart")}
-
-
 def _document(report: Dict[str, Any], md: bool) -> str:
     p = report["profile"]
     out = _heading("npu-tui report", md, 1)
@@ -212,7 +207,7 @@ def _document(report: Dict[str, Any], md: bool) -> str:
 
     out += _heading("Stages", md)
     det = {d["rank"]: d for d in report.get("stage_detection", [])}
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     out += [("- " if md else "") + f"rank {r}: {_text(d['summary'], md)}{apart_mark(apart, r)}"
             for r, d in sorted(det.items())] + [""]
     rows = [dict(s, confidence=det.get(s["rank"], {}).get("confidence")) for s in report["stages"]]

@@ -12,8 +12,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...analysis.render import ranks_apart
-from ...text import per_what
+from ...text import apart_ranks, per_what
 from ..cells import fmt_us, literal
 from ..drill import DrillGrid
 from ..grids import COMM_LINKS, COMM_OPS, Drill
@@ -37,7 +36,7 @@ def exposure_text(report: dict) -> Text:
     if sources:
         text.append(f"  (from {', '.join(sources)})", style="dim")
     # a rank with a file cut (or another run's): its figures lack what is missing, marked as in 5 Ranks
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     for c in sorted(rows, key=lambda c: (c["rank"], str(c["stage"]))):
         comm, exposed = c.get("comm_us_per_step") or 0.0, c.get("exposed_us_per_step") or 0.0
         stage = max(c.get("stage_us_per_step") or 0.0, comm)

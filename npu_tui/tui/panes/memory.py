@@ -11,8 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...analysis.render import ranks_apart
-from ...text import apart_key, apart_mark, memory_unit
+from ...text import apart_key, apart_mark, apart_ranks, memory_unit
 from ..cells import literal
 from ..drill import DrillGrid
 from ..grids import memory_operators
@@ -35,7 +34,7 @@ def memory_plots(report: dict) -> Text:
         if mb is not None:
             by_stage[w["rank"]][w["stage"]].append(mb)
     loop = {rank: max(stages.items(), key=lambda kv: len(kv[1])) for rank, stages in by_stage.items()}
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     shown = sorted({p["rank"] for p in peaks})
     for rank in shown:
         rows = [p for p in peaks if p["rank"] == rank]

@@ -8,8 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...analysis.render import ranks_apart
-from ...text import NOT_WHOLE, rank_list
+from ...text import NOT_WHOLE, apart_ranks, rank_list
 from ..drill import DrillGrid
 from ..grids import operator_types
 
@@ -26,7 +25,7 @@ class OperatorsPane(Vertical):
         self.query_one(DrillGrid).set_source(con)
 
     def show_report(self, report: dict) -> None:
-        cut = sorted(rank for rank, why in ranks_apart(report).items() if why == NOT_WHOLE)
+        cut = sorted(rank for rank, why in apart_ranks(report).items() if why == NOT_WHOLE)
         note = self.query_one("#operators-apart", Static)
         note.display = bool(cut)
         note.update(Text(f"✕ {rank_list(cut)} {NOT_WHOLE}: these totals hold what of "

@@ -11,8 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...analysis.render import ranks_apart
-from ...text import (UNMARKED, account_check, apart_key, apart_mark, exposed_parts, lost_phrase,
+from ...text import (UNMARKED, account_check, apart_key, apart_mark, apart_ranks, exposed_parts, lost_phrase,
                     memory_unit, no_findings, per_what, steps_unmarked)
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
@@ -98,7 +97,7 @@ def account_text(report: dict, width: int = 100) -> Text:
     steps: Dict[int, List[dict]] = defaultdict(list)
     for st in report.get("steps", []):
         steps[st["rank"]].append(st)
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     for rank in sorted({r["rank"] for r in rows}):
         mine = [r for r in rows if r["rank"] == rank]
         parts = {p: sum(r["us_per_step"] for r in mine if r["part"] == p) for p, _ in ACCOUNT_PARTS}
@@ -143,7 +142,7 @@ def categories_text(report: dict) -> Text:
         if c["category"] not in order:
             order.append(c["category"])
         rows[(c["rank"], c["stage"])][c["category"]] = c["share"]
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     for (rank, stage), shares in sorted(rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         label = f"rank {rank}{'✕' if rank in apart else ''} {literal(stage)}"
         text.append(f"{label:<12.12} ")
@@ -177,7 +176,7 @@ def memory_text(report: dict) -> Text:
             "no rank's own files here, so no memory records"
         return text.append(f"\n  {why}", style="dim")
     per, unit = memory_unit([p.get(k) for p in peaks for k in ("peak_reserved_mb", "peak_allocated_mb")])
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     for p in sorted(peaks, key=lambda p: p["rank"]):
         reserved, allocated = p.get("peak_reserved_mb") or 0, p.get("peak_allocated_mb") or 0
         # Reserved below allocated: not recorded (the CPU's allocator keeps no reserve).
@@ -196,7 +195,7 @@ def stages_text(report: dict) -> Text:
     if not stages:
         return text.append("  no stages", style="dim")
     summary = {d["rank"]: d.get("summary", "") for d in report.get("stage_detection", [])}
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     rank = None
     for s in sorted(stages, key=lambda s: (s["rank"], s.get("start_us") or 0.0)):
         if s["rank"] != rank:

@@ -10,8 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...analysis.render import ranks_apart
-from ...text import apart_key, apart_mark, ranks_why
+from ...text import apart_key, apart_mark, apart_ranks, ranks_why
 from ..cells import fmt_us
 from ..drill import DrillGrid
 from ..grids import ranks
@@ -41,7 +40,7 @@ def slow_rank(report: dict) -> Optional[int]:
 def rank_plots(report: dict) -> Text:
     cats, per_rank = category_time(report)
     slow = slow_rank(report)
-    apart = ranks_apart(report)
+    apart = apart_ranks(report)
     text = Text().append("Kernel time per rank by category, total\n", style="bold")
     peak = max((sum(v.values()) for v in per_rank.values()), default=0.0)
     for rank in sorted(per_rank):

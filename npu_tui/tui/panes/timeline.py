@@ -19,8 +19,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ...analysis.render import ranks_apart
 from ...analysis.timeline import FIRST_STREAM_LANE, STEP_ALIGNED, Lane, Span, Timeline
+from ...text import apart_ranks
 from ..cells import fmt_us, literal
 from ..drill import DrillRequested
 from ..grid import PagedTable, cursor_of
@@ -122,7 +122,7 @@ class TimelineView(Widget, can_focus=True):
     def load(self, con, apart: Dict[int, str]) -> None:
         """Build the timeline over ``con`` (a cursor of its own, made here on the UI thread) once the
         analysis views are in: on every report, as the trace's second phase changes the stages.
-        ``apart``: the report's ranks not compared with the others (ranks_apart), marked ✕."""
+        ``apart``: the report's ranks not compared with the others (text.apart_ranks), marked ✕."""
         pending, self.kept, self.apart = self.pending, self.view, apart
         self.clear("building the timeline…")
         self.pending = pending
@@ -474,7 +474,7 @@ class TimelinePane(Vertical):
     def show_report(self, report: dict) -> None:
         # The views are in (and after the trace's phase, rebuilt): the timeline is built on them.
         self.query_one("#timeline-range").display = False
-        self.query_one(TimelineView).load(self.con, ranks_apart(report))
+        self.query_one(TimelineView).load(self.con, apart_ranks(report))
         self.query_one("#timeline-header", Static).update(Text("building the timeline…", style="dim"))
 
     def show_at(self, rank: Optional[int], stage: Optional[str]) -> None:
