@@ -384,10 +384,12 @@ async def test_a_rank_not_loaded_whole_is_marked_on_the_overview_operators_and_m
         await settle(app, pilot)
         overview = app.query_one("OverviewPane").report
         from npu_tui.tui.panes.overview import account_text, categories_text, memory_text, stages_text
-        for text in (account_text(overview), memory_text(overview), stages_text(overview)):
+        for text, mark in ((account_text(overview), "✕"), (memory_text(overview), "✕ not loaded whole"),
+                           (stages_text(overview), "✕ not loaded whole")):
             ranks = [line for line in text.plain.splitlines() if line.startswith("rank ")]
-            assert [line.endswith("✕ not loaded whole") for line in ranks] == [False, True]
-        assert "✕ not compared with the other ranks (h says why)" in account_text(overview).plain
+            assert [line.endswith(mark) for line in ranks] == [False, True]
+        assert "✕ not compared with the other ranks: rank 1 (not loaded whole) (h says why)" in \
+            account_text(overview).plain
         bars = [line for line in categories_text(overview).plain.splitlines() if line.startswith("rank ")]
         assert {line[:7] for line in bars} == {"rank 0 ", "rank 1✕"}
         await pilot.press("3")

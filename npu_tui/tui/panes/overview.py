@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ...text import (UNMARKED, account_check, apart_key, apart_mark, apart_ranks, exposed_parts, lost_phrase,
-                    memory_unit, no_findings, per_what, steps_unmarked)
+                    memory_unit, no_findings, per_what, ranks_why, steps_unmarked)
 from ..cells import fmt_us, literal
 from ..plots import legend, sparkline, stacked_bar
 from .findings import finding_line
@@ -20,6 +20,7 @@ from .findings import finding_line
 SPARK_STEPS = 40  # the last steps the per-step sparkline shows
 BAR_WIDTH = 30
 CATEGORY_BAR_WIDTH = 24  # leaves room for the top three shares at 80 columns
+LABEL_WIDTH = 12  # a stage × category bar's "rank N stage", cut
 # step_account's parts, as the Overview names them
 ACCOUNT_PARTS = (("compute", "compute"), ("comm_exposed", "exposed comm"), ("copy", "copies"), ("free", "free"),
                  ("between", "between steps"))
@@ -104,7 +105,8 @@ def account_text(report: dict, width: int = 100) -> Text:
         span = sum(v for p, v in parts.items() if p != "between")
         text.append(f"\nrank {rank:<3} ")
         text.append_text(stacked_bar([(label, parts[p]) for p, label in ACCOUNT_PARTS], BAR_WIDTH))
-        text.append(f" {fmt_us(span)}{_mean_note(report, mine[0])}{apart_mark(apart, rank)}\n")
+        # (the mark alone: with its reason the line wraps at 80 columns; the key below names it)
+        text.append(f" {fmt_us(span)}{_mean_note(report, mine[0])}{' ✕' if rank in apart else ''}\n")
         text.append(_fill([f"{label} {fmt_us(parts[p])}" for p, label in ACCOUNT_PARTS if parts[p]], width),
                     style="dim")
         split: Dict[str, float] = defaultdict(float)
@@ -126,8 +128,9 @@ def account_text(report: dict, width: int = 100) -> Text:
                 text.append(f"  warm-up: step {', '.join(marked)}", style="dim")
     present = {r["part"] for r in rows if r["us_per_step"]}
     text.append("\n").append_text(legend([label for p, label in ACCOUNT_PARTS if p in present]))
-    if any(r["rank"] in apart for r in rows):
-        text.append("\n" + apart_key(), style="dim")
+    marked = sorted({r["rank"] for r in rows} & set(apart))
+    if marked:
+        text.append("\n" + apart_key(ranks_why(apart, marked)), style="dim")
     return text
 
 
@@ -143,9 +146,10 @@ def categories_text(report: dict) -> Text:
             order.append(c["category"])
         rows[(c["rank"], c["stage"])][c["category"]] = c["share"]
     apart = apart_ranks(report)
+    labels = {key: f"rank {key[0]}{'✕' if key[0] in apart else ''} {literal(key[1])}" for key in rows}
+    width = min(max(LABEL_WIDTH, *map(len, labels.values())), LABEL_WIDTH + 2)  # (the mark's room)
     for (rank, stage), shares in sorted(rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
-        label = f"rank {rank}{'✕' if rank in apart else ''} {literal(stage)}"
-        text.append(f"{label:<12.12} ")
+        text.append(f"{labels[rank, stage]:<{width}.{width}} ")
         text.append_text(stacked_bar([(c, shares.get(c, 0.0)) for c in order], CATEGORY_BAR_WIDTH))
         top = sorted(shares.items(), key=lambda kv: -kv[1])[:3]
         text.append("  " + " · ".join(f"{literal(c)} {v * 100:.0f}%" for c, v in top if v > 0) + "\n")
