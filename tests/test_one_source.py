@@ -121,7 +121,7 @@ def test_the_ranks_free_time_holds_the_copies_the_overview_shows_apart(real):
         parts = dict(s.con.execute("SELECT part, sum(us_per_step) FROM step_account_mean WHERE rank = ? "
                                    "AND part IN ('free', 'copy') GROUP BY part", [rank]).fetchall())
         assert parts.get("copy", 0) > 0 and free == pytest.approx(parts["free"] + parts["copy"], rel=1e-3)
-    assert [c.label for c in RANK_COLUMNS if c.key == "free_us"] == ["free+copy/step"]
+    assert [c.label for c in RANK_COLUMNS if c.key == "free_us"] == ["free+copy"]  # (per step, as its neighbours)
 
 
 def test_the_exposed_wait_is_named_for_what_it_is_everywhere(real):

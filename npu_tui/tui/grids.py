@@ -36,7 +36,7 @@ RANK_COLUMNS = (Column("rank", "rank", "int"), Column("device_id", "device", "in
                 Column("kernels", "kernels", "int"), Column("kernel_time_us", "kernel time", "us"),
                 Column("span_us", "span", "us"), Column("step_time_us", "step", "us"),
                 Column("own_us", "own/step", "us"), Column("vs_mean", "own vs mean", "float"),
-                Column("exposed_comm_us", "exposed/step", "us"), Column("free_us", "free+copy/step", "us"),
+                Column("exposed_comm_us", "exposed/step", "us"), Column("free_us", "free+copy", "us"),
                 Column("source_format", "format"),
                 Column("profiler_level", "level"))
 # Exposed beside elapse: what the step pays for is the part no compute covers. Wait as

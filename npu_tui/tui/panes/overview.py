@@ -188,7 +188,8 @@ def memory_text(report: dict) -> Text:
         text.append(f"\nrank {p['rank']:<3} reserved {held}")
         text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {allocated / per:6.2f} {unit}")
         if p.get("growth") is not None:
-            text.append(f" · DiT forwards' peaks: later half {p['growth'] * 100:+.1f}% vs earlier ({p['forwards']})")
+            # (memory_growth's measure: the later half's peaks against the earlier half's)
+            text.append(f" · later half of {p['forwards']} DiT forwards {p['growth'] * 100:+.1f}%")
         text.append(apart_mark(apart, p["rank"]))
     return text
 
