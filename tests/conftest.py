@@ -106,3 +106,16 @@ def pytest_collection_modifyitems(config, items):
 def real() -> Path:
     """The real profiler samples beside the checkout (../shared/real); read-only."""
     return REAL
+
+
+@pytest.fixture
+def rank1_cut(real, tmp_path) -> Path:
+    """A copy of the real level1 run whose rank 1 kernel_details.csv is cut mid-row: a rank not
+    loaded whole beside a whole one."""
+    import shutil
+
+    job = shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", tmp_path / "job")
+    kernels = job / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+    data = kernels.read_bytes()
+    kernels.write_bytes(data[: len(data) * 2 // 5])
+    return job

@@ -367,19 +367,13 @@ async def test_unreadable_path_says_why():
 
 
 @async_test
-async def test_a_rank_not_loaded_whole_is_marked_on_the_overview_operators_and_memory_panes(real, tmp_path):
+async def test_a_rank_not_loaded_whole_is_marked_on_the_overview_operators_and_memory_panes(real, rank1_cut):
     # Rank 1's kernel_details.csv cut mid-row: the Operators totals hold part of its kernels and its
     # memory peaks are placed in stages by what loaded; the Overview's step account, stage bars,
     # memory and stage lines gave its figures beside rank 0's: all read as if every rank were whole.
-    import shutil
-
     from tui_support import screen_text
 
-    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", tmp_path / "job")
-    kernels = tmp_path / "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
-    data = kernels.read_bytes()
-    kernels.write_bytes(data[: len(data) * 2 // 5])
-    app = NpuTuiApp(tmp_path / "job")
+    app = NpuTuiApp(rank1_cut)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         overview = app.query_one("OverviewPane").report

@@ -315,16 +315,10 @@ async def test_the_lanes_scrolled_to_and_those_a_taller_terminal_shows_are_drawn
 
 
 @async_test
-async def test_a_rank_not_loaded_whole_is_marked_on_its_lanes(real, tmp_path):
+async def test_a_rank_not_loaded_whole_is_marked_on_its_lanes(rank1_cut):
     # Rank 1's kernel_details.csv cut mid-row: its lanes stop where what loaded stops. The Ranks and
     # Comm panes marked it; here it read as a whole rank that ran less.
-    import shutil
-
-    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", tmp_path / "job")
-    kernels = tmp_path / "job/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
-    data = kernels.read_bytes()
-    kernels.write_bytes(data[: len(data) * 2 // 5])
-    app = NpuTuiApp(tmp_path / "job")
+    app = NpuTuiApp(rank1_cut)
     async with app.run_test(size=SIZE) as pilot:
         view = await _timeline(app, pilot)
         assert view.apart == {1: "not loaded whole"}
