@@ -331,6 +331,27 @@ def test_a_rank_not_loaded_whole_is_left_out_of_the_comparisons(real, rank1_cut,
     assert len(lines) == 4 and [line.endswith(" ✕ not loaded whole") for line in lines] == [False, True] * 2
 
 
+def test_a_rank_whose_other_file_failed_keeps_its_kernels_figures(real, tmp_path):
+    """Rank 1's communication_matrix.json cut in half: the rank is not compared, and says which
+    file; its kernels and trace are whole, so its comm ops' exposed time and its exposed comm by
+    stage (by its lanes) stand, as they did before it was cut (they were hidden as unknown)."""
+    import shutil
+
+    from npu_tui.session import open_session
+
+    level1 = real / "msinsight-pt-2rank-levels/text/level1"
+    job = shutil.copytree(level1, tmp_path / "job")
+    matrix = job / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/communication_matrix.json"
+    matrix.write_bytes(matrix.read_bytes()[: matrix.stat().st_size // 2])
+    whole, s = open_session(level1), open_session(job)
+    assert not s.report["complete"]
+    assert [(r["rank"], r["apart"]) for r in s.report["cluster"]["ranks"]] == [
+        (0, None), (1, "communication_matrix.json not loaded whole")]
+    for q in ("SELECT rank, op_type, exposed_ms FROM comm_op_times ORDER BY ALL",
+              "SELECT rank, stage, exposed_us, source FROM comm_exposure ORDER BY ALL"):
+        assert s.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
+
+
 def test_the_same_profile_gives_the_same_report_byte_for_byte(capsys):
     # Sums of floating-point times depend on the order they are added in, and DuckDB's threads add
     # rows in whatever order they finish: every such sum in the report's views has an order of its

@@ -549,9 +549,10 @@ def _other_runs(profile) -> List[HealthItem]:
 
 def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
     """The ranks what compares the ranks leaves out, and why: a file of theirs could not be loaded
-    whole, or they are another run's; every one where the processes loaded are separate runs
-    (discovery said so), which no comparison across ranks is about; the ranks not loaded that the
-    cluster step trace gives, where it is another run's."""
+    whole (NOT_WHOLE: their kernels, trace or folder; else that file, named), or they are another
+    run's; every one where the processes loaded are separate runs (discovery said so), which no
+    comparison across ranks is about; the ranks not loaded that the cluster step trace gives,
+    where it is another run's."""
     separate = any(NOT_DISTRIBUTED in i.what for i in items)
     apart = {rank: "separate run" for rank in profile.ranks} if separate else {}
     other_run = [i.rank for i in items if i.rank is not None and i.what.startswith(OTHER_RUN)]
@@ -561,7 +562,14 @@ def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
     else:
         apart.update({rank: "other steps" for rank in other_steps})
     apart.update({rank: "another run" for rank in other_run})
-    apart.update({i.rank: NOT_WHOLE for i in failed(items) if i.rank is not None})
+    # A rank whose kernels (or trace) or folder failed is not loaded whole; one whose other file
+    # failed (its memory record, a link matrix) says which, and keeps the figures of its kernels.
+    for i in failed(items):
+        if i.rank is not None:
+            kind = kind_by_name(PurePath(i.file).name, source_modules())
+            whole = kind is None or kind in KERNEL_SOURCES
+            apart[i.rank] = NOT_WHOLE if whole or apart.get(i.rank) == NOT_WHOLE else \
+                f"{PurePath(i.file).name} {NOT_WHOLE}"
     return apart
 
 
