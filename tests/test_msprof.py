@@ -540,6 +540,11 @@ def test_rows_of_a_device_without_its_folder_are_said(real, tmp_path, folders):
             assert got == [(3, 3, 2)]
             assert notes == ["op_summary_20250101.csv: the rows of device 5, whose device_N folder is not here to "
                              "make a rank of; 1 row skipped"]
+            # the timeline beside it is both devices' (its lanes were loaded as device 3's): left out, said
+            assert p.con.execute("SELECT rows, note FROM load_log WHERE file LIKE '%msprof_20250101.json'").fetchall() \
+                == [(0, "not split by device: merged over devices 3, 5 (op_summary's Device_id), and its rows do "
+                        "not say their device; left out")]
+            assert p.con.execute("SELECT count(*) FROM overlap_lanes").fetchone() == (0,)
         else:
             assert got == [(3, 3, 2)]
             assert p.con.execute("SELECT rank, skipped_rows FROM load_log WHERE kind = 'op_summary' ORDER BY rank"

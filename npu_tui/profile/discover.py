@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Tuple
 from ..text import literal
 from .errors import ProfileError
 from .sources import cluster_modules, msprof_timeline, op_summary, profiler_metadata, source_modules
-from .sources.base import HEAD_BYTES, csv_header, damaged_gzip_head, read_head, read_tail
+from .sources.base import HEAD_BYTES, NOT_SPLIT, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
 
@@ -758,7 +758,6 @@ MSPROF_KINDS = {"op_summary", "msprof_timeline"}
 # Merged msprof files whose rows say their device (a Device_id column): split between the ranks.
 BY_DEVICE_KINDS = {"op_summary"}
 DEVICE_COLUMNS = {"Device_id", "Device ID"}
-NOT_SPLIT = "not split by device"
 MERGED_AS_ONE = "loaded as one rank"
 
 

@@ -51,7 +51,13 @@ class RankContext:
     # devices that file is split between, each a rank of this load.
     device_only: Optional[int] = None
     devices_split: Tuple[int, ...] = ()
+    # The devices the rank's per-task file (op_summary) names in its rows, its own and others'.
+    devices_seen: Set[int] = field(default_factory=set)
 
+
+# A file merged over several devices whose rows do not say their device: not loaded (discovery, the
+# msprof timeline beside a split op_summary).
+NOT_SPLIT = "not split by device"
 
 # Ranks of one job run at the same time, on clocks that agree to far better than this: a rank's
 # files whose times lie further from the others' are another run's (a job run again into the folder).

@@ -22,7 +22,7 @@ from typing import List
 import duckdb
 
 from ..errors import SourceError
-from .base import LoadResult, RankContext
+from .base import NOT_SPLIT, LoadResult, RankContext
 from .chrome_trace import drop_staged_trace, stage_trace
 from .op_summary import device_from_folder
 
@@ -147,6 +147,10 @@ def load_order(paths: List[Path]) -> List[Path]:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
+    others = sorted(ctx.devices_seen - {ctx.device_only}) if ctx.device_only is not None else []
+    if others:  # (one device's folder beside an output merged over more: op_summary's rows tell)
+        raise SourceError(f"{NOT_SPLIT}: merged over devices {', '.join(map(str, [ctx.device_only, *others]))} "
+                          "(op_summary's Device_id), and its rows do not say their device; left out")
     prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
     suffix = path.name[len(prefix):] if prefix else ""
     merged = prefix and MERGED_PREFIX + suffix

@@ -96,6 +96,7 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
         if in_file == 0 and rejected == 0:
             raise SourceError("header only, no task rows")
         devices = dict(con.execute(DEVICES.format(stage=stage)).fetchall())
+        ctx.devices_seen.update(devices)
         note = "; ".join(filter(None, [note, counts_rest and _devices_note(devices, ctx)]))
         rows = con.execute(INSERT.format(stage=stage), {
             "rank": ctx.rank, "device_id": ctx.device_id, "source": source, **only}).fetchone()[0]
