@@ -727,6 +727,22 @@ def test_a_piece_is_cut_where_an_event_begins_not_at_a_boundary_inside_one(tmp_p
     assert [n for n, in con.execute("SELECT name FROM stg ORDER BY seq").fetchall()] == [e["name"] for e in evs]
 
 
+@pytest.mark.parametrize("shape", ["array", "object"])
+@pytest.mark.parametrize("last", [False, True], ids=["earlier", "last"])
+def test_objects_with_a_ph_in_the_last_events_args_are_no_end_of_the_trace(tmp_path, shape, last):
+    """Where the events end is read back from the file's end, event by event from a start that
+    parses: one between objects with a ph in an op's args passed for an event, so a valid file
+    was said cut short (an event dropped) or, with such args in its last event, malformed."""
+    evs = [{"ph": "X", "name": f"op{n}", "pid": 1, "tid": 1, "ts": str(n), "dur": "1",
+            "args": {"sub": [{"ph": "X", "a": i} for i in range(3)]}} for n in range(4)]
+    if not last:
+        del evs[-1]["args"]
+    f = tmp_path / "trace_view.json"
+    f.write_text(json.dumps(evs if shape == "array" else {"traceEvents": evs}))
+    staged = stage_trace(connect(), f, "stg")
+    assert (staged.events, staged.lost, staged.note) == (4, 0, "")
+
+
 def test_a_trace_read_in_pieces_holds_every_event_in_order(real, monkeypatch):
     """Cut into four pieces at event boundaries (written side by side), the events are those of
     the file read whole, in the file's order."""

@@ -598,9 +598,11 @@ def _read_events(tail: bytes, close: int, list_at: int) -> Optional[_EventsRead]
         near = max(0, close - reach)
         text = tail[near:close].decode("utf-8", "surrogateescape")
         listed = [len(tail[near:list_at].decode("utf-8", "surrogateescape"))] if near <= list_at < close else []
-        # The first start whose event parses, else the list's: a boundary inside a string, or in the
-        # args of an event longer than the reach, is none (a longer reach may hold its start).
-        first = next((m.end() for m in BOUNDARY_TEXT.finditer(text) if _parses(decoder, text, m.end())),
+        # The first start that events follow from, else the list's: a boundary inside a string, or
+        # in the args of an event longer than the reach, is none (a longer reach may hold its start),
+        # nor is one between objects with a ph in an event's args (the ']' of their list follows).
+        first = next((m.end() for m in BOUNDARY_TEXT.finditer(text)
+                      if _events_follow(decoder, text[m.end():], len(text) - m.end())),
                      listed[0] if listed else None)
         if first is not None:
             break
