@@ -411,6 +411,27 @@ def test_lone_files_are_named_for_what_wrote_them(real, tmp_path):
     assert discover(kd).ranks[0].source_format == "torch_npu"
 
 
+def test_an_earlier_sliced_export_of_more_slices_is_not_loaded_again(real, tmp_path):
+    """An export in three slices, then one in two: the first export's third slice stayed beside
+    the second's two (the latest file of each slice number), its tasks loaded twice."""
+    prof = msprof_merged(real, tmp_path)
+    out = prof / "mindstudio_profiler_output"
+    (out / "op_summary_20250101.csv").unlink()
+    for name, rows in (("op_summary_slice_0_20250101.csv", OP_SUMMARY[:2]),
+                       ("op_summary_slice_1_20250101.csv", OP_SUMMARY[::2]),
+                       ("op_summary_slice_2_20250101.csv", [OP_SUMMARY[0], ["3", *OP_SUMMARY[2][1:4], "aclnnMul",
+                                                                            *OP_SUMMARY[2][5:]]]),
+                       ("op_summary_slice_0_20250102.csv", OP_SUMMARY[:2]),
+                       ("op_summary_slice_1_20250102.csv", OP_SUMMARY[::2])):
+        with open(out / name, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows(rows)
+    p = load_profile(prof)
+    assert p.con.execute("SELECT count(*) FROM kernels").fetchone() == (2,)
+    assert sorted(PurePath(f).name for (f,) in p.con.execute(
+        "SELECT file FROM load_log WHERE kind = 'discovery' AND note LIKE 'an earlier export%'").fetchall()) == [
+        "op_summary_slice_0_20250101.csv", "op_summary_slice_1_20250101.csv", "op_summary_slice_2_20250101.csv"]
+
+
 @pytest.mark.parametrize("sliced", [False, True])
 def test_an_earlier_export_of_the_same_collection_is_not_loaded_again(real, tmp_path, sliced):
     """msprof --export run twice over one collection writes its files again under a later time,

@@ -359,18 +359,18 @@ def _newest_export(files: List[Path], module: ModuleType) -> List[Path]:
     ``op_summary_slice_{N}_{time}.csv``: ``msprof --export`` run again writes them all again under
     a later time), the latest export's, as msprof's own readers take: each would load every task
     again. A slice stands beside the other slices of its export, whose times may differ by a
-    second or two, so an export is told by its slice: the latest file of each, of the latest way
-    of writing (sliced or not) the folder holds."""
+    second or two: the latest export's are its slice 0 and those written after it."""
     pattern = getattr(module, "EXPORT_NAME", None)
     exports = {f: m for f in files if pattern is not None and (m := pattern.match(f.name))}
     if len(exports) < 2:
         return files
-    latest: Dict[Optional[str], Path] = {}
-    for f, m in sorted(exports.items(), key=lambda fm: int(fm[1]["time"])):
-        latest[m["slice"]] = f
     newest = max(exports, key=lambda f: int(exports[f]["time"]))
-    sliced = exports[newest]["slice"] is not None
-    kept = {f for key, f in latest.items() if (key is not None) == sliced}
+    if exports[newest]["slice"] is None:
+        kept = {newest}
+    else:  # the latest export's slices: from the latest slice 0 on (an earlier export's are older)
+        first = max((int(m["time"]) for m in exports.values() if m["slice"] == "0"),
+                    default=int(exports[newest]["time"]))
+        kept = {f for f, m in exports.items() if m["slice"] is not None and int(m["time"]) >= first}
     for f in exports:
         if f not in kept:
             _say(f, f"{EARLIER_EXPORT} ({newest.name} beside it, exported later): not loaded, or its rows "
