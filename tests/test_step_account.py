@@ -307,6 +307,9 @@ def test_a_step_whose_step_trace_row_did_not_read_is_still_among_the_ranks_steps
     lost = s.con.execute("SELECT step, source FROM step_breakdown WHERE rank = 0 AND source <> 'step_trace_time.csv'"
                          ).fetchall()
     assert lost == [(int(rows[2][1]), "overlap_lanes")]
+    # the account is checked against the profiler's own steps, not the one measured for it
+    checked = dict(s.con.execute("SELECT rank, steps FROM step_account_check").fetchall())
+    assert checked == {0: account[0] - 1, 1: account[1]}
 
 
 def test_overlap_lanes_cut_short_do_not_measure_the_exposed_comm(tmp_path):
