@@ -1054,6 +1054,8 @@ def test_begin_and_end_events_are_paired_into_complete_ones(tmp_path):
         ("aten::mm", 1), ("aten::mm", 1), ("aten::add", 1)]
     assert q("SELECT skipped_rows, note FROM load_log").fetchall() == [
         (2, "2 begin or end events ('B', 'E') without the other half of their pair: dropped")]
+    staged = stage_trace(connect(), tmp_path / "t.pt.trace.json", "stg", phases=kineto.PHASES)
+    assert (staged.events, staged.untimed) == (len(ev) - 3, 2)  # (three pairs, each one event)
 
 
 @pytest.mark.parametrize("name", ["t.pt.trace.json", "trace_view.json"])

@@ -186,8 +186,6 @@ SELECT b.rid, e.ts_ns - b.ts_ns AS dur_ns, e.rid AS e_rid, e.name AS e_name
 FROM (SELECT *, depth AS level FROM be WHERE ph = 'B') b
 ASOF JOIN e ON b.p = e.p AND b.t = e.t AND b.level = e.level AND e.ord > b.ord
 """
-# (an 'E' taken by two: a 'B' inside a pair whose own 'E' is missing; the inner one keeps it)
-PAIR_ONCE = "DELETE FROM {table}_pairs WHERE rowid NOT IN (SELECT arg_max(rowid, rid) FROM {table}_pairs GROUP BY e_rid)"
 AS_COMPLETE = """
 UPDATE {table}_rows SET ph = 'X', dur_ns = p.dur_ns, name = coalesce({table}_rows.name, p.e_name)
 FROM {table}_pairs p WHERE {table}_rows.rowid = p.rid
@@ -335,7 +333,8 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     if salvage and phases:
         con.execute(f"DELETE FROM {table}_rows WHERE ph NOT IN ({kept})")
     staged.untimed = con.execute(DROP_UNTIMED.format(table=table)).fetchone()[0]
-    unpaired = _pair_begin_end(con, table)
+    unpaired, ends = _pair_begin_end(con, table)
+    staged.events -= ends  # (a pair is one event)
     if unpaired:
         staged.untimed += unpaired
         staged.note = "; ".join(filter(None, [staged.note, f"{unpaired:,} begin or end events ('B', 'E') "
@@ -351,14 +350,16 @@ def _no_event(entries: int) -> None:
     raise EmptyTrace()
 
 
-def _pair_begin_end(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    """Begin and end events made complete ones (PAIRED); returns how many had no pair (dropped)."""
+def _pair_begin_end(con: duckdb.DuckDBPyConnection, table: str) -> Tuple[int, int]:
+    """Begin and end events made complete ones (PAIRED); returns how many had no pair (dropped),
+    and how many ends went into their begin's event."""
     if not con.execute(f"SELECT count(*) FROM {table}_rows WHERE ph IN ('B', 'E')").fetchone()[0]:
-        return 0
+        return 0, 0
     try:
-        for sql in (PAIRED, PAIR_ONCE, AS_COMPLETE, PAIRED_ENDS):
-            con.execute(sql.format(table=table))
-        return con.execute(UNPAIRED.format(table=table)).fetchone()[0]
+        con.execute(PAIRED.format(table=table))
+        con.execute(AS_COMPLETE.format(table=table))
+        ends = con.execute(PAIRED_ENDS.format(table=table)).fetchone()[0]
+        return con.execute(UNPAIRED.format(table=table)).fetchone()[0], ends
     finally:
         con.execute(f"DROP TABLE IF EXISTS {table}_pairs")
 
