@@ -534,6 +534,16 @@ def test_one_output_merged_over_two_devices_is_two_ranks(real, tmp_path, with_de
                          "ORDER BY rank").fetchall() == [(0, 2, 1, ""), (1, 1, 0, ""), (2, 0, 0, "")]
 
 
+def test_a_single_devices_output_that_names_its_device_otherwise_loads_whole(real, tmp_path):
+    """device_3/ beside an output whose every row says Device_id 0 (a visible device renumbered):
+    one device, the folder's; its rows are not another device's to skip."""
+    prof = msprof_merged(real, tmp_path, [OP_SUMMARY[0]] + [["0", *r[1:]] for r in OP_SUMMARY[1:]])
+    p = load_profile(prof)
+    assert p.con.execute("SELECT rank, device_id, count(*) FROM kernels GROUP BY ALL").fetchall() == [(3, 0, 2)]
+    assert p.con.execute("SELECT sum(skipped_rows) FROM load_log").fetchone() == (0,)
+    assert p.con.execute("SELECT count(*) FROM overlap_lanes").fetchone()[0] > 0  # (its timeline, not said merged)
+
+
 @pytest.mark.parametrize("folders", [(), (3,), (3, 7)])
 def test_rows_of_a_device_without_its_folder_are_said(real, tmp_path, folders):
     """The merged output of devices 3 and 5 (its Device_id column), with device_5/ not copied (the
@@ -555,8 +565,8 @@ def test_rows_of_a_device_without_its_folder_are_said(real, tmp_path, folders):
         if not folders or opened != prof:  # (the output opened alone knows no device folder)
             assert got == [(0, 3, 2), (0, 5, 1)]
             assert notes == ["op_summary_20250101.csv: holds the tasks of devices 3, 5 (its Device_id column), and "
-                             "no device_N folder here makes each its own rank: loaded as one rank, its figures the "
-                             "devices' together"]
+                             "nothing here makes each its own rank (msprof's device_N folders): loaded as one rank, "
+                             "its figures the devices' together"]
         elif folders == (3,):
             assert got == [(3, 3, 2)]
             assert notes == ["op_summary_20250101.csv: the rows of device 5, whose device_N folder is not here to "

@@ -87,6 +87,11 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
 
     try:
         _, rejected, note = stage_csv(con, path, stage, select=typed)
+        devices = dict(con.execute(DEVICES.format(stage=stage)).fetchall())
+        if ctx.devices_split == (ctx.device_only,) and len(devices) == 1 and ctx.device_only not in devices:
+            # one device's folder, and a file of one other device (a visible device renumbered): its
+            ctx.device_only = ctx.device_id = next(iter(devices))
+            ctx.devices_split = (ctx.device_only,)
         only = {"only": ctx.device_only}
         first = min(ctx.devices_split, default=None)
         total, in_file = con.execute(COUNT.format(stage=stage), {
@@ -95,7 +100,6 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
         rejected, note = (rejected, note) if counts_rest else (0, "")
         if in_file == 0 and rejected == 0:
             raise SourceError("header only, no task rows")
-        devices = dict(con.execute(DEVICES.format(stage=stage)).fetchall())
         ctx.devices_seen.update(devices)
         note = "; ".join(filter(None, [note, counts_rest and _devices_note(devices, ctx)]))
         rows = con.execute(INSERT.format(stage=stage), {
@@ -116,8 +120,8 @@ def _devices_note(devices: Dict[int, int], ctx: RankContext) -> str:
     if ctx.device_only is None:
         if len(devices) < 2:
             return ""
-        return (f"{MERGED_DEVICES} {', '.join(map(str, devices))} (its Device_id column), and no device_N folder "
-                "here makes each its own rank: loaded as one rank, its figures the devices' together")
+        return (f"{MERGED_DEVICES} {', '.join(map(str, devices))} (its Device_id column), and nothing here makes "
+                "each its own rank (msprof's device_N folders): loaded as one rank, its figures the devices' together")
     gone = {d: n for d, n in devices.items() if d not in ctx.devices_split}
     if not gone:
         return ""
