@@ -306,7 +306,7 @@ def account_check(checks: List[Dict[str, Any]]) -> Optional[Tuple[str, bool]]:
     apart = ", ".join(str(c["rank"]) for c in checks if not c.get("steps"))
     # (a rank with no kernel loaded, its kernel file lost, has nothing to account for)
     why = ", ".join(f"rank {c['rank']} " + ("has no kernels loaded" if c.get("kernels") == 0 else
-                                            "has none of its steps there among its kernels'")
+                                            "has none of its kernels' steps there")
                     for c in checks if not c.get("steps"))
     if not compared:
         return f"is not compared with {sources}: {why}", False

@@ -368,5 +368,5 @@ def test_the_dit_forwards_growth_is_one_figure_on_both_panes():
     overview, pane = memory_text(report).plain, memory_plots(report).plain
     for rank, p in whole.items():
         growth = f"{p['growth'] * 100:+.1f}%"
-        assert f"later half of {p['forwards']} DiT forwards {growth}" in overview.splitlines()[1 + rank]
-        assert f"later half {growth}" in pane
+        assert f"DiT forwards' later/earlier half {growth}" in overview.splitlines()[1 + rank]
+        assert f"later/earlier half {growth}" in pane

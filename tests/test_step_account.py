@@ -208,7 +208,7 @@ def test_a_rank_whose_profiler_steps_are_not_its_kernels_is_said_not_compared():
     assert p.con.execute("SELECT rank, steps, deviation, differs FROM step_account_check").fetchall() == [
         (0, 0, None, False)]
     report = build_report(p, load_rules())
-    said = "is not compared with step_trace_time.csv: rank 0 has none of its steps there among its kernels'"
+    said = "is not compared with step_trace_time.csv: rank 0 has none of its kernels' steps there"
     assert said in account_text(report).plain and f"The account {said}" in render(report, "text")
     assert "agrees" not in render(report, "text")
     # A rank with no kernel loaded (its kernel file or db export lost) has nothing to account for:

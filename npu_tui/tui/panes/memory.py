@@ -54,7 +54,7 @@ def memory_plots(report: dict) -> Text:
             text.append_text(sparkline(series, 40))
             text.append(f" {series[0] / per:.2f} → {series[-1] / per:.2f} {unit}")
             if stage == "DiT" and whole.get("growth") is not None:  # (as memory_growth measures it)
-                text.append(f" · later half {whole['growth'] * 100:+.1f}%")
+                text.append(f" · later/earlier half {whole['growth'] * 100:+.1f}%")
     if any(rank in apart for rank in shown):
         text.append("\n" + apart_key(), style="dim")
     return text

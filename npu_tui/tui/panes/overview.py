@@ -189,7 +189,7 @@ def memory_text(report: dict) -> Text:
         text.append(f" in {literal(p.get('peak_stage') or '-')}, allocated {allocated / per:6.2f} {unit}")
         if p.get("growth") is not None:
             # (memory_growth's measure: the later half's peaks against the earlier half's)
-            text.append(f" · later half of {p['forwards']} DiT forwards {p['growth'] * 100:+.1f}%")
+            text.append(f" · DiT forwards' later/earlier half {p['growth'] * 100:+.1f}%")
         text.append(apart_mark(apart, p["rank"]))
     return text
 
