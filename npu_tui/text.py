@@ -303,18 +303,17 @@ def account_check(checks: List[Dict[str, Any]]) -> Optional[Tuple[str, bool]]:
         return None
     sources = ", ".join(sorted({ACCOUNT_SOURCES.get(c["source"], literal(c["source"])) for c in checks}))
     compared = [c for c in checks if c.get("steps")]
-    apart = ", ".join(str(c["rank"]) for c in checks if not c.get("steps"))
     # (a rank with no kernel loaded, its kernel file lost, has nothing to account for)
     why = ", ".join(f"rank {c['rank']} " + ("has no kernels loaded" if c.get("kernels") == 0 else
                                             "has none of its kernels' steps there")
                     for c in checks if not c.get("steps"))
     if not compared:
         return f"is not compared with {sources}: {why}", False
-    unmatched = f"; not compared: {why}" if apart else ""
+    unmatched = f"; not compared: {why}" if why else ""
     off = [c for c in compared if c.get("differs")]
     if off:
         return "differs from " + sources + ": " + ", ".join(
             f"rank {c['rank']} by {c['deviation'] * 100:.1f}%" for c in off) + unmatched, True
     worst = max(c.get("deviation") or 0.0 for c in compared)
-    only = f" for rank {', '.join(str(c['rank']) for c in compared)}" if apart else ""
+    only = f" for rank {', '.join(str(c['rank']) for c in compared)}" if why else ""
     return f"agrees with {sources} (within {max(worst * 100, 0.1):.1f}%){only}{unmatched}", False

@@ -12,8 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from ..text import finding_where, literal, lost_phrase, markdown, metric_value, table
-from ..text import apart_ranks
+from ..text import apart_ranks, finding_where, literal, lost_phrase, markdown, metric_value, table
 from .render import percent
 
 SCHEMA_VERSION = 1

@@ -252,7 +252,8 @@ def draw(frame: Frame, lanes: Sequence[Lane], rows: int, selected: Optional[Tupl
         cells = frame.cells.get((lane.rank, lane.no), empty)
         first = i == 0 or lanes[i - 1].rank != lane.rank
         text.append("\n")
-        text.append(lane_label(lane, first, lane.rank in apart), style="bold reverse" if i == view.lane else "bold" if first else "")
+        text.append(lane_label(lane, first, lane.rank in apart),
+                    style="bold reverse" if i == view.lane else "bold" if first else "")
         band = lane.kind == "stage"
         chars = _stage_chars(cells, frame.windows.get(lane.rank, ()), view) if band else \
             [_glyph(c, view.w) for c in cells]

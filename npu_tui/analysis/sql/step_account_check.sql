@@ -10,7 +10,7 @@ WITH a AS (
 SELECT *, coalesce(deviation > (SELECT account_tolerance FROM rules_steps), false) AS differs,
        (SELECT count(*) FROM kernels k WHERE k.rank = c.rank) AS kernels
 FROM (
-    SELECT b.rank, arg_max(b.source, b.source NOT IN ('overlap_lanes', 'kernels')) AS source, count(a.rank) AS steps,
+    SELECT b.rank, any_value(b.source) AS source, count(a.rank) AS steps,
            max(greatest(abs(a.compute_us - b.computing_us), abs(a.exposed_us - b.comm_not_overlapped_us),
                         abs(a.free_us - b.free_us), abs(a.span_us - b.step_us)) / nullif(b.step_us, 0)) AS deviation
     FROM step_breakdown b LEFT JOIN a ON b.rank = a.rank AND b.step IS NOT DISTINCT FROM a.step

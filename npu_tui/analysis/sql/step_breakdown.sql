@@ -14,7 +14,8 @@ lost AS (
 ),
 laned AS (
     SELECT * FROM step_breakdown_lanes l
-    WHERE l.rank NOT IN (SELECT rank FROM traced) OR EXISTS (SELECT 1 FROM lost o WHERE o.rank = l.rank AND o.step = l.step)
+    WHERE l.rank NOT IN (SELECT rank FROM traced)
+       OR EXISTS (SELECT 1 FROM lost o WHERE o.rank = l.rank AND o.step = l.step)
 ),
 kerneled AS (
     SELECT * FROM step_breakdown_kernels k

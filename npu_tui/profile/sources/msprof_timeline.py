@@ -121,7 +121,8 @@ OTHER_KERNELS = "SELECT count(*) FROM kernels WHERE rank = ? AND source <> 'mspr
 # op_summary's tasks, which gave the rank's kernels in the timeline's place, carry no step: the
 # timeline's Iteration ranges give it, as to its own (each iteration's file, those of its range).
 OTHERS_STEPS = """
-UPDATE kernels SET step = (SELECT max(s.step) FROM msp_step s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
+UPDATE kernels
+SET step = (SELECT max(s.step) FROM msp_step s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
 WHERE rank = $rank AND source = 'op_summary' AND step IS NULL
   AND start_ns >= (SELECT min(lo) FROM msp_step) AND start_ns < (SELECT max(hi) FROM msp_step)
 """

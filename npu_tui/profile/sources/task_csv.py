@@ -8,7 +8,7 @@ Fields are typed while reading, so the other columns (some 30 PMU counters) are 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 import duckdb
 
@@ -54,7 +54,7 @@ SELECT count(*) FILTER (WHERE $only IS NULL OR k_device = $only
        count(*)
 FROM {stage}
 """
-DEVICES = "SELECT k_device, count(*) FROM {stage} WHERE k_device IS NOT NULL GROUP BY k_device ORDER BY k_device"
+DEVICES = "SELECT DISTINCT k_device FROM {stage} WHERE k_device IS NOT NULL ORDER BY k_device"
 INSERT = """
 INSERT INTO kernels
 SELECT $rank, COALESCE(k_device, $device_id), k_step, k_name, COALESCE(k_type, type_from_name(k_name)),
@@ -87,10 +87,10 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
 
     try:
         _, rejected, note = stage_csv(con, path, stage, select=typed)
-        devices = dict(con.execute(DEVICES.format(stage=stage)).fetchall())
+        devices = [d for (d,) in con.execute(DEVICES.format(stage=stage)).fetchall()]
         if ctx.devices_split == (ctx.device_only,) and len(devices) == 1 and ctx.device_only not in devices:
             # one device's folder, and a file of one other device (a visible device renumbered): its
-            ctx.device_only = ctx.device_id = next(iter(devices))
+            ctx.device_only = ctx.device_id = devices[0]
             ctx.devices_split = (ctx.device_only,)
         only = {"only": ctx.device_only}
         first = min(ctx.devices_split, default=None)
@@ -113,7 +113,7 @@ def load_task_csv(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext, 
         drop_staged(con, stage)
 
 
-def _devices_note(devices: Dict[int, int], ctx: RankContext) -> str:
+def _devices_note(devices: List[int], ctx: RankContext) -> str:
     """What the file's device column says that its ranks do not: tasks of several devices loaded
     as one rank (no device_N folders here to tell the ranks), or rows of a device that is no rank
     (its device_N folder not here), skipped."""
@@ -122,7 +122,7 @@ def _devices_note(devices: Dict[int, int], ctx: RankContext) -> str:
             return ""
         return (f"{MERGED_DEVICES} {', '.join(map(str, devices))} (its Device_id column), and nothing here makes "
                 "each its own rank (msprof's device_N folders): loaded as one rank, its figures the devices' together")
-    gone = {d: n for d, n in devices.items() if d not in ctx.devices_split}
+    gone = [d for d in devices if d not in ctx.devices_split]
     if not gone:
         return ""
     return f"the rows of device{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))}, {DEVICE_NOT_HERE}"
