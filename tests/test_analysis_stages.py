@@ -167,3 +167,22 @@ def test_a_text_encoder_before_the_loop_of_a_bare_trace_is_other(tmp_path):
                                 seed=21)
     _check_against_truth(profile, truth, "signature")
     assert truth["ranks"][0]["stages"]["Other"]["categories"]["FA"]["count"] > 0  # the encoder's attention
+
+
+def test_markers_of_a_cut_trace_are_said_lost(tmp_path):
+    """A trace cut part way loses the markers of the kernels after the cut, which then count as
+    Other: the detection says so rather than 'from markers' alone."""
+    from npu_tui.analysis.report import build_report
+
+    out = tmp_path / "prof"
+    generate(out, Spec(markers=True, vae="wan", profiler_steps=2, seed=14))
+    whole = build_report(load_profile(out), load_rules())
+    trace = next(out.rglob("trace_view.json"))
+    data = trace.read_bytes()
+    trace.write_bytes(data[: len(data) * 3 // 5])
+    cut = build_report(load_profile(out), load_rules())
+    (before,), (after,) = whole["stage_detection"], cut["stage_detection"]
+    assert before["method"] == after["method"] == "markers"
+    assert "did not load whole" not in before["summary"]
+    assert after["summary"].endswith("; its trace did not load whole: kernels whose markers it lost count as Other")
+    assert not cut["complete"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import asdict
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 import duckdb
 
-from ..profile.health import HealthItem, failed, health, ranks_apart
+from ..profile.health import HealthItem, failed, health, ranks_apart, traces_lost
 from ..text import path_text, sql_literal
 from .render import Encoded
 from .rules import Rules
@@ -149,22 +149,24 @@ def _findings(con) -> List[Dict[str, Any]]:
     return out
 
 
-def detection_summary(method: str, confidence: Any) -> str:
-    """One line on how a rank's stages were found, for every screen and report."""
+def detection_summary(method: str, confidence: Any, trace_lost: bool = False) -> str:
+    """One line on how a rank's stages were found, for every screen and report. ``trace_lost``:
+    the rank's trace, which holds the markers, did not load whole."""
     if method == "single":
         return "no diffusion stages found: the whole rank is one stage, All"
     if method == "signature":
         share = f", {confidence:.0%} of its kernels the same a cycle later" if confidence is not None else ""
         return f"from kernel signatures: the denoising loop's repeated forward{share}"
     if method == "markers":
-        return "from markers: npu_tui.stage, diffusers' ranges or the model classes' ranges"
+        lost = "; its trace did not load whole: kernels whose markers it lost count as Other" if trace_lost else ""
+        return f"from markers: npu_tui.stage, diffusers' ranges or the model classes' ranges{lost}"
     return "set by hand (--stage)" if method == "override" else str(method)
 
 
-def _detection(con, windows: bool, encoded: bool) -> List[Dict[str, Any]]:
+def _detection(con, windows: bool, encoded: bool, lost: Set[int]) -> List[Dict[str, Any]]:
     entries = _rows(con, DETECTION_SQL)
     for e in entries:
-        e["summary"] = detection_summary(e["method"], e["confidence"])
+        e["summary"] = detection_summary(e["method"], e["confidence"], e["rank"] in lost)
     if not windows:
         return entries
     by_rank = {e["rank"]: e for e in entries}
@@ -251,7 +253,7 @@ def build_report(profile, rules: Rules, windows: bool = True, encoded: bool = Fa
         "ranks": _query(RANKS_SQL), "steps": _query(STEPS_SQL), "stages": _query(STAGES_SQL),
         "step_account": _query(ACCOUNT_SQL), "step_account_check": _query(CHECK_SQL),
         "categories": _query(CATEGORIES_SQL), "comm": _query(COMM_SQL), "findings": _findings,
-        "stage_detection": lambda cur: _detection(cur, windows, encoded),
+        "stage_detection": lambda cur: _detection(cur, windows, encoded, traces_lost(items)),
         "memory_peaks": _query(MEMORY_PEAKS_SQL), "memory_windows": lambda cur: _memory_forwards(cur, encoded),
         "memory_operators": _query(MEMORY_OPERATORS_SQL), "cluster_ranks": _query(CLUSTER_RANKS_SQL),
         "spread": _query(SPREAD_SQL), "comm_ops": _query(COMM_OPS_SQL), "bandwidth": _query(BANDWIDTH_SQL),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
-from typing import Dict, List, Optional, Pattern, Tuple
+from typing import Dict, List, Optional, Pattern, Set, Tuple
 
 from ..text import NOT_WHOLE, gap_words, path_text, rank_list
 from .discover import EARLIER_EXPORT, NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
@@ -566,11 +566,21 @@ def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
     # failed (its memory record, a link matrix) says which, and keeps the figures of its kernels.
     for i in failed(items):
         if i.rank is not None:
-            kind = kind_by_name(PurePath(i.file).name, source_modules())
+            kind = _kind(i)
             whole = kind is None or kind in KERNEL_SOURCES
             apart[i.rank] = NOT_WHOLE if whole or apart.get(i.rank) == NOT_WHOLE else \
                 f"{PurePath(i.file).name} {NOT_WHOLE}"
     return apart
+
+
+def traces_lost(items: List[HealthItem]) -> Set[int]:
+    """The ranks whose trace (or folder) failed to load whole: what only a trace holds (the stage
+    markers among its host events) is missing for part of their kernels."""
+    return {i.rank for i in failed(items) if i.rank is not None and (_kind(i) is None or _kind(i) in TRACES)}
+
+
+def _kind(item: HealthItem) -> Optional[str]:
+    return kind_by_name(PurePath(item.file).name, source_modules())
 
 
 def _stand_in(item: HealthItem, kind: str, kernel_files: list) -> HealthItem:
