@@ -12,6 +12,7 @@ import pytest
 
 from npu_tui.profile import ProfileError, load_profile
 from npu_tui.profile.discover import discover
+from npu_tui.profile.health import failed, health
 from npu_tui.profile.sources.sqlite_export import SKIPPED_ROWS, SKIPPED_WHY
 
 PT = "msinsight-pt-2rank-levels"
@@ -55,6 +56,24 @@ def test_db_only_rank_folders_are_discovered(real):
         names = sorted(p.name for p in s.files["sqlite_export"])
         # The -wal/-shm files sqlite left beside rank 0's db are not sources.
         assert names == ["analysis.db", f"ascend_pytorch_profiler_{s.rank}.db"]
+
+
+def test_each_ranks_db_gathered_into_one_folder_is_its_rank(real, tmp_path, monkeypatch):
+    """Every rank's ascend_pytorch_profiler_N.db copied into one folder loaded as one rank: the
+    first db's, the others 'not loaded: the text export of the same run is used' (there was none),
+    the run complete. Each is the rank its name gives, alone too (it was rank 0)."""
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    for rank in (0, 1):
+        shutil.copy(db_path(real, "level1", rank), tmp_path)
+    kernels = {rank: sq(db_path(real, "level1", rank), "SELECT (SELECT count(*) FROM COMPUTE_TASK_INFO) + "
+                                                       "(SELECT count(*) FROM COMMUNICATION_OP)")[0][0]
+               for rank in (0, 1)}
+    p = load_profile(tmp_path, cache=False)
+    assert p.ranks == [0, 1]
+    assert dict(p.con.execute("SELECT rank, count(*) FROM kernels GROUP BY rank").fetchall()) == kernels
+    assert not failed(health(p)) and not p.con.execute("SELECT note FROM load_log WHERE note <> ''").fetchall()
+    alone = load_profile(tmp_path / "ascend_pytorch_profiler_1.db", cache=False)
+    assert alone.ranks == [1] and alone.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == kernels[1]
 
 
 @pytest.mark.parametrize("level", ["level0", "level1", "level2"])
@@ -251,7 +270,6 @@ def test_msprofs_communication_analyzer_db_beside_a_mindspore_export(real, tmp_p
     ascend_mindspore_profiler_N.db. Its CommAnalyzer tables have no step and no type column: the
     file had failed as "damaged" (a Binder Error), exit 2, and its comm breakdown was lost; and,
     not named analysis.db, its tables were each said to be missing from the profiler db."""
-    from npu_tui.profile.health import health
 
     out = tmp_path / "rank0_ascend_ms" / OUT
     out.mkdir(parents=True)
@@ -632,6 +650,40 @@ def test_a_db_without_its_task_tables_says_which_and_why(real, tmp_path, monkeyp
     # What the file holds besides its tasks still loads: the overlap lanes give the step.
     assert sum(r["kernel_count"] for r in doc["ranks"]) == 0
     assert doc["steps"][0]["source"] == "overlap_lanes"
+
+
+@pytest.mark.parametrize("table, says", [
+    ("STRING_IDS", "tables empty: STRING_IDS; its device tasks and host calls ({n:,} rows) were not loaded"),
+    # (its comm ops do not go through TASK: they load)
+    ("TASK", "tables empty: TASK; its compute tasks (in COMPUTE_TASK_INFO) were not loaded; rows skipped, by table: "
+             "kernels (TASK, COMMUNICATION_OP) {n:,} "),
+])
+def test_a_db_whose_task_or_names_table_is_emptied_is_incomplete(real, tmp_path, monkeypatch, capsys, table, says):
+    """Emptied (a writer stopped before filling it), it lost the kernels as rows 'skipped', and the
+    run passed for complete with exit 0, where the table dropped made it incomplete."""
+    from npu_tui.cli import main
+
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole = load_profile(db.parents[1], cache=False).con
+    n, comm = whole.execute("SELECT count(*), count(*) FILTER (WHERE core = 'HCCL') FROM kernels").fetchone()
+    if table == "STRING_IDS":
+        n += whole.execute("SELECT count(*) FROM host_events").fetchone()[0]
+    else:
+        n -= comm
+    with sqlite3.connect(db) as w:
+        w.execute(f"DELETE FROM {table}")
+    assert main(["report", str(db.parents[1]), "--format", "json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["complete"] is False
+    (item,) = [h for h in doc["health"] if f"tables empty: {table}" in h["what"]]
+    assert item["severity"] == "error" and says.format(n=n) in item["what"]
+    assert sum(r["kernel_count"] for r in doc["ranks"]) == (0 if table == "STRING_IDS" else comm)
+    # A run whose device was not profiled has the table empty too, and no rows going through it.
+    with sqlite3.connect(db) as w:
+        for t in ("COMPUTE_TASK_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO", "TASK"):
+            w.execute(f"DELETE FROM {t}")
+    main(["report", str(db.parents[1]), "--format", "json"])
+    assert not [h for h in json.loads(capsys.readouterr().out)["health"] if "tables empty: TASK" in h["what"]]
 
 
 # TASK rows of kernel types (KERNEL_AIVEC, MIX_AIV...) are named only in COMPUTE_TASK_INFO.

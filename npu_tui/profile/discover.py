@@ -847,9 +847,30 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
             _say(s.files["kineto"][0], f"{NO_DIST}: the {len(out)} processes whose traces are here carry "
                                        "none: separate runs, loaded side by side as ranks in file order, none compared "
                                        "with the others")
+    # Each rank's db export gathered into one folder (copied off every node): a rank each, the one
+    # its name gives, not one rank whose first db left the others unread as the same run's.
+    dbs = [f for f in files.get("sqlite_export", []) if RANK_DB.match(f.name)]
+    if len(dbs) > 1:
+        files["sqlite_export"] = [f for f in files["sqlite_export"] if f not in dbs]
+        files = {k: v for k, v in files.items() if v}
+        out += [RankSource(root=folder, source_format="db", files={"sqlite_export": [f]}, rank=db_rank(f))
+                for f in dbs]
     if files:
-        out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files))
+        # (one rank's db: its rank, where no profiler_info above says it)
+        out.insert(0, RankSource(root=folder, source_format=_format(set(files)), files=files,
+                                 rank=db_rank(dbs[0]) if len(dbs) == 1 else None))
     return out
+
+
+# torch_npu's and MindSpore's db export of a rank, named for its rank id (without one, of a run
+# that was not distributed).
+RANK_DB = re.compile(r"^ascend_(?:pytorch|mindspore)_profiler_(\d+)\.db$")
+
+
+def db_rank(path: Path) -> Optional[int]:
+    """The rank a db export's name gives, if any."""
+    m = RANK_DB.match(path.name)
+    return int(m.group(1)) if m else None
 
 
 # Folders whose contents take their rank from the folder above them (_rank_above).
@@ -1153,8 +1174,8 @@ def _discover(path: Path, cluster: bool) -> Discovery:
         source = RankSource(root=path.parent, source_format=_format({kind}), files={kind: [path]})
         # The rank its files say, as where its folder is opened (else the rank is 0, whichever the file is).
         problem = _rank_above(path.parent, source)
-        if kind == "kineto" and source.rank is None:
-            source.rank = _trace_rank(path)
+        if source.rank is None:
+            source.rank = _trace_rank(path) if kind == "kineto" else db_rank(path)
         return Discovery(path, "file", [source], problems=([problem] if problem else []) + _beside_one(path, modules))
 
     # A rank's output folder is that rank: its rank id, settings and parse state are beside it.

@@ -606,6 +606,11 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     # Device tasks are TASK rows named through STRING_IDS, host calls are named through it too: a
     # file with those but without TASK or STRING_IDS (or a column of theirs) is damaged (a writer
     # killed mid-export, a hand-made copy).
+    # STRING_IDS there but empty while rows are named through it (a writer stopped before it filled
+    # the table) loses them as one missing does: not rows skipped from a whole file.
+    emptied = ["STRING_IDS"] if "STRING_IDS" in cols and not _count(con, "STRING_IDS") and any(
+        _count(con, t) for t in (*KERNEL_ROWS, *HOST_TABLES) if t in cols) else []
+    cols = {t: c for t, c in cols.items() if t not in emptied}
     device = bool(DEVICE_TABLES & set(cols) or comm_tasks)
     unnamed = [t for t in HOST_TABLES if t in cols] if "STRING_IDS" not in cols else []
     missing = [t for t in THROUGH if t not in cols and (device or t == "STRING_IDS" and unnamed)]
@@ -614,8 +619,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         n = sum(_count(con, t) for t in counts)
         lost += n
         what = " and ".join(w for w, held in (("device tasks", device), ("host calls", unnamed)) if held)
-        told = ", ".join(f"{t} (no {', '.join(lacking[t])} column)" if t in lacking else t for t in missing)
-        notes.append(f"tables missing: {told}; its {what} "
+        gone = "missing" if set(missing) - set(emptied) else "empty"
+        told = ", ".join(f"{t} (no {', '.join(lacking[t])} column)" if t in lacking else
+                         f"{t} (empty)" if t in emptied and gone == "missing" else t for t in missing)
+        notes.append(f"tables {gone}: {told}; its {what} "
                      f"({f'{n:,} rows' if not device or set(KERNEL_ROWS) & set(counts) else 'how many unknown'}) "
                      "were not loaded")
     if "PYTORCH_API" not in cols and "PYTORCH_API" not in lacking and "CONNECTION_IDS" in cols \
@@ -643,6 +650,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
         if gone and "taskType" in cols["TASK"] and con.execute(TASK_KERNELS).fetchone()[0] \
                 and "COMPUTE_TASK_INFO" not in lacking:
             notes.append(f"tables {gone}: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
+        elif not gone and not _count(con, "TASK"):  # (its rows skipped, counted: their times are in TASK)
+            notes.append("tables empty: TASK; its compute tasks (in COMPUTE_TASK_INFO) were not loaded")
         if "COMMUNICATION_OP" in cols:
             c = cols["COMMUNICATION_OP"]
             con.execute(COMM_OPS.format(wait=col(c, "waitNs"), type=_qualified("o", c, "opType"),
