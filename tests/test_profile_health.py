@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from npu_tui.profile import ProfileError, load_profile
-from npu_tui.profile.health import NOT_STOPPED, failed, health
+from npu_tui.profile.health import NOT_STOPPED, failed, health, passing_failure
 
 ROOT = Path(__file__).resolve().parents[1]
 L1 = "msinsight-pt-2rank-levels/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"
@@ -422,7 +422,7 @@ def test_a_file_missing_beside_raw_data_may_be_one_the_parse_has_not_written(rea
     plain = "copy the rank's trace_view.json too, from where the profiler wrote it"
 
     def fix():
-        (item,) = health(load_profile(run))
+        (item,) = [i for i in health(load_profile(run)) if "trace_view.json" in i.what]
         assert (item.rank, item.what) == (1, "no trace_view.json, which 1 other rank has: its figures that need "
                                              "it are missing")
         return item.fix
@@ -434,6 +434,42 @@ def test_a_file_missing_beside_raw_data_may_be_one_the_parse_has_not_written(rea
     for rank in ("a_ascend_pt", "b_ascend_pt"):  # both parses said to have finished
         (run / rank / "ASCEND_PROFILER_OUTPUT" / PARSE_DONE).write_text("")
     assert fix() == plain
+
+
+def test_raw_data_without_analyse_done_is_in_doubt(real, tmp_path):
+    """A parse stands still for seconds between its files, longer than the look for files growing:
+    a rank whose raw data (PROF_*) has no analyse.done, its files written a minute ago, was loaded
+    as complete (its kernel file half-written, exit 0, cached). Now the run is incomplete until the
+    parse ends, and, its files older, said to be in doubt (older torch_npu write no analyse.done)."""
+    import time
+
+    from npu_tui.cli import main
+    from npu_tui.profile.discover import PARSE_DONE
+
+    rank = _rank_copy(real, tmp_path / "r_ascend_pt")
+    (rank / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP").mkdir()
+    out = rank / "ASCEND_PROFILER_OUTPUT"
+    minute_ago = time.time() - 60
+    for f in out.iterdir():
+        os.utime(f, (minute_ago, minute_ago))
+    def said(p):  # (the sample is 1 rank of 8: a partial rank set, said too)
+        return [i for i in health(p) if "partial rank set" not in i.what]
+
+    p = load_profile(rank)
+    (item,) = said(p)
+    assert (item.severity, item.rank, item.file) == ("error", 0, str(out))
+    assert item.what == ("r_ascend_pt/ASCEND_PROFILER_OUTPUT: parse may be in progress: its files were written 60 s "
+                         "ago, and no analyse.done yet")
+    assert passing_failure(p)  # not cached: it passes
+    assert main(["report", str(rank), "--format", "json"]) == 2
+    hour_ago = time.time() - 3600
+    for f in out.iterdir():
+        os.utime(f, (hour_ago, hour_ago))
+    (item,) = said(load_profile(rank))
+    assert (item.severity, item.rank) == ("warning", 0)
+    assert item.what.startswith("r_ascend_pt/ASCEND_PROFILER_OUTPUT: no analyse.done beside its files and raw data")
+    (out / PARSE_DONE).write_text("")
+    assert said(load_profile(rank)) == []
 
 
 def _rank_copy(real, dest):

@@ -41,6 +41,11 @@ WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
 # torch_npu writes this into ASCEND_PROFILER_OUTPUT when its parse has finished (older versions do not)
 PARSE_DONE = "analyse.done"
 RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice
+# A parse writes its files over minutes, and stands still for seconds between them (the look above
+# sees a moment): without its analyse.done, files this fresh may be a parse's still running.
+RECENT_PARSE_S = 120.0
+MAY_BE_PARSING = "parse may be in progress"
+NO_PARSE_DONE = f"no {PARSE_DONE}"
 GROWTH_WAIT_S = 0.3
 FUTURE_S = 600.0
 INFO_UNREADABLE = "profiler_info cannot be read"
@@ -606,6 +611,30 @@ def parse_state(folder: Path, done_elsewhere: bool = False) -> Optional[str]:
     return None
 
 
+def parse_doubt(folder: Path) -> Optional[str]:
+    """What a rank folder loaded leaves in doubt when its raw data (PROF_*) has no analyse.done
+    beside its output: a torch_npu that writes none, or a parse stopped part way, or one still
+    running between its writes (a moment's look saw no file grow)."""
+    if not may_be_parsing(folder):
+        return None
+    now = time.time()
+    ages = [now - m for m in _mtimes(folder / OUTPUT_DIR) if now - m >= -FUTURE_S]
+    if ages and min(ages) <= RECENT_PARSE_S:
+        return f"{MAY_BE_PARSING}: its files were written {max(min(ages), 0):.0f} s ago, and no {PARSE_DONE} yet"
+    return (f"{NO_PARSE_DONE} beside its files and raw data (PROF_*): a torch_npu that writes none, or a parse "
+            "that stopped part way")
+
+
+def _mtimes(folder: Path) -> List[float]:
+    out = []
+    for f in _files(folder) if _is_dir(folder) else []:
+        try:
+            out.append(f.stat().st_mtime)
+        except OSError:
+            continue
+    return out
+
+
 def _growing(files: List[Path]) -> bool:
     """Whether files written just now change size within a moment (a copy made just now does not)."""
     def sizes():
@@ -637,11 +666,15 @@ def _unparsed(sources: List[RankSource]) -> Tuple[List[RankSource], List[Tuple[P
         # Output files copied up into the rank folder are no parse's: whatever PROF_* beside them
         # (profiler_metadata.json is the profiler's own, there from the start).
         flat = any(f.parent == s.root for k, fs in s.files.items() if k != profiler_metadata.KIND for f in fs)
-        why = parse_state(s.root, done_elsewhere=any(done)) if s.source_format != "msprof" and not flat else None
+        parsed = s.source_format != "msprof" and not flat
+        why = parse_state(s.root, done_elsewhere=any(done)) if parsed else None
         if why:
             problems.append((s.root, why))
-        else:
-            ready.append(s)
+            continue
+        ready.append(s)
+        doubt = parse_doubt(s.root) if parsed else None
+        if doubt:  # (of its output folder: its files)
+            problems.append((s.root / OUTPUT_DIR, doubt))
     return ready, problems
 
 

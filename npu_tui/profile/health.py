@@ -9,7 +9,8 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Set, Tuple
 
 from ..text import NOT_WHOLE, gap_words, path_text, rank_list
-from .discover import EARLIER_EXPORT, NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing
+from .discover import (EARLIER_EXPORT, MAY_BE_PARSING, NO_PARSE_DONE, NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE,
+                       kind_by_name, may_be_parsing)
 from .errors import LOADER_FAULT
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
@@ -52,6 +53,10 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     (r"^loaded as one rank", "{folder}: {note}", "re-export with a newer msprof, whose op_summary says "
      "each row's device"),
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
+    (r"^" + re.escape(MAY_BE_PARSING), "{folder}: {note}", "open it again once the profiler's parse has finished "
+     "(it writes ASCEND_PROFILER_OUTPUT/analyse.done last); --partial reports what is there now"),
+    (r"^" + re.escape(NO_PARSE_DONE), "{folder}: {note}", "if its parse stopped part way, run "
+     "torch_npu.profiler.profiler.analyse on the folder again"),
     (r"^folder cannot be read", "{folder}/ cannot be read ({note_head}): left out",
      "make it readable (chmod a+rx on the folder), or open the folders you can read one at a time"),
     (r"^folder not searched", "{folder}/ was not searched: {note_head}", "if it holds profiler output, make "
@@ -178,8 +183,8 @@ NOT_READ_ON = re.compile("|".join(map(re.escape, (JOINED, JOINED_OTHER, JOINED_T
 # Failures whose cause passes while the files, and so the cache's key, stay as they are: a load
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key; a loader's own fault, whatever caused it, is not kept either.)
-PASSING = re.compile(r"Permission denied|^parse in progress|^folder cannot be read|^not a file|^folder gone|No such file|"
-                     r"No usable temporary directory|No space left|File too large|"
+PASSING = re.compile(r"Permission denied|^parse in progress|^" + re.escape(MAY_BE_PARSING) + "|"
+                     r"^folder cannot be read|^not a file|^folder gone|No such file|No usable temporary directory|No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored|" + SYSTEM_LIMITS + "|"
                      + re.escape(LOADER_FAULT))
 # Notes of files left out by design: nothing is missing.
@@ -645,7 +650,8 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
             what, fix = "{name}: {note}", ""
     if kind == "ignored" or BY_DESIGN.search(note):
         severity = "info"
-    elif UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note):
+    elif UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note) \
+            or note.startswith(MAY_BE_PARSING):
         severity = "error"  # (whatever else its note says: a damaged file that also left rows out)
     elif LEFT_BESIDE.search(note) or kind == METADATA or note.startswith(NONE_HELD):
         # (profiler_metadata.json lost costs the names of ranks not loaded, no figure)
