@@ -65,6 +65,17 @@ def _rules(rules: RulesLike) -> Rules:
     return rules if isinstance(rules, Rules) else load_rules(Path(rules) if rules else None)
 
 
+
+def writable_folder(folders: List[Path]) -> Path:
+    """Where npu-tui writes what it makes for the user (an export, a collection): the working
+    folder, unless that is one of the profile's ``folders`` or inside one (`npu-tui .`), which it
+    never writes into (they may be read-only or shared, and their next load would find the file):
+    then the folder holding the outermost of them."""
+    here = Path.cwd()
+    holding = [f.resolve() for f in folders if f.resolve() == here or f.resolve() in here.parents]
+    return min(holding, key=lambda f: len(f.parts)).parent if holding else here
+
+
 class Session:
     """A loaded profile with its rules and, once analysed, its report.
 

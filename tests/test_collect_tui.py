@@ -17,7 +17,7 @@ from npu_tui.analysis.diff import compare
 from npu_tui.collect import CollectSpec
 from npu_tui.collect import runner
 from npu_tui.tui.panes.collect import CollectLog
-from npu_tui.tui.screens.collect_confirm import CollectConfirm
+from npu_tui.tui.screens.collect_confirm import SHOWN_S, CollectConfirm
 from npu_tui.tui.panes.diff import DiffView
 from npu_tui.tui.app import NpuTuiApp
 from npu_tui.tui.panes.diff import diff_renderable
@@ -145,6 +145,7 @@ async def test_c_collects_the_open_run_again_and_shows_the_diff(tmp_path, monkey
         await pilot.press("c")
         assert isinstance(app.screen, CollectConfirm)  # nothing runs before enter
         assert "collect" not in app.panes.built
+        await pilot.pause(SHOWN_S)  # (an enter sooner is taken for one typed ahead)
         await pilot.press("enter")
         await pilot.pause()
         log = app.query_one(CollectLog)
@@ -178,7 +179,9 @@ async def test_escape_cancels_the_collection_and_kills_the_child(tmp_path, monke
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         profile = app.profile
-        await pilot.press("c", "enter")
+        await pilot.press("c")
+        await pilot.pause(SHOWN_S)
+        await pilot.press("enter")
         await pilot.pause()
         log = app.query_one(CollectLog)
         await _until(pilot, lambda: log.status.startswith("warm-up"))

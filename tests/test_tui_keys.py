@@ -154,6 +154,41 @@ async def test_c_asks_first_and_escape_starts_nothing(tmp_path, monkeypatch):
 
 
 @async_test
+async def test_c_from_inside_the_profile_collects_beside_it(tmp_path, monkeypatch):
+    """`cd prof && npu-tui .`: the demo was collected into ./prof_out, inside the folder read."""
+    profile = shutil.copytree(DEMO, tmp_path / "profile")
+    monkeypatch.chdir(profile)
+    app = NpuTuiApp(Path("."))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        assert isinstance(app.screen, CollectConfirm)
+        shown = " ".join(app.screen.query_one("#collect-confirm-text").content.plain.split())
+        assert f"--out {tmp_path.resolve() / 'prof_out'} " in shown
+        await pilot.press("escape")
+
+
+@async_test
+async def test_an_enter_typed_ahead_or_held_does_not_collect(tmp_path, monkeypatch):
+    """Enter is the drill key: one typed with `c` before its question was drawn, or held down
+    through `c`, collected (minutes of device work, the open profile replaced)."""
+    monkeypatch.chdir(tmp_path)
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c", "enter")
+        assert isinstance(app.screen, CollectConfirm)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press(*["enter", "escape"] * 3, "c", *["enter"] * 20)  # a held enter repeats
+        await settle(app, pilot)
+        assert isinstance(app.screen, CollectConfirm)
+        assert "collect" not in app.panes.built and not (tmp_path / "prof_out").exists()
+
+
+@async_test
 async def test_app_keys_work_inside_a_drill_level(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = NpuTuiApp(DEMO)

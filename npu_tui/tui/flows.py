@@ -23,7 +23,8 @@ async def collect(app) -> None:
     if isinstance(log, CollectLog) and log.running:
         app.notify("A collection is already running; escape in its pane cancels it.", severity="warning")
         return
-    plan = collection_plan(app.opened or app.path)
+    session = getattr(app, "session", None)
+    plan = collection_plan(app.opened or app.path, session.folders if session else [])
     if isinstance(plan, str):
         app.notify(literal(plan), severity="error", markup=False)
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from rich.text import Text
 from textual.actions import SkipAction
@@ -16,27 +16,29 @@ from textual.widgets import Label, ProgressBar, RichLog
 
 from ...collect.runner import (Collection, CollectError, CollectSpec, RunResult, previous_run, read_record,
                                run_of)
+from ...session import writable_folder
 from ..cells import literal
 
 LOG_LINES = 5000
 IDLE = "No collection running. c collects (the demo, or repeats the open run), after a confirmation."
-DEMO_ROOT = Path("prof_out")  # where `c` collects the demo when the open profile is not a run
+DEMO_ROOT = "prof_out"  # where `c` collects the demo when the open profile is not a run
 
 
-def collection_for(path: Path) -> Tuple[CollectSpec, Path]:
+def collection_for(path: Path, folders: List[Path]) -> Tuple[CollectSpec, Path]:
     """What `c` collects for the open profile: the workload of the run it belongs to (or of the
     newest run of a folder of runs), again, beside it (the run's record says how); otherwise the
-    built-in demo into ./prof_out."""
+    built-in demo into ./prof_out, unless the working folder is inside the profile's ``folders``
+    (`npu-tui .`), which npu-tui never writes into: then beside them."""
     run = run_of(path) or previous_run(path)  # a run, or the newest of a folder of runs
     if run is not None:
         return CollectSpec.from_record(read_record(run)), run.parent
-    return CollectSpec(demo=True), DEMO_ROOT
+    return CollectSpec(demo=True), writable_folder(folders) / DEMO_ROOT
 
 
-def collection_plan(path: Path):
+def collection_plan(path: Path, folders: List[Path]):
     """(spec, root) of what `c` would collect for the open profile, or why it cannot (a string)."""
     try:
-        return collection_for(path)
+        return collection_for(path, folders)
     except (OSError, ValueError, KeyError, TypeError, CollectError) as e:
         return f"Cannot collect: {e}"
 

@@ -5,6 +5,7 @@ explicit enter here; escape (or any other way out) starts nothing."""
 from __future__ import annotations
 
 import shlex
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -38,15 +39,34 @@ def plan_text(spec: CollectSpec, root: Path, open_path: Optional[Path]) -> Text:
     return text.append("\nenter collects · escape cancels", style="dim")
 
 
-class CollectConfirm(ModalScreen[bool]):
-    """Dismissed with True only by enter."""
+# An enter collects once the question has been on screen this long, and after a moment without
+# keys: enter is the drill key, so one typed ahead with `c` (before the question was drawn) or held
+# down (repeating every few tens of ms) is no answer to it.
+SHOWN_S = 0.5
+QUIET_S = 0.3
 
-    BINDINGS = [Binding("enter", "dismiss(True)", "Collect"),
+
+class CollectConfirm(ModalScreen[bool]):
+    """Dismissed with True only by a deliberate enter (SHOWN_S, QUIET_S)."""
+
+    BINDINGS = [Binding("enter", "collect", "Collect"),
                 Binding("escape", "dismiss(False)", "Cancel")]
 
     def __init__(self, spec: CollectSpec, root: Path, open_path: Optional[Path]) -> None:
         super().__init__()
         self.spec, self.root, self.open_path = spec, root, open_path
+        self._shown = self._last_key = time.monotonic()
+        self._quiet = False  # whether the key being handled came after QUIET_S without keys
+
+    def on_key(self) -> None:
+        now = time.monotonic()
+        self._quiet, self._last_key = now - self._last_key >= QUIET_S, now
+
+    def action_collect(self) -> None:
+        if self._quiet and time.monotonic() - self._shown >= SHOWN_S:
+            self.dismiss(True)
+        else:
+            self.notify("Enter again to collect: that one came too soon after the others.", timeout=3)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="collect-confirm"):

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from ...session import writable_folder
 from ..export import default_name
 
 
@@ -27,14 +28,8 @@ def ask_export(app, table) -> None:
 
 
 def default_export_path(title: str, folders: List[Path]) -> str:
-    """In the working directory, unless that is one of the profile's folders or inside one
-    (`npu-tui .`): then beside the outermost of them. Never into the folders read, which may be
-    read-only or shared, and whose next load would find the file."""
-    here = Path.cwd()
-    holding = [f.resolve() for f in folders if f.resolve() == here or f.resolve() in here.parents]
-    if holding:
-        here = min(holding, key=lambda f: len(f.parts)).parent
-    return str(here / default_name(title))
+    """In the working directory, never into the profile's folders (writable_folder)."""
+    return str(writable_folder(folders) / default_name(title))
 
 
 class ExportScreen(ModalScreen):
