@@ -293,6 +293,62 @@ def _stopped_code() -> int:
     return 128 + (_SIGNALLED[-1] if _SIGNALLED else signal.SIGINT)
 
 
+class _OutputFailed(Exception):
+    """Standard output could not be written (a full disk, a closed descriptor)."""
+
+
+class _Stdout:
+    """Standard output for the headless commands: a write that fails is said apart from the
+    command's own errors, not read as a finding (exit 1) or shown as a traceback."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def _call(self, name: str, *args):
+        if self.stream is None:
+            raise _OutputFailed("standard output is closed")
+        try:
+            return getattr(self.stream, name)(*args)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as e:  # ValueError: written after it was closed
+            raise _OutputFailed(getattr(e, "strerror", None) or str(e)) from None
+
+    def write(self, text: str) -> int:
+        return self._call("write", text)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _run_headless(argv: List[str]) -> int:
+    args = _sub_parser().parse_args(argv)
+    stdout, sys.stdout = sys.stdout, _Stdout(sys.stdout)
+    try:
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # what is left in the buffer fails here, not at exit unsaid
+        return code
+    except _OutputFailed as e:
+        if stdout is not None:  # what stays buffered would fail again as the interpreter exits
+            _to_devnull(stdout)
+        print(f"npu-tui: cannot write the output: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    finally:
+        sys.stdout = stdout
+
+
+def _to_devnull(stream) -> None:
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):  # not a file of the system's (a test's capture)
+        pass
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .profile.errors import ProfileError
@@ -302,8 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _SIGNALLED.clear()
     try:
         if headless:
-            args = _sub_parser().parse_args(argv)
-            return COMMANDS[args.command](args)
+            return _run_headless(argv)
         return cmd_open(_open_parser().parse_args(argv))
     except ProfileError as e:
         return _fail(str(e))

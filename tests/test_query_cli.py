@@ -115,3 +115,21 @@ def test_a_report_terminated_while_loading_leaves_no_cache_file(tmp_path, name):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 128 + getattr(signal, name) and "Traceback" not in done.stderr, done.stderr
     assert list(cache.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("report", "--format", "json", "--fail-on", "any"),
+                                  ("sql", "fixtures/diffusion_2rank", "SELECT * FROM kernels")])
+@pytest.mark.parametrize("out", ["full", "closed"])
+def test_output_that_cannot_be_written_is_said_and_exits_2(tmp_path, args, out):
+    """A report written to a full disk was a traceback and exit 1, which `--fail-on` gives for a
+    finding (a CI gate read the crash as one); closed, another traceback."""
+    env = {**os.environ, "NPU_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "npu_tui", *args], cwd=ROOT, env=env, text=True,
+                              stdout=full if out == "full" else None, stderr=subprocess.PIPE, timeout=120,
+                              **({} if out == "full" else {"preexec_fn": lambda: os.close(1)}))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert ("cannot write the output: " + ("No space left on device" if out == "full"
+                                          else "standard output is closed")) in done.stderr
