@@ -890,3 +890,17 @@ def test_a_load_that_falls_back_to_memory_keeps_what_discovery_said(profile_copy
         "level1/rank0_copy_ascend_pt: rank 0 claimed twice, by rank0_ascend_pt too: not loaded"]
     assert doc["profile"]["ranks"] == [0, 1]
     assert not cache_dir().exists() or list(cache_dir().iterdir()) == []
+
+
+@pytest.mark.parametrize("variable", ["NPU_TUI_CACHE_DIR", "TMPDIR"])
+def test_a_cache_or_temp_folder_named_in_another_encoding_is_done_without(profile_copy, tmp_path, variable):
+    """DuckDB opens UTF-8 names only: a cache folder (or a temp folder, where it spills) named in
+    GBK, a Chinese home folder's, was a traceback (std::bad_cast) from every command."""
+    folder = os.fsencode(tmp_path) + b"/\xd3\xc3\xbb\xa7"
+    os.mkdir(folder)
+    env = {**os.environ, variable: os.fsdecode(folder)}
+    env.setdefault("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-m", "npu_tui", "report", str(profile_copy), "--format", "json",
+                           "--partial"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads(done.stdout)["ranks"]

@@ -30,7 +30,7 @@ from typing import Iterable, List, Optional, Tuple
 import duckdb
 
 from .discover import INFO_RE, MSPROF_DEVICE_RE, MSPROF_INFO_RE, RANK_STATED_ABOVE, Discovery
-from .schema import CONFIG, connect
+from .schema import CONFIG, connect, nameable
 from .sources.cluster_db import KIND as CLUSTER_DB
 from .sources.sqlite_export import KIND as SQLITE, SIDE_FILES
 
@@ -61,12 +61,16 @@ def cache_dir() -> Path:
     system does not know (a container's ``-u 12345``); the load goes on without the cache."""
     env = os.environ.get("NPU_TUI_CACHE_DIR")
     if env:
-        return Path(env)
-    try:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    except (RuntimeError, KeyError):
-        raise OSError("no home folder to keep the cache in (HOME unset, and the user unknown)") from None
-    return Path(base) / "npu-tui"
+        folder = Path(env)
+    else:
+        try:
+            base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):
+            raise OSError("no home folder to keep the cache in (HOME unset, and the user unknown)") from None
+        folder = Path(base) / "npu-tui"
+    if not nameable(folder):
+        raise OSError("the cache folder's name is not UTF-8 (a home folder named in GBK): DuckDB opens no file there")
+    return folder
 
 
 def _code_digest() -> bytes:

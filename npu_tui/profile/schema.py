@@ -72,6 +72,16 @@ def _sql(name: str) -> str:
 CONFIG = {"autoinstall_known_extensions": False, "asof_loop_join_threshold": 0}
 
 
+def nameable(path: Path) -> bool:
+    """Whether DuckDB can open a file under ``path``: it takes UTF-8 names only (a name of other
+    bytes, which Python holds as surrogates, fails deep inside it with a bad_cast)."""
+    try:
+        str(path).encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that never reaches the network and has the canonical schema."""
     # DuckDB spills to ./.tmp by default: that would write into a profile folder npu-tui was
@@ -81,6 +91,8 @@ def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     except FileNotFoundError:  # none can take a file now (a full disk): DuckDB spills only if it must
         tmp = os.environ.get("TMPDIR") or "/tmp"
     spill = Path(tmp) / "npu-tui-spill"
+    if not nameable(spill):  # (a TMPDIR named in GBK)
+        spill = Path("/tmp/npu-tui-spill")
     con = duckdb.connect(database, config={**CONFIG, "temp_directory": str(spill)})
     con.execute("SET enable_progress_bar = false")
     create_schema(con)
