@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.widgets import OptionList, TabbedContent
 
 import npu_tui.session
@@ -292,8 +293,12 @@ async def test_help_lists_every_key_and_palette_runs_actions():
         await pilot.pause()
         await pilot.press(*"Operators: sort by count")
         await pilot.pause(0.3)
-        await pilot.press("enter")
+        # A double press, both enters in before either is handled: each selected the command and
+        # dismissed the palette (the second: a ScreenStackError that ended the app).
+        for _ in range(2):
+            app.post_message(events.Key("enter", "\r"))
         await settle(app, pilot)
+        assert app.is_running and app.screen is app.screen_stack[0]
         assert app.query_one(TabbedContent).active == "operators"
         table = main_table(app, "operators")
         assert table.query.sort == "count"

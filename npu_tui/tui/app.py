@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header
 
 from . import flows
 from .cells import literal
-from .commands import app_commands, console_commands
+from .commands import Palette, app_commands, console_commands
 from .drill import DrillRequested, DrillScreen
 from .grid import PagedTable, cursor_of
 from .loading import Analysed, LoadPanel, LoadStopped, ProfilePicked, SessionLoaded, TraceBar, TraceDone
@@ -261,6 +261,10 @@ class NpuTuiApp(App):
 
         if await self.to_panes():
             self.push_screen(HealthScreen(self.session.health if self.session is not None else []))
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not Palette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen, help_sections

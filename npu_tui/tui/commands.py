@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from textual import on
 from textual.app import App, SystemCommand
+from textual.command import CommandPalette
+from textual.widgets import Button, Input
 
 from .panes import PANES, pane_key
 
@@ -64,3 +67,27 @@ def app_commands(app: App) -> Iterable[SystemCommand]:
     yield SystemCommand("App: cancel load", "Stop a load or the trace load in progress (escape)",
                         app.action_cancel_load)
     yield SystemCommand("App: quit", "Quit (q)", app.exit)
+
+
+class Palette(CommandPalette):
+    """Textual's palette, answering one enter only: a second, pressed before it has closed (a
+    double press), dismissed it again (a ScreenStackError that ended the app) and would have run
+    the command twice. Each enter selects the highlighted command, and each selection closes the
+    palette with it: past the first, nothing."""
+
+    _answered = False
+
+    def dismiss(self, result=None):
+        self._answered = True
+        return super().dismiss(result)
+
+    def _select_or_command(self, event=None) -> None:  # (as a selection calls it)
+        if not self._answered:
+            super()._select_or_command(event)
+
+    @on(Input.Submitted)
+    @on(Button.Pressed)
+    def _answered_already(self, event) -> None:
+        if self._answered:  # (before CommandPalette's own handler, which it then skips)
+            event.stop()
+            event.prevent_default()
