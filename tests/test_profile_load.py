@@ -836,6 +836,28 @@ def test_a_step_given_twice_in_step_trace_time_keeps_its_first_row(tmp_path):
     assert skipped == 2 and f"step {first[step]} given again" in note and f"step {rows[2][step]}" not in note
 
 
+def test_a_step_trace_row_of_zeros_is_no_step(tmp_path):
+    """Older torch_npu write a row of zeros for a step scheduled that ran nothing on the device: it
+    was averaged in as a step of 0 µs (the rank's mean step 8 % short, a rank imbalance doubled)."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (path,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
+    header, *rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
+    step = header.index("Step")
+    last = max(int(r[step]) for r in rows)
+    zeros = ["0"] * len(header)
+    zeros[step] = str(last + 1)
+    with path.open("a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerow(zeros)
+    q = "SELECT rank, steps, step_time_us FROM rank_times ORDER BY rank"
+    assert open_session(demo).sql(q).values.tolist() == open_session(DEMO).sql(q).values.tolist()
+    ((skipped, note),) = open_session(demo).con.execute(
+        "SELECT skipped_rows, note FROM load_log WHERE rank = 0 AND file LIKE '%step_trace_time.csv'").fetchall()
+    assert skipped == 1 and note == (f"step {last + 1}: every figure 0, a step the device did nothing in (older "
+                                     "torch_npu write one for each step scheduled): skipped")
+
+
 def test_a_step_written_as_step_n_or_n_point_0_is_step_n_in_every_file(tmp_path):
     """The step tables write a step as "50", "50.0" or "step50"; a kernel file's Step Id in the
     last form read as no step, so its kernels fell out of every step and the step account no
