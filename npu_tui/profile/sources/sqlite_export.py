@@ -75,6 +75,16 @@ SELECT * FROM (SELECT int32_or_null(id) AS step, int_or_null(startNs) AS start_n
 WHERE step IS NOT NULL AND start_ns >= 0 AND end_ns >= start_ns
 """
 NO_STEPS = "CREATE OR REPLACE TEMP TABLE stg_db_steps (step BIGINT, start_ns BIGINT, end_ns BIGINT)"
+# STEP_TIME is the host's ProfilerStep range: a task belongs to the step that launched it (its
+# CANN_API call, by connectionId), as torch_npu's text export puts it, not to the step its device
+# time falls in (the device runs behind the host: a step without a sync at its end ends before its
+# last tasks run). Without its launch, by its own start.
+LAUNCHES = """
+CREATE OR REPLACE TEMP TABLE stg_db_launch AS
+SELECT CAST({connection} AS VARCHAR) AS connection_id, min(int_or_null(startNs)) AS launch_ns
+FROM stg_db_CANN_API WHERE {connection} IS NOT NULL GROUP BY 1
+"""
+NO_LAUNCHES = "CREATE OR REPLACE TEMP TABLE stg_db_launch (connection_id VARCHAR, launch_ns BIGINT)"
 
 # Compute tasks and communication ops as kernel rows, keyed by connectionId for the flows. A compute
 # task whose TASK row is gone has no time: a row of stg_db_device that KERNELS skips, counted.
@@ -145,11 +155,12 @@ INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, 
                      stream_id, task_id, input_shapes, input_dtypes, input_formats,
                      output_shapes, output_dtypes, source)
 SELECT $rank, COALESCE(d.device_id, $device_id),
-       (SELECT max(s.step) FROM stg_db_steps s WHERE d.start_ns >= s.start_ns AND d.start_ns < s.end_ns),
+       COALESCE((SELECT max(s.step) FROM stg_db_steps s WHERE l.launch_ns >= s.start_ns AND l.launch_ns < s.end_ns),
+                (SELECT max(s.step) FROM stg_db_steps s WHERE d.start_ns >= s.start_ns AND d.start_ns < s.end_ns)),
        d.name, COALESCE(d.type, type_from_name(d.name)), d.core, d.start_ns, d.dur_ns, d.wait_ns,
        d.block_dim, d.stream_id, d.task_id, d.input_shapes, d.input_dtypes, d.input_formats,
        d.output_shapes, d.output_dtypes, 'db'
-FROM stg_db_device d
+FROM stg_db_device d LEFT JOIN stg_db_launch l USING (connection_id)
 WHERE d.name IS NOT NULL AND d.start_ns >= 0 AND d.dur_ns >= 0
 """
 
@@ -506,7 +517,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     # On failure the loader's rollback drops the staged tables with everything else.
     result = _map(con, path, ctx, cols, comm_tasks)
     con.executemany("INSERT INTO db_tables VALUES (?, ?, ?)", [[ctx.rank, path.name, t] for t in cols])
-    for t in list(cols) + ["steps", "device"]:
+    for t in list(cols) + ["steps", "launch", "device"]:
         con.execute(f"DROP TABLE IF EXISTS {STAGE_PREFIX}{t}")
     return replace(result, note="; ".join(filter(None, [db.damage(), result.note])))
 
@@ -637,6 +648,8 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             skip("STEP_TIME", _count(con, "STEP_TIME") - _count(con, "steps"))
         else:
             con.execute(NO_STEPS)
+        connection = col(cols.get("CANN_API", []), "connectionId")
+        con.execute(LAUNCHES.format(connection=connection) if connection != "NULL" else NO_LAUNCHES)
         if "COMPUTE_TASK_INFO" in cols:
             info = cols["COMPUTE_TASK_INFO"]
             con.execute(COMPUTE_TASKS.format(block=next(
