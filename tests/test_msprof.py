@@ -4,8 +4,10 @@ with Python's json and csv."""
 
 import csv
 import json
+import os
 import re
 import shutil
+import sqlite3
 from decimal import Decimal
 from pathlib import Path, PurePath
 
@@ -628,13 +630,20 @@ def test_msprofs_db_export_beside_its_raw_data(real, tmp_path):
         assert p.ranks == [0] and p.formats == ["db"] and failed(health(p)) == []
         assert p.con.execute(q).fetchall() == want
 
-    (prof / "device_1" / "data").mkdir(parents=True)
-    p = load_profile(tmp_path)
-    assert p.con.execute(q).fetchall() == want
-    (item,) = [i for i in health(p) if "loaded as one rank" in i.what]
-    assert item.what.endswith("a db export over device_0, device_1, whose tasks are not told apart by device "
-                              "here; its figures are the devices' together")
-    assert item.fix.startswith("export the run as text too (msprof --export=on --type=text)")
+    # Its tasks of two devices (with the device folders or without: a copy of the db alone) are one
+    # rank, said so: it was said only where both device folders were there.
+    os.chmod(prof / "msprof_20250101120500.db", 0o644)
+    with sqlite3.connect(prof / "msprof_20250101120500.db") as w:
+        w.execute("UPDATE TASK SET deviceId = 1 WHERE rowid % 2 = 0")
+    for folder in (False, True):
+        if folder:
+            (prof / "device_1" / "data").mkdir(parents=True)
+        p = load_profile(tmp_path)
+        assert p.con.execute(q).fetchall() == want
+        (item,) = [i for i in health(p) if "loaded as one rank" in i.what]
+        assert item.what.endswith("a db export whose tasks are of devices 0, 1 (TASK's deviceId), not told apart "
+                                  "here; its figures are the devices' together")
+        assert item.fix.startswith("export the run as text too (msprof --export=on --type=text)")
 
     older = tmp_path / "older"
     shutil.copytree(next((real / SAMPLE).glob("PROF_*")), older / prof.name)

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Tuple
 from ..text import literal
 from .errors import ProfileError
 from .sources import cluster_modules, msprof_timeline, op_summary, profiler_metadata, source_modules
-from .sources.base import HEAD_BYTES, NOT_SPLIT, csv_header, damaged_gzip_head, read_head, read_tail
+from .sources.base import HEAD_BYTES, MERGED_AS_ONE, NOT_SPLIT, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
 from .sources.kineto import process_hint, rank_hint
 
@@ -762,10 +762,8 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
             # Its device's rows: the output may be merged over devices whose folders were not copied.
             out[0].device = int(MSPROF_DEVICE_RE.match(devices[0].name).group(1))
             out[0].devices = (out[0].device,)
-    elif by_db:
-        out = [RankSource(root=prof, source_format="db", files={"sqlite_export": dbs}, left_out=[(
-            db, f"{MERGED_AS_ONE}: a db export over {names}, whose tasks are not told apart by device here; "
-                f"its figures are the devices' together") for db in dbs])]
+    elif by_db:  # (one rank: its loader says when its tasks are of several devices)
+        out = [RankSource(root=prof, source_format="db", files={"sqlite_export": dbs})]
     else:
         out = [RankSource(root=dev, source_format="msprof", files=_merged_groups(files, analyze),
                           rank=_msprof_rank(dev), info=_msprof_ended(dev)) for dev, files in texts.items() if files]
@@ -791,7 +789,6 @@ MSPROF_KINDS = {"op_summary", "msprof_timeline"}
 # Merged msprof files whose rows say their device (a Device_id column): split between the ranks.
 BY_DEVICE_KINDS = {"op_summary"}
 DEVICE_COLUMNS = {"Device_id", "Device ID"}
-MERGED_AS_ONE = "loaded as one rank"
 
 
 def _split_by_device(prof: Path, merged: Path, devices: List[Path], modules: List[ModuleType]) -> List[RankSource]:

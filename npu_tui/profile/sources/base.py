@@ -58,6 +58,8 @@ class RankContext:
 # A file merged over several devices whose rows do not say their device: not loaded (discovery, the
 # msprof timeline beside a split op_summary).
 NOT_SPLIT = "not split by device"
+# One of several devices' tasks loaded as one rank, their figures added together (discovery, a db export).
+MERGED_AS_ONE = "loaded as one rank"
 
 # Ranks of one job run at the same time, on clocks that agree to far better than this: a rank's
 # files whose times lie further from the others' are another run's (a job run again into the folder).

@@ -29,7 +29,7 @@ import duckdb
 from ...text import gap_words
 from ..errors import SourceError
 from . import profiler_metadata
-from .base import LoadResult, RankContext
+from .base import MERGED_AS_ONE, LoadResult, RankContext
 from .csvfile import col
 
 KIND = "sqlite_export"
@@ -85,6 +85,9 @@ SELECT CAST({connection} AS VARCHAR) AS connection_id, min(int_or_null(startNs))
 FROM stg_db_CANN_API WHERE {connection} IS NOT NULL GROUP BY 1
 """
 NO_LAUNCHES = "CREATE OR REPLACE TEMP TABLE stg_db_launch (connection_id VARCHAR, launch_ns BIGINT)"
+# An export of several devices' tasks (msprof --type=db over a PROF folder of several devices; a
+# db merged by hand) loads as one rank, the devices' figures added together: said.
+DEVICES = "SELECT list(DISTINCT device_id ORDER BY device_id) FROM stg_db_device WHERE device_id IS NOT NULL"
 
 # Compute tasks and communication ops as kernel rows, keyed by connectionId for the flows. A compute
 # task whose TASK row is gone has no time: a row of stg_db_device that KERNELS skips, counted.
@@ -676,6 +679,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             if comm_tasks and gone and "COMMUNICATION_OP" not in lacking:
                 notes.append(COMM_LOST.format(gone))
             rows += counted(KERNELS, dev, "kernels (TASK, COMMUNICATION_OP)", f"FROM {STAGE_PREFIX}device")
+            devices = con.execute(DEVICES).fetchone()[0] or []
+            if len(devices) > 1:  # (first: health's advice is keyed on it)
+                notes.insert(0, f"{MERGED_AS_ONE}: a db export whose tasks are of devices {', '.join(map(str, devices))} "
+                                "(TASK's deviceId), not told apart here; its figures are the devices' together")
             if ctx.device_id is None:
                 ctx.device_id = con.execute(
                     "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
