@@ -264,6 +264,16 @@ def test_comm_tables_from_analysis_db(real, level1):
     assert ("allreduce-top1@17148521525495523210",) in keys
 
 
+def test_comm_ops_name_the_file_they_came_from(real, monkeypatch, tmp_path):
+    """The report's comm ops said 'communication.json' for ops read from analysis.db."""
+    from npu_tui.session import open_session
+
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    for export, source in (("db", "analysis.db"), ("text", "communication.json")):
+        session = open_session(real / PT / export / "level1")
+        assert session.con.execute("SELECT DISTINCT source FROM comm_op_times").fetchall() == [(source,)]
+
+
 @pytest.mark.parametrize("msprofs", [True, False], ids=["msprof's columns", "torch_npu's columns"])
 def test_msprofs_communication_analyzer_db_beside_a_mindspore_export(real, tmp_path, msprofs):
     """MindSpore copies msprof's communication_analyzer.db into ASCEND_PROFILER_OUTPUT, beside

@@ -1,11 +1,20 @@
--- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json, else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time); exposed NULL for a rank without kernels or not loaded whole (not known)
+-- comm ops per rank and operation (its identity: run ids stripped): count, elapse / transit / wait / sync / idle (ms), wait and synchronization ratios (as msprof-analyze: each over itself plus transit), the groups it ran in, and exposed (ms: the time of its kernels no compute covers); from communication.json (or a db export's analysis), else msprof-analyze's cluster_communication.json (or cluster_analysis.db), else the kernels the rules file calls Comm (elapse = their time); exposed NULL for a rank without kernels or not loaded whole (not known)
 WITH json_ranks AS (SELECT DISTINCT rank FROM comm_ops),
+-- the file that gave a rank's comm_ops: its communication.json, else a db export's CommAnalyzerTime
+-- (analysis.db, msprof's communication_analyzer.db)
+json_sources AS (
+    SELECT r.rank, coalesce((SELECT parse_filename(min(file)) FROM load_log l
+                             WHERE l.rank = r.rank AND l.kind = 'communication' AND l.rows > 0),
+                            (SELECT min(db) FROM db_tables d WHERE d.rank = r.rank AND d.name = 'CommAnalyzerTime'),
+                            'communication.json') AS source
+    FROM json_ranks r
+),
 from_json AS (
-    SELECT rank, op_name(op_name) AS op_type, kind, 'communication.json' AS source, count(*) AS ops,
+    SELECT rank, op_name(op_name) AS op_type, kind, s.source, count(*) AS ops,
            exact_sum(elapse_ms) AS elapse_ms, exact_sum(transit_ms) AS transit_ms, exact_sum(wait_ms) AS wait_ms,
            exact_sum(sync_ms) AS sync_ms, exact_sum(idle_ms) AS idle_ms,
            string_agg(DISTINCT group_name, ' ' ORDER BY group_name) AS groups
-    FROM comm_ops GROUP BY ALL
+    FROM comm_ops JOIN json_sources s USING (rank) GROUP BY ALL
 ),
 -- msprof-analyze's cluster_communication.json (or cluster_analysis.db) for a rank without its own communication.json
 from_cluster AS (
