@@ -62,9 +62,10 @@ def test_profile_still_being_written(tmp_path):
     (out / "trace_view.json").write_bytes(data[: len(data) // 2])
     items = health(load_profile(rank))
     # Cut short, how much it lost unknown: the run is incomplete.
-    assert [(i.severity, i.rank) for i in items] == [("error", 0), ("warning", None)]
+    assert [(i.severity, i.rank) for i in items] == [("error", 0), ("warning", 0)]
     cut, info = items
-    assert info.what == "node_1_ascend_pt: no profiler_info.json; rank taken from folder order"
+    assert info.what == ("node_1_ascend_pt: no profiler_info.json; numbered as the first rank no other folder "
+                         "claims, its own number unknown")
     # One unfinished event dropped at the cut; nothing else in the first half is untimed.
     assert cut.line() == ("rank 0: trace_view.json was cut short: what followed the cut is missing, how much the file "
                           f"cannot tell; 1 event skipped ({NOT_STOPPED})")

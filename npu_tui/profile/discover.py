@@ -52,7 +52,7 @@ INFO_UNREADABLE = "profiler_info cannot be read"
 ALONE = "not a distributed run (rank_id -1)"
 NO_DIST = "not a distributed run (no distributedInfo)"
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
-           "written or was copied in part; rank taken from folder order")
+           "written or was copied in part; numbered as the first rank no other folder claims")
 
 
 @dataclass

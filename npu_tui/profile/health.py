@@ -113,7 +113,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "of its own and open that"),
     (r"^a copy of", "{name}: {note}", ""),
     (r"^a second", "{name}: {note}", "if it is another run's, move it to a folder of its own and open that"),
-    (r"^no profiler_info", "{name}: no profiler_info.json; rank taken from folder order", NOT_STOPPED),
+    (r"^no profiler_info", "{name}: no profiler_info.json; numbered as the first rank no other folder claims, "
+     "its own number unknown", NOT_STOPPED),
     (r"claimed twice", "{folder}: {note}", "two rank folders carry the same profiler_info_N.json, or two "
      "workers' traces the same rank (a copied folder, or two runs side by side): remove the "
      "duplicate, or open each run's folders on their own"),

@@ -652,7 +652,7 @@ def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, str]], size: int, 
     # not in a folder of Kineto traces, whose ranks are their traces, not the folder.
     roots = {s.root: s.rank for s in disc.ranks if s.source_format != "kineto"}
     for path, note in disc.problems:
-        _log(con, next((roots[p] for p in path.parents if p in roots), None), path, "discovery", 0, 0, 0.0, note)
+        _log(con, next((roots[p] for p in (path, *path.parents) if p in roots), None), path, "discovery", 0, 0, 0.0, note)
 
     jobs = _rank_jobs(disc)
     cluster = [(m, p) for m in cluster_modules() for p in disc.cluster.get(m.KIND, [])]
