@@ -799,6 +799,21 @@ def test_string_ids_given_twice_join_each_row_once(real, tmp_path, monkeypatch):
     assert skipped == 0
 
 
+def test_a_task_given_twice_is_one_kernel(real, tmp_path, monkeypatch):
+    """TASK has no key: rows of a task given again (a db merged by hand) each made a kernel, unsaid."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    whole, _ = _loaded(db)
+    with sqlite3.connect(db) as w:
+        w.execute("INSERT INTO TASK SELECT * FROM TASK WHERE globalTaskId IN "
+                  "(SELECT globalTaskId FROM COMPUTE_TASK_INFO LIMIT 5)")
+    con, skipped = _loaded(db)
+    q = "SELECT name, start_ns, dur_ns FROM kernels ORDER BY ALL"
+    assert con.execute(q).fetchall() == whole.execute(q).fetchall()
+    assert skipped == 5
+    assert "5 TASK rows of a task given before (its globalTaskId): read once" in con.execute(
+        "SELECT note FROM load_log WHERE file LIKE '%.db'").fetchone()[0]
+
+
 def test_a_db_whose_log_changes_while_it_is_copied_is_said_still_being_written(real, tmp_path, monkeypatch):
     from npu_tui.profile.sources import sqlite_export
 

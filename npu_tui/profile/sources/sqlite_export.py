@@ -564,6 +564,10 @@ LOOKUPS = ("ENUM_API_TYPE", "ENUM_MODULE", "META_DATA", "CONNECTION_IDS")
 
 ONE_STRING_AN_ID = """CREATE OR REPLACE TEMP TABLE stg_db_STRING_IDS AS
 SELECT id, min(value) AS value FROM stg_db_STRING_IDS GROUP BY id"""
+# A task given twice (TASK has no key: a db merged by hand) would be two kernels: its first row.
+TASK_AGAIN = "SELECT count(*) - count(DISTINCT globalTaskId) FROM stg_db_TASK WHERE globalTaskId IS NOT NULL"
+ONE_TASK_AN_ID = """CREATE OR REPLACE TEMP TABLE stg_db_TASK AS
+SELECT * FROM stg_db_TASK QUALIFY globalTaskId IS NULL OR row_number() OVER (PARTITION BY globalTaskId ORDER BY rowid) = 1"""
 
 
 def _count(con, table: str) -> int:
@@ -584,6 +588,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     cols = {t: c for t, c in cols.items() if t not in lacking}
     if "STRING_IDS" in cols:  # an id given twice (a copy without its key) would join every row twice
         con.execute(ONE_STRING_AN_ID)
+    again = con.execute(TASK_AGAIN).fetchone()[0] if "TASK" in cols else 0
+    if again:
+        con.execute(ONE_TASK_AN_ID)
     _context(con, ctx, cols)
     given: List[str] = []  # tables of this file the rank's earlier files filled
     skips: Dict[str, int] = {}  # a table -> its rows not loaded, where the others were
@@ -608,6 +615,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
     dev = {"rank": ctx.rank, "device_id": ctx.device_id}
     rows = lost = 0  # lost: rows of tables not loaded whole (columns or tables missing)
     notes: List[str] = []
+    if again:
+        lost += again
+        notes.append(f"{again:,} TASK row{'s' if again > 1 else ''} of a task given before (its globalTaskId): "
+                     "read once")
     data = {t: m for t, m in lacking.items() if t not in (*THROUGH, *LOOKUPS)}
     if data:
         lost = sum(_count(con, t) for t in data)
