@@ -858,6 +858,21 @@ def test_a_db_figure_that_cannot_be_an_amount_skips_its_row_and_is_counted(real,
     assert p.con.execute("SELECT skipped_rows FROM load_log WHERE file LIKE '%analysis.db'").fetchone() == (2,)
 
 
+def test_a_step_figure_of_text_skips_its_step_row(real, tmp_path):
+    """StepTraceTime's Free of "12us" was kept as a step without its Free, uncounted: skipped and
+    counted, as step_trace_time.csv's row is (the step is then measured from the lanes)."""
+    out = tmp_path / "rank0_ascend_pt" / OUT
+    out.mkdir(parents=True)
+    db = out / "analysis.db"
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), db)
+    os.chmod(db, 0o644)
+    with sqlite3.connect(db) as w:
+        w.execute("UPDATE StepTraceTime SET free = '12us'")
+    p = load_profile(out.parent)
+    assert p.con.execute("SELECT count(*) FROM step_trace").fetchone() == (0,)
+    assert p.con.execute("SELECT skipped_rows FROM load_log WHERE file LIKE '%analysis.db'").fetchone() == (1,)
+
+
 def test_a_db_of_another_run_gives_nothing_where_the_text_export_has_no_trace(real, tmp_path):
     """Without trace_view.json beside the text export, another run's db filled its host events,
     flows and lanes beside the text's kernels (two runs mixed), and then said it lost its comm

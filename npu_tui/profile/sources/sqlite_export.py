@@ -235,6 +235,10 @@ SELECT $rank, $device_id, int_or_null(regexp_extract(step, '[0-9]+$')),
        num(free), num(stage), num({bubble}), num({excl_recv}), num({preparing}), $source
 FROM stg_db_StepTraceTime
 WHERE num(computing) IS NOT NULL
+  -- a figure given that is no number ("12us") skips its row, counted, as step_trace_time.csv's does
+  AND NOT (text_not_number(communication_not_overlapped) OR text_not_number(free) OR text_not_number(stage)
+           OR text_not_number({overlapped}) OR text_not_number({communication}) OR text_not_number({bubble})
+           OR text_not_number({excl_recv}) OR text_not_number({preparing}))
 """
 COMM_TIME = """
 INSERT INTO comm_ops (rank, step, kind, op_name, group_name, start_us, elapse_ms, transit_ms, wait_ms,
