@@ -634,3 +634,25 @@ def _written(path: Path):
     finally:
         stop.set()
         t.join()
+
+
+def test_kernels_without_steps_beside_a_step_trace_of_several_are_said(tmp_path):
+    """A kernel file without its Step Id column (re-exported by a tool) beside a step trace of
+    several steps: the step account was the whole profile's, as one step, 'per step', with nothing
+    said and nothing checked."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    (path,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/kernel_details.csv")
+    rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
+    step = rows[0].index("Step Id")
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([r[:step] + r[step + 1:] for r in rows])
+    (trace,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
+    steps = len(list(csv.reader(trace.open(newline="", encoding="utf-8")))) - 1
+    (item,) = [i for i in health(load_profile(demo)) if "no step" in i.what]
+    assert (item.severity, item.rank, item.file) == ("warning", 0, str(path))
+    assert item.what == (f"kernel_details.csv gives its kernels no step, where its step trace gives {steps}: the "
+                         "figures of its kernels (the step account, the findings per step) are the whole profile's, "
+                         "as one step")
+    assert not [i for i in health(load_profile(DEMO)) if "no step" in i.what]

@@ -295,6 +295,17 @@ ORDER BY d.rank, d.db, n.name
 """
 # msprof's older layout writes each iteration's timeline files apart ({kind}_{device}_{model}_{iteration}
 # .json): an iteration none of whose files is there, between two that are, lost its steps.
+# A rank whose kernels carry no step where its step trace gives several (a kernel file re-exported
+# without its Step Id column): its kernels' figures are the whole profile's, as one step.
+STEPLESS = """
+SELECT k.rank, (SELECT min(l.file) FROM load_log l WHERE l.rank = k.rank AND l.rows > 0
+                AND list_contains($kernel_sources, l.kind)), count(DISTINCT s.step)
+FROM (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(step IS NULL)) k
+JOIN step_trace s ON s.rank = k.rank AND s.step IS NOT NULL
+GROUP BY k.rank HAVING count(DISTINCT s.step) > 1
+"""
+STEPLESS_FIX = ("export it again from the profiler's raw data (with a schedule, torch_npu numbers each kernel's "
+                "step); the step trace's own figures are per step")
 MISSING_ITERATIONS = """
 WITH it AS (SELECT DISTINCT rank, file, CAST(m.model AS INTEGER) AS model, CAST(m.iteration AS INTEGER) AS iteration
             FROM (SELECT rank, file, regexp_extract(parse_filename(file), $pattern, ['model', 'iteration']) AS m
@@ -467,6 +478,11 @@ def health(profile) -> List[HealthItem]:
                                 f"no timeline files of {rank_list(gone, 'iteration')}, between iterations {lo} and "
                                 f"{hi}: {'its' if len(gone) == 1 else 'their'} steps are missing",
                                 MISSING_ITERATION_FIX, 0))
+    for rank, file, steps in profile.con.execute(STEPLESS, {"kernel_sources": list(KERNEL_SOURCES)}).fetchall():
+        items.append(HealthItem("warning", rank, profile.named(file), f"{PurePath(file).name} gives its kernels no "
+                                f"step, where its step trace gives {steps}: the figures of its kernels (the step "
+                                "account, the findings per step) are the whole profile's, as one step",
+                                STEPLESS_FIX, 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]
