@@ -172,11 +172,18 @@ async def test_c_from_inside_the_profile_collects_beside_it(tmp_path, monkeypatc
 async def test_an_enter_typed_ahead_or_held_does_not_collect(tmp_path, monkeypatch):
     """Enter is the drill key: one typed with `c` before its question was drawn, or held down
     through `c`, collected (minutes of device work, the open profile replaced)."""
+    from npu_tui.tui.screens import collect_confirm
+
+    # (wide margins: on a loaded machine the keys a test presses together come apart by more than
+    # a user's would)
+    monkeypatch.setattr(collect_confirm, "SHOWN_S", 30.0)
+    monkeypatch.setattr(collect_confirm, "QUIET_S", 10.0)
     monkeypatch.chdir(tmp_path)
     app = NpuTuiApp(DEMO)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("c", "enter")
+        await settle(app, pilot)
         assert isinstance(app.screen, CollectConfirm)
         await pilot.press("escape")
         await settle(app, pilot)
@@ -335,3 +342,27 @@ async def test_a_key_right_after_escape_goes_where_escape_moved_the_focus():
         _burst(app, "slash", "z", "enter", "4")  # the box opens selected: z replaces x; enter keeps it
         await settle(app, pilot)
         assert table.filter_text == "z" and _active(app) == "comm"
+
+
+@async_test
+async def test_an_enter_queued_before_the_question_was_drawn_does_not_collect(tmp_path, monkeypatch):
+    """A key counts from when it arrived, not when it is handled: an enter that came with `c` and
+    waited behind a stalled event loop (a slow link, a busy machine) is still one typed ahead."""
+    import time
+
+    from textual import events
+
+    monkeypatch.chdir(tmp_path)
+    app = NpuTuiApp(DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert isinstance(app.screen, CollectConfirm)
+        typed = events.Key("enter", "\r")
+        typed.time = app.screen._shown - 0.05  # arrived before the question was drawn
+        time.sleep(0.6)  # handled late
+        app.post_message(typed)
+        await settle(app, pilot)
+        assert isinstance(app.screen, CollectConfirm)
+        assert "collect" not in app.panes.built and not (tmp_path / "prof_out").exists()

@@ -4,12 +4,15 @@ explicit enter here; escape (or any other way out) starts nothing."""
 
 from __future__ import annotations
 
+import math
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Optional
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -41,9 +44,12 @@ def plan_text(spec: CollectSpec, root: Path, open_path: Optional[Path]) -> Text:
 
 # An enter collects once the question has been on screen this long, and after a moment without
 # keys: enter is the drill key, so one typed ahead with `c` (before the question was drawn) or held
-# down (repeating every few tens of ms) is no answer to it.
+# down (repeating every few tens of ms) is no answer to it. Times are when each key arrived (its
+# event's time), not when it is handled: a stalled loop handles a queued enter late.
 SHOWN_S = 0.5
 QUIET_S = 0.3
+# The clock Textual stamps its events with (textual._time).
+_clock = time.perf_counter if sys.platform == "win32" else time.monotonic
 
 
 class CollectConfirm(ModalScreen[bool]):
@@ -55,17 +61,28 @@ class CollectConfirm(ModalScreen[bool]):
     def __init__(self, spec: CollectSpec, root: Path, open_path: Optional[Path]) -> None:
         super().__init__()
         self.spec, self.root, self.open_path = spec, root, open_path
-        self._shown = self._last_key = time.monotonic()
-        self._quiet = False  # whether the key being handled came after QUIET_S without keys
+        self._shown = self._last_key = math.inf  # until it is drawn, no key counts
+        self._deliberate = False  # whether the key being handled is one (its enter collects)
+        self._told = False  # that an enter came too soon, once a burst
 
-    def on_key(self) -> None:
-        now = time.monotonic()
-        self._quiet, self._last_key = now - self._last_key >= QUIET_S, now
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._drawn)
+
+    def _drawn(self) -> None:
+        self._shown = self._last_key = _clock()
+
+    def on_key(self, event: events.Key) -> None:
+        quiet = event.time - self._last_key >= QUIET_S
+        self._deliberate = quiet and event.time - self._shown >= SHOWN_S
+        if self._shown != math.inf:
+            self._last_key = max(self._last_key, event.time)
+        self._told = self._told and not quiet
 
     def action_collect(self) -> None:
-        if self._quiet and time.monotonic() - self._shown >= SHOWN_S:
+        if self._deliberate:
             self.dismiss(True)
-        else:
+        elif not self._told:
+            self._told = True
             self.notify("Enter again to collect: that one came too soon after the others.", timeout=3)
 
     def compose(self) -> ComposeResult:
