@@ -74,6 +74,15 @@ def test_each_ranks_db_gathered_into_one_folder_is_its_rank(real, tmp_path, monk
     assert not failed(health(p)) and not p.con.execute("SELECT note FROM load_log WHERE note <> ''").fetchall()
     alone = load_profile(tmp_path / "ascend_pytorch_profiler_1.db", cache=False)
     assert alone.ranks == [1] and alone.con.execute("SELECT count(*) FROM kernels").fetchone()[0] == kernels[1]
+    # A rank's analysis.db beside them is one rank's, which the folder does not tell: said, not a rank
+    # of its own (a third, without kernels, the others said to lack an analysis.db).
+    shutil.copy(db_path(real, "level1", 0, "analysis.db"), tmp_path)
+    p = load_profile(tmp_path, cache=False)
+    assert p.ranks == [0, 1]
+    (item,) = [i for i in health(p) if "partial rank set" not in i.what]
+    assert (item.severity, item.rank, item.what) == (
+        "warning", None, "analysis.db: beside several ranks' db exports (ascend_pytorch_profiler_0.db, "
+                         "ascend_pytorch_profiler_1.db): whose it is, nothing here tells; not loaded")
 
 
 @pytest.mark.parametrize("level", ["level0", "level1", "level2"])

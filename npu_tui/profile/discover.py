@@ -881,8 +881,12 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     # its name gives, not one rank whose first db left the others unread as the same run's.
     dbs = [f for f in files.get("sqlite_export", []) if RANK_DB.match(f.name)]
     if len(dbs) > 1:
-        files["sqlite_export"] = [f for f in files["sqlite_export"] if f not in dbs]
-        files = {k: v for k, v in files.items() if v}
+        # The folder's other files (an analysis.db) are one of those ranks', which it cannot tell:
+        # loaded as a rank of their own, they made one without kernels.
+        names = ", ".join(f.name for f in dbs)
+        for f in sorted(f for v in files.values() for f in v if f not in dbs):
+            _say(f, f"{BESIDE_RANK_DBS} ({names}): whose it is, nothing here tells; not loaded")
+        files = {}
         out += [RankSource(root=folder, source_format="db", files={"sqlite_export": [f]}, rank=db_rank(f))
                 for f in dbs]
     if files:
@@ -892,6 +896,7 @@ def _loose_sources(folder: Path, modules: List[ModuleType]) -> List[RankSource]:
     return out
 
 
+BESIDE_RANK_DBS = "beside several ranks' db exports"
 # torch_npu's and MindSpore's db export of a rank, named for its rank id (without one, of a run
 # that was not distributed).
 RANK_DB = re.compile(r"^ascend_(?:pytorch|mindspore)_profiler_(\d+)\.db$")

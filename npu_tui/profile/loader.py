@@ -650,7 +650,10 @@ def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, str]], size: int, 
         _log(con, None, where, "discovery", 0, 0, 0.0, note)
     # A problem inside a rank's folder is that rank's (its folder's long name need not be said);
     # not in a folder of Kineto traces, whose ranks are their traces, not the folder.
-    roots = {s.root: s.rank for s in disc.ranks if s.source_format != "kineto"}
+    roots: Dict[Path, Optional[int]] = {}
+    for s in disc.ranks:
+        if s.source_format != "kineto":  # (a folder of several ranks' db exports is none of theirs)
+            roots[s.root] = s.rank if s.root not in roots else None
     for path, note in disc.problems:
         _log(con, next((roots[p] for p in (path, *path.parents) if p in roots), None), path, "discovery", 0, 0, 0.0, note)
 
