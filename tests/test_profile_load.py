@@ -856,6 +856,11 @@ def test_a_step_trace_row_of_zeros_is_no_step(tmp_path):
         "SELECT skipped_rows, note FROM load_log WHERE rank = 0 AND file LIKE '%step_trace_time.csv'").fetchall()
     assert skipped == 1 and note == (f"step {last + 1}: every figure 0, a step the device did nothing in (older "
                                      "torch_npu write one for each step scheduled): skipped")
+    # Every step such (none ran on the device): nothing of the file failed, the run is not incomplete.
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header, zeros])
+    (item,) = [i for i in health(load_profile(demo)) if i.file.endswith("step_trace_time.csv")]
+    assert item.severity == "warning"
 
 
 def test_a_step_written_as_step_n_or_n_point_0_is_step_n_in_every_file(tmp_path):

@@ -20,6 +20,7 @@ from .sources.csvfile import JOINED, JOINED_OTHER
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
+from .sources.step_trace_time import NOTHING_RAN
 from .sources.msprof_timeline import MERGED_PREFIX, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, BROKEN_PAGES, CUT_PAGES, KIND as KIND_DB, SKIPPED_ROWS, VIEWERS_TABLES
 
@@ -670,8 +671,9 @@ def _item(rank, file: str, kind: str, rows: int, skipped: int, note: str) -> Hea
     elif UNKNOWN_LOSS.search(note) or KERNELS_OFF.search(note) or NOT_READ_ON.search(note) \
             or note.startswith(MAY_BE_PARSING):
         severity = "error"  # (whatever else its note says: a damaged file that also left rows out)
-    elif LEFT_BESIDE.search(note) or kind == METADATA or note.startswith(NONE_HELD):
-        # (profiler_metadata.json lost costs the names of ranks not loaded, no figure)
+    elif LEFT_BESIDE.search(note) or kind == METADATA or note.startswith(NONE_HELD) or NOTHING_RAN in note:
+        # (profiler_metadata.json lost costs the names of ranks not loaded, no figure; a step trace
+        # of steps the device did nothing in alone holds no step, and nothing of it failed)
         severity = "warning"
     elif rows == 0 and (skipped or note) and (kind != "discovery" or LEFT_OUT.search(note)):
         severity = "error"

@@ -44,6 +44,7 @@ UNREAD_FIGURE = " OR ".join(f"text_not_us({{{c}}})" for c in (
 # elsewhere). MindSpore's is the span of the step's HCCL tasks instead (0 without them, on one
 # device): its step is what the overlap lanes partition, Computing + Communication(Not Overlapped)
 # + Free (an empty cell none of it), so its stage is that less the bubble, as torch_npu's.
+NOTHING_RAN = "every figure 0, a step the device did nothing in (older torch_npu write one for each step scheduled)"
 # A row of zeros is a step the device did nothing in: older torch_npu write one for each step
 # scheduled (its span -1 - -1), newer leave it out. Averaged in, it passed for a step of 0 µs.
 NOTHING = ("st_computing = 0 AND coalesce(us_num({comm_not_overlapped}), 0) = 0 AND coalesce(us_num({free}), 0) = 0 "
@@ -61,7 +62,9 @@ FROM (""" + ROWS + """)
 WHERE st_computing IS NOT NULL AND NOT st_again AND ($mine IS NULL OR st_device IS NULL OR st_device = $mine)
   AND NOT (""" + UNREAD_FIGURE + """) AND NOT (""" + NOTHING + """)
 """
-EMPTY = "SELECT list(st_step ORDER BY st_row) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND " + NOTHING
+# (of the rows INSERT would take but for their zeros: not another device's, nor a step given again)
+EMPTY = ("SELECT list(st_step ORDER BY st_row) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND NOT st_again "
+         "AND ($mine IS NULL OR st_device IS NULL OR st_device = $mine) AND " + NOTHING)
 REPEATED = "SELECT list(DISTINCT st_step ORDER BY st_step) FROM (" + ROWS + ") WHERE st_computing IS NOT NULL AND st_again"
 # A rank is one device: a file of several (merged by hand) keeps the rank's own (its profiler_info's
 # where the file holds it, else the file's first), the others' rows another rank's, not loaded
@@ -110,11 +113,10 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         params = {"rank": ctx.rank, "device_id": ctx.device_id, "source": path.name, "mindspore": ctx.mindspore,
                   "mine": mine}
         rows = con.execute(sql, params).fetchone()[0]
-        empty = con.execute(EMPTY.format(**names), {"device_id": ctx.device_id}).fetchone()[0]
+        empty = con.execute(EMPTY.format(**names), {"device_id": ctx.device_id, "mine": mine}).fetchone()[0]
         if empty:
             steps = ", ".join("(no step)" if e is None else str(e) for e in empty)
-            note = "; ".join(filter(None, [note, f"step {steps}: every figure 0, a step the device did nothing in "
-                                                 "(older torch_npu write one for each step scheduled): skipped"]))
+            note = "; ".join(filter(None, [note, f"step {steps}: {NOTHING_RAN}: skipped"]))
         repeated = con.execute(REPEATED.format(**names), {"device_id": ctx.device_id}).fetchone()[0]
         if repeated:
             note = "; ".join(filter(None, [note, f"step {', '.join(map(str, repeated))} given again: the rows "
