@@ -568,7 +568,8 @@ LOOKUPS = ("ENUM_API_TYPE", "ENUM_MODULE", "META_DATA", "CONNECTION_IDS")
 
 ONE_STRING_AN_ID = """CREATE OR REPLACE TEMP TABLE stg_db_STRING_IDS AS
 SELECT id, min(value) AS value FROM stg_db_STRING_IDS GROUP BY id"""
-# A task given twice (TASK has no key: a db merged by hand) would be two kernels: its first row.
+# A task given twice would be two kernels: its first row. (TASK has no key, where
+# COMPUTE_TASK_INFO's globalTaskId is one: rows appended to a copy, a db merged by hand.)
 TASK_AGAIN = "SELECT count(*) - count(DISTINCT globalTaskId) FROM stg_db_TASK WHERE globalTaskId IS NOT NULL"
 ONE_TASK_AN_ID = """CREATE OR REPLACE TEMP TABLE stg_db_TASK AS
 SELECT * FROM stg_db_TASK QUALIFY globalTaskId IS NULL OR row_number() OVER (PARTITION BY globalTaskId ORDER BY rowid) = 1"""
@@ -625,7 +626,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                      "read once")
     data = {t: m for t, m in lacking.items() if t not in (*THROUGH, *LOOKUPS)}
     if data:
-        lost = sum(_count(con, t) for t in data)
+        lost += sum(_count(con, t) for t in data)
         notes.append(f"columns missing: {', '.join(f'{t}.{c}' for t, m in data.items() for c in m)}; the "
                      f"{lost:,} rows of {', '.join(data)} were not loaded")
     lookups = {t: m for t, m in lacking.items() if t in LOOKUPS}
