@@ -19,7 +19,7 @@ from ..text import path_text
 from .cache import Store, cache_key, discard, loaded_base, open_cached, start_store
 from .discover import MINDSPORE_SUFFIX, Discovery, RankSource, discover, more_traces, traces_ended
 from .errors import LOADER_FAULT, LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
-from .schema import CANONICAL_TABLES, connect
+from .schema import CANONICAL_TABLES, connect, scratch_dir
 from .sources import cluster_modules, communication_matrix, source_modules
 from .sources.base import LoadResult, RankContext
 
@@ -220,7 +220,7 @@ def _readable(path: Path) -> Iterator[Path]:
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
-        with tempfile.TemporaryDirectory(prefix="npu_tui_name_") as tmp:
+        with tempfile.TemporaryDirectory(prefix="npu_tui_name_", dir=scratch_dir()) as tmp:
             link = Path(tmp) / path_text(path.name)
             link.symlink_to(path.absolute())
             yield link

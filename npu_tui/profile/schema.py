@@ -6,6 +6,7 @@ import os
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Optional
 
 import duckdb
 
@@ -82,17 +83,25 @@ def nameable(path: Path) -> bool:
         return False
 
 
+def scratch_dir() -> Optional[str]:
+    """Where to put the files DuckDB or SQLite read (copies, pieces of a trace): None for the
+    user's temp folder, /tmp where that one's name is not UTF-8 (a TMPDIR named in GBK), which
+    neither can open."""
+    try:
+        return None if nameable(Path(tempfile.gettempdir())) else "/tmp"
+    except FileNotFoundError:
+        return None
+
+
 def connect(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that never reaches the network and has the canonical schema."""
     # DuckDB spills to ./.tmp by default: that would write into a profile folder npu-tui was
     # started from. Spill under the user's temp dir instead. No progress bar on stderr.
     try:
-        tmp = tempfile.gettempdir()
+        tmp = scratch_dir() or tempfile.gettempdir()
     except FileNotFoundError:  # none can take a file now (a full disk): DuckDB spills only if it must
         tmp = os.environ.get("TMPDIR") or "/tmp"
     spill = Path(tmp) / "npu-tui-spill"
-    if not nameable(spill):  # (a TMPDIR named in GBK)
-        spill = Path("/tmp/npu-tui-spill")
     con = duckdb.connect(database, config={**CONFIG, "temp_directory": str(spill)})
     con.execute("SET enable_progress_bar = false")
     create_schema(con)

@@ -48,7 +48,7 @@ from typing import Dict, List, Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace, MalformedTrace, SourceError
-from ..schema import LINE_TAIL_PASSED_OVER, WIDE_DECIMALS_SLOW
+from ..schema import LINE_TAIL_PASSED_OVER, WIDE_DECIMALS_SLOW, scratch_dir
 from .base import (BOM, JOINED_TRACE, KEYS_CUT, inflate, locale_note, other_locale, read_head, refuse_utf16,
                    trailing_zeros, zeros_note)
 
@@ -233,7 +233,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
     breaks among the events (then ``salvage=True`` keeps those that parse). Drop the table with
     ``drop_staged_trace`` when done.
     """
-    with tempfile.TemporaryDirectory(prefix="npu_tui_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="npu_tui_", dir=scratch_dir()) as tmp:
         plain, damaged = _plain(path, Path(tmp))
         size, zeros = plain.stat().st_size, trailing_zeros(plain)
         zeros_said = zeros_note(zeros, size)

@@ -29,6 +29,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 import duckdb
 
 from ..errors import SourceError
+from ..schema import scratch_dir
 from .base import (BOM, LoadResult, RankContext, csv_header, locale_note, other_locale, read_head, refuse_utf16,
                    trailing_zeros, zeros_note)
 
@@ -114,7 +115,7 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, table: str,
         # A temporary folder only for a copy: none to make (nor to fail for want of room) otherwise.
         copied = keep is not None or cr_cr_lf or locale
         read_as = (0, 0)
-        with tempfile.TemporaryDirectory(prefix="npu_tui_csv_") if copied else nullcontext() as tmp:
+        with tempfile.TemporaryDirectory(prefix="npu_tui_csv_", dir=scratch_dir()) if copied else nullcontext() as tmp:
             src = path
             if copied:
                 src = Path(tmp) / path.name

@@ -28,6 +28,7 @@ import duckdb
 
 from ...text import gap_words
 from ..errors import SourceError
+from ..schema import scratch_dir
 from . import profiler_metadata
 from .base import MERGED_AS_ONE, LoadResult, RankContext
 from .csvfile import col
@@ -500,7 +501,7 @@ def opened_db(path: Path) -> Iterator[DbFile]:
         raise SourceError("empty file")
     cut = _cut(path)  # (read first: a file that cannot be read says why, not sqlite's "unable to open")
     try:
-        with tempfile.TemporaryDirectory(prefix="npu_tui_db_") as tmp:
+        with tempfile.TemporaryDirectory(prefix="npu_tui_db_", dir=scratch_dir()) as tmp:
             sq = _open(path, Path(tmp))
             try:
                 # (with a log or journal beside it, the file may be shorter than the pages they hold)
