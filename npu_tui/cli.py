@@ -309,7 +309,7 @@ class _Stdout:
             raise _OutputFailed("standard output is closed")
         try:
             return getattr(self.stream, name)(*args)
-        except BrokenPipeError:
+        except (BrokenPipeError, UnicodeError):  # (UnicodeError: a ValueError of what was written)
             raise
         except (OSError, ValueError) as e:  # ValueError: written after it was closed
             raise _OutputFailed(getattr(e, "strerror", None) or str(e)) from None
@@ -326,6 +326,8 @@ class _Stdout:
 
 def _run_headless(argv: List[str]) -> int:
     args = _sub_parser().parse_args(argv)
+    if hasattr(sys.stdout, "reconfigure"):  # a console that cannot spell µs or a name gets escapes
+        sys.stdout.reconfigure(errors="backslashreplace")
     stdout, sys.stdout = sys.stdout, _Stdout(sys.stdout)
     try:
         code = COMMANDS[args.command](args)

@@ -1027,7 +1027,7 @@ def test_a_rank_past_32_bits_is_ranked_by_folder_order(real, tmp_path):
     p = load_profile(demo)
     assert p.ranks == [0, 1]
     (said,) = [h for h in health(p) if "2147483648" in h.what]
-    assert said.severity == "warning" and "folder order" in said.what
+    assert said.severity == "warning" and "the first rank no other folder claims" in said.what
 
 
 def test_begin_and_end_events_are_paired_into_complete_ones(tmp_path):

@@ -133,3 +133,13 @@ def test_output_that_cannot_be_written_is_said_and_exits_2(tmp_path, args, out):
     assert "Traceback" not in done.stderr
     assert ("cannot write the output: " + ("No space left on device" if out == "full"
                                           else "standard output is closed")) in done.stderr
+
+
+def test_text_the_terminal_cannot_spell_is_escaped_not_an_output_failure(tmp_path):
+    """A console of another encoding (PYTHONIOENCODING=ascii, a GBK terminal's µ): the stdout guard
+    took the encoding error for a failed write (exit 2)."""
+    env = {**os.environ, "NPU_TUI_CACHE_DIR": str(tmp_path / "cache"), "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run([sys.executable, "-m", "npu_tui", "sql", "fixtures/diffusion_2rank", "SELECT '中µ' AS x",
+                           "--format", "csv"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.splitlines() == ["x", "\\u4e2d\\xb5"], done.stderr
+

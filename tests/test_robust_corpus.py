@@ -1289,7 +1289,7 @@ def test_a_rank_id_that_is_not_a_number_is_said(real, tmp_path, rank_id, said):
     got = dict(p.con.execute("SELECT parse_filename(path), rank FROM ranks").fetchall())
     assert got == {"a_ascend_pt": 1, "b_ascend_pt": 0}
     notes = [n for (n,) in p.con.execute("SELECT note FROM load_log WHERE kind = 'discovery'").fetchall()]
-    assert notes == ([f"{said}; its rank is taken from folder order"] if said else [])
+    assert notes == ([f"{said}; its rank is taken from the first rank no other folder claims"] if said else [])
 
 
 @pytest.mark.parametrize("rank_id, said", [

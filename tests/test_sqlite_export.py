@@ -1130,3 +1130,13 @@ def test_a_db_cut_by_more_than_a_page_says_it_was_cut(real, tmp_path, monkeypatc
                                          "unreadable SQLite file: ")
     (item,) = [i for i in health(p) if i.file == str(db)]
     assert item.severity == "error" and item.what.startswith(f"{db.name} was cut short: it holds")
+
+
+def test_a_db_of_one_device_whose_map_names_another_is_not_said_to_merge_devices(real, tmp_path, monkeypatch):
+    """The comm ops take the rank's device (RANK_DEVICE_MAP's): counted among TASK's devices, a db
+    whose tasks all name another was said to load several devices as one rank."""
+    db = _writable_rank_db(real, tmp_path, monkeypatch)
+    with sqlite3.connect(db) as w:
+        w.execute("UPDATE TASK SET deviceId = 3")
+    p = load_profile(db.parents[1], cache=False)
+    assert not [n for (n,) in p.con.execute("SELECT note FROM load_log").fetchall() if "loaded as one rank" in n]

@@ -51,8 +51,10 @@ FUTURE_S = 600.0
 INFO_UNREADABLE = "profiler_info cannot be read"
 ALONE = "not a distributed run (rank_id -1)"
 NO_DIST = "not a distributed run (no distributedInfo)"
+# How a rank no file of its own numbers is numbered (loader._assign_ranks).
+FIRST_FREE = "the first rank no other folder claims"
 NO_INFO = ("no profiler_info.json: the profiler was not stopped cleanly, or the folder is still being "
-           "written or was copied in part; numbered as the first rank no other folder claims")
+           f"written or was copied in part; numbered as {FIRST_FREE}")
 
 
 @dataclass
@@ -504,17 +506,17 @@ def _profiler_info(folder: Path) -> Tuple[Optional[int], dict, Optional[Tuple[Pa
         if not isinstance(info, dict):
             why, info = "not a JSON object", {}
         if why:
-            whence = "its name" if m.group(1) is not None else "folder order"
+            whence = "its name" if m.group(1) is not None else FIRST_FREE
             problem = (f, f"{INFO_UNREADABLE}: {why}; its rank is taken from {whence}, the profiler's "
                           "settings are unknown")
         stated = int(m.group(1)) if m.group(1) is not None else _rank_id(info)
         if isinstance(stated, int) and stated >= 2**31 and problem is None:  # -1: not distributed
             problem = (f, f"rank {stated} is past the ranks npu-tui can hold (up to 2^31 - 1); its rank "
-                          "is taken from folder order")
+                          f"is taken from {FIRST_FREE}")
         elif stated is not None and (isinstance(stated, bool) or not isinstance(stated, int)):
             # folder order may then swap two ranks: said, as an unreadable file is
             problem = (f, f"rank_id {literal(json.dumps(stated))[:40]} is not a rank number; its rank is "
-                          "taken from folder order")
+                          f"taken from {FIRST_FREE}")
         elif problem is None and m.group(1) is not None and _rank(_rank_id(info)) not in (None, stated):
             # (the profiler names the file by the rank it writes in it: one of the two was changed)
             problem = (f, f"its name says rank {stated}, its rank_id {_rank_id(info)}: the rank is taken from "

@@ -597,9 +597,9 @@ def ranks_apart(items: List[HealthItem], profile) -> Dict[int, str]:
 
 
 def traces_lost(items: List[HealthItem]) -> Set[int]:
-    """The ranks whose trace (or folder) failed to load whole: what only a trace holds (the stage
-    markers among its host events) is missing for part of their kernels."""
-    return {i.rank for i in failed(items) if i.rank is not None and (_kind(i) is None or _kind(i) in TRACES)}
+    """The ranks whose trace failed to load whole: what only a trace holds (the stage markers among
+    its host events) is missing for part of their kernels."""
+    return {i.rank for i in failed(items) if i.rank is not None and _kind(i) in TRACES}
 
 
 def _kind(item: HealthItem) -> Optional[str]:

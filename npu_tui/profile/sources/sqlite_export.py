@@ -685,6 +685,7 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             notes.append(f"tables {gone}: COMPUTE_TASK_INFO; its compute tasks (in TASK) were not loaded")
         elif not gone and not _count(con, "TASK"):  # (its rows skipped, counted: their times are in TASK)
             notes.append("tables empty: TASK; its compute tasks (in COMPUTE_TASK_INFO) were not loaded")
+        devices = con.execute(DEVICES).fetchone()[0] or []  # (TASK's, before the comm ops take the rank's)
         if "COMMUNICATION_OP" in cols:
             c = cols["COMMUNICATION_OP"]
             con.execute(COMM_OPS.format(wait=col(c, "waitNs"), type=_qualified("o", c, "opType"),
@@ -696,7 +697,6 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
             if comm_tasks and gone and "COMMUNICATION_OP" not in lacking:
                 notes.append(COMM_LOST.format(gone))
             rows += counted(KERNELS, dev, "kernels (TASK, COMMUNICATION_OP)", f"FROM {STAGE_PREFIX}device")
-            devices = con.execute(DEVICES).fetchone()[0] or []
             if len(devices) > 1:  # (first: health's advice is keyed on it)
                 notes.insert(0, f"{MERGED_AS_ONE}: a db export whose tasks are of devices {', '.join(map(str, devices))} "
                                 "(TASK's deviceId), not told apart here; its figures are the devices' together")
