@@ -159,12 +159,14 @@ INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, 
                      stream_id, task_id, input_shapes, input_dtypes, input_formats,
                      output_shapes, output_dtypes, source)
 SELECT $rank, COALESCE(d.device_id, $device_id),
-       COALESCE((SELECT max(s.step) FROM stg_db_steps s WHERE l.launch_ns >= s.start_ns AND l.launch_ns < s.end_ns),
-                (SELECT max(s.step) FROM stg_db_steps s WHERE d.start_ns >= s.start_ns AND d.start_ns < s.end_ns)),
+       COALESCE(CASE WHEN l.launch_ns < sl.end_ns THEN sl.step END, CASE WHEN d.start_ns < sd.end_ns THEN sd.step END),
        d.name, COALESCE(d.type, type_from_name(d.name)), d.core, d.start_ns, d.dur_ns, d.wait_ns,
        d.block_dim, d.stream_id, d.task_id, d.input_shapes, d.input_dtypes, d.input_formats,
        d.output_shapes, d.output_dtypes, 'db'
 FROM stg_db_device d LEFT JOIN stg_db_launch l USING (connection_id)
+-- (steps do not overlap: the one starting last at or before a moment is the only one that may hold it)
+ASOF LEFT JOIN stg_db_steps sl ON l.launch_ns >= sl.start_ns
+ASOF LEFT JOIN stg_db_steps sd ON d.start_ns >= sd.start_ns
 WHERE d.name IS NOT NULL AND d.start_ns >= 0 AND d.dur_ns >= 0
 """
 
