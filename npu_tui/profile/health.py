@@ -55,7 +55,7 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "each row's device"),
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
     (r"^" + re.escape(MAY_BE_PARSING), "{folder}: {note}", "open it again once the profiler's parse has finished "
-     "(it writes ASCEND_PROFILER_OUTPUT/analyse.done last); --partial reports what is there now"),
+     "(it writes ASCEND_PROFILER_OUTPUT/analyse.done last); `npu-tui report --partial` reports what is there now"),
     (r"^" + re.escape(NO_PARSE_DONE), "{folder}: {note}", "if its parse stopped part way, run "
      "torch_npu.profiler.profiler.analyse on the folder again"),
     (r"^folder cannot be read", "{folder}/ cannot be read ({note_head}): left out",
@@ -186,7 +186,8 @@ NOT_READ_ON = re.compile("|".join(map(re.escape, (JOINED, JOINED_OTHER, JOINED_T
 # with one is not cached, or the failure would outlive its fix. (A damaged file is fixed by a new
 # copy, a new key; a loader's own fault, whatever caused it, is not kept either.)
 PASSING = re.compile(r"Permission denied|^parse in progress|^" + re.escape(MAY_BE_PARSING) + "|"
-                     r"^folder cannot be read|^not a file|^folder gone|No such file|No usable temporary directory|No space left|File too large|"
+                     r"^folder cannot be read|^not a file|^folder gone|No such file|No usable temporary directory|"
+                     r"No space left|File too large|"
                      r"Not a directory|^out of memory|could not be stored|" + SYSTEM_LIMITS + "|"
                      + re.escape(LOADER_FAULT))
 # Notes of files left out by design: nothing is missing.

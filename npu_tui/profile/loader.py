@@ -648,14 +648,15 @@ def _load_all(con, disc: Discovery, claimed: List[Tuple[Path, str]], size: int, 
     con.execute(f"SET memory_limit = '{_memory_limit(size)}B'")
     for where, note in claimed:
         _log(con, None, where, "discovery", 0, 0, 0.0, note)
-    # A problem inside a rank's folder is that rank's (its folder's long name need not be said);
+    # A problem in or on a rank's folder is that rank's (its folder's long name need not be said);
     # not in a folder of Kineto traces, whose ranks are their traces, not the folder.
     roots: Dict[Path, Optional[int]] = {}
     for s in disc.ranks:
         if s.source_format != "kineto":  # (a folder of several ranks' db exports is none of theirs)
             roots[s.root] = s.rank if s.root not in roots else None
     for path, note in disc.problems:
-        _log(con, next((roots[p] for p in (path, *path.parents) if p in roots), None), path, "discovery", 0, 0, 0.0, note)
+        rank = next((roots[p] for p in (path, *path.parents) if p in roots), None)
+        _log(con, rank, path, "discovery", 0, 0, 0.0, note)
 
     jobs = _rank_jobs(disc)
     cluster = [(m, p) for m in cluster_modules() for p in disc.cluster.get(m.KIND, [])]

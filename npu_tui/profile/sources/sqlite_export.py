@@ -575,7 +575,8 @@ SELECT id, min(value) AS value FROM stg_db_STRING_IDS GROUP BY id"""
 # COMPUTE_TASK_INFO's globalTaskId is one: rows appended to a copy, a db merged by hand.)
 TASK_AGAIN = "SELECT count(*) - count(DISTINCT globalTaskId) FROM stg_db_TASK WHERE globalTaskId IS NOT NULL"
 ONE_TASK_AN_ID = """CREATE OR REPLACE TEMP TABLE stg_db_TASK AS
-SELECT * FROM stg_db_TASK QUALIFY globalTaskId IS NULL OR row_number() OVER (PARTITION BY globalTaskId ORDER BY rowid) = 1"""
+SELECT * FROM stg_db_TASK
+QUALIFY globalTaskId IS NULL OR row_number() OVER (PARTITION BY globalTaskId ORDER BY rowid) = 1"""
 
 
 def _count(con, table: str) -> int:
@@ -700,8 +701,9 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                 notes.append(COMM_LOST.format(gone))
             rows += counted(KERNELS, dev, "kernels (TASK, COMMUNICATION_OP)", f"FROM {STAGE_PREFIX}device")
             if len(devices) > 1:  # (first: health's advice is keyed on it)
-                notes.insert(0, f"{MERGED_AS_ONE}: a db export whose tasks are of devices {', '.join(map(str, devices))} "
-                                "(TASK's deviceId), not told apart here; its figures are the devices' together")
+                listed = ", ".join(map(str, devices))
+                notes.insert(0, f"{MERGED_AS_ONE}: a db export whose tasks are of devices {listed} (TASK's deviceId), "
+                                "not told apart here; its figures are the devices' together")
             if ctx.device_id is None:
                 ctx.device_id = con.execute(
                     "SELECT any_value(device_id) FROM kernels WHERE rank = ?", [ctx.rank]
