@@ -630,9 +630,10 @@ def _map(con, path: Path, ctx: RankContext, cols: Dict[str, List[str]], comm_tas
                      "read once")
     data = {t: m for t, m in lacking.items() if t not in (*THROUGH, *LOOKUPS)}
     if data:
-        lost += sum(_count(con, t) for t in data)
+        n = sum(_count(con, t) for t in data)
+        lost += n
         notes.append(f"columns missing: {', '.join(f'{t}.{c}' for t, m in data.items() for c in m)}; the "
-                     f"{lost:,} rows of {', '.join(data)} were not loaded")
+                     f"{n:,} rows of {', '.join(data)} were not loaded")
     lookups = {t: m for t, m in lacking.items() if t in LOOKUPS}
     if lookups:  # (no "columns missing" at a note's start: the rows are all here)
         notes.append(f"lookup columns gone: {', '.join(f'{t}.{c}' for t, m in lookups.items() for c in m)}, "
