@@ -65,7 +65,6 @@ def _rules(rules: RulesLike) -> Rules:
     return rules if isinstance(rules, Rules) else load_rules(Path(rules) if rules else None)
 
 
-
 def writable_folder(folders: List[Path]) -> Path:
     """Where npu-tui writes what it makes for the user (an export, a collection): the working
     folder, unless that is one of the profile's ``folders`` or inside one (`npu-tui .`), which it

@@ -20,9 +20,9 @@ from .sources.csvfile import JOINED, JOINED_OTHER
 from .sources.kineto import NO_TOTALS
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
-from .sources.step_trace_time import NOTHING_RAN
 from .sources.msprof_timeline import MERGED_PREFIX, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, BROKEN_PAGES, CUT_PAGES, KIND as KIND_DB, SKIPPED_ROWS, VIEWERS_TABLES
+from .sources.step_trace_time import NOTHING_RAN
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -295,8 +295,6 @@ FROM dbs d JOIN names n ON n.part IS NOT DISTINCT FROM d.part
 WHERE NOT EXISTS (SELECT 1 FROM have h WHERE h.rank = d.rank AND h.db = d.db AND h.name = n.name)
 ORDER BY d.rank, d.db, n.name
 """
-# msprof's older layout writes each iteration's timeline files apart ({kind}_{device}_{model}_{iteration}
-# .json): an iteration none of whose files is there, between two that are, lost its steps.
 # A rank whose kernels carry no step where its step trace gives several (a kernel file re-exported
 # without its Step Id column): its kernels' figures are the whole profile's, as one step.
 STEPLESS = """
@@ -308,6 +306,8 @@ GROUP BY k.rank HAVING count(DISTINCT s.step) > 1
 """
 STEPLESS_FIX = ("export it again from the profiler's raw data (with a schedule, torch_npu numbers each kernel's "
                 "step); the step trace's own figures are per step")
+# msprof's older layout writes each iteration's timeline files apart ({kind}_{device}_{model}_{iteration}
+# .json): an iteration none of whose files is there, between two that are, lost its steps.
 MISSING_ITERATIONS = """
 WITH it AS (SELECT DISTINCT rank, file, CAST(m.model AS INTEGER) AS model, CAST(m.iteration AS INTEGER) AS iteration
             FROM (SELECT rank, file, regexp_extract(parse_filename(file), $pattern, ['model', 'iteration']) AS m

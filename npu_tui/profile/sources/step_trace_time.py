@@ -40,15 +40,15 @@ FROM {table}
 # of these files (cluster_step_trace_time.csv) has the same columns.
 UNREAD_FIGURE = " OR ".join(f"text_not_us({{{c}}})" for c in (
     "comm_not_overlapped", "overlapped", "comm", "free", "stage", "bubble", "comm_excl_recv", "preparing"))
+# A row of zeros is a step the device did nothing in: older torch_npu write one for each step
+# scheduled (its span -1 - -1), newer leave it out. Averaged in, it passed for a step of 0 µs.
+NOTHING_RAN = "every figure 0, a step the device did nothing in (older torch_npu write one for each step scheduled)"
+NOTHING = ("st_computing = 0 AND coalesce(us_num({comm_not_overlapped}), 0) = 0 AND coalesce(us_num({free}), 0) = 0 "
+           "AND coalesce(us_num({stage}), 0) = 0")
 # Stage is the step as the profiler timed it, less its bubble (torch_npu: a pipeline's receives; 0
 # elsewhere). MindSpore's is the span of the step's HCCL tasks instead (0 without them, on one
 # device): its step is what the overlap lanes partition, Computing + Communication(Not Overlapped)
 # + Free (an empty cell none of it), so its stage is that less the bubble, as torch_npu's.
-NOTHING_RAN = "every figure 0, a step the device did nothing in (older torch_npu write one for each step scheduled)"
-# A row of zeros is a step the device did nothing in: older torch_npu write one for each step
-# scheduled (its span -1 - -1), newer leave it out. Averaged in, it passed for a step of 0 µs.
-NOTHING = ("st_computing = 0 AND coalesce(us_num({comm_not_overlapped}), 0) = 0 AND coalesce(us_num({free}), 0) = 0 "
-           "AND coalesce(us_num({stage}), 0) = 0")
 INSERT = """
 INSERT INTO step_trace
 SELECT $rank, st_device, st_step,
