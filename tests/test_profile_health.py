@@ -636,18 +636,25 @@ def _written(path: Path):
         t.join()
 
 
-def test_kernels_without_steps_beside_a_step_trace_of_several_are_said(tmp_path):
-    """A kernel file without its Step Id column (re-exported by a tool) beside a step trace of
-    several steps: the step account was the whole profile's, as one step, 'per step', with nothing
-    said and nothing checked."""
-    from npu_tui.demo import PATH as DEMO
-
-    demo = shutil.copytree(DEMO, tmp_path / "demo")
+def _without_step_ids(demo: Path) -> Path:
+    """The demo's rank 0 kernel file without its Step Id column (re-exported by a tool)."""
     (path,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/kernel_details.csv")
     rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
     step = rows[0].index("Step Id")
     with path.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([r[:step] + r[step + 1:] for r in rows])
+    return path
+
+
+def test_kernels_without_steps_beside_a_step_trace_of_several_are_said(tmp_path):
+    """A kernel file without its Step Id column beside a step trace of several steps, and no trace
+    to number them by: the step account was the whole profile's, as one step, 'per step', with
+    nothing said and nothing checked."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    path = _without_step_ids(demo)
+    path.with_name("trace_view.json").unlink()
     (trace,) = demo.glob("*3096504*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")
     steps = len(list(csv.reader(trace.open(newline="", encoding="utf-8")))) - 1
     (item,) = [i for i in health(load_profile(demo)) if "no step" in i.what]
@@ -656,3 +663,24 @@ def test_kernels_without_steps_beside_a_step_trace_of_several_are_said(tmp_path)
                          "figures of its kernels (the step account, the findings per step) are the whole profile's, "
                          "as one step")
     assert not [i for i in health(load_profile(DEMO)) if "no step" in i.what]
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_kernels_without_steps_take_them_from_the_trace(tmp_path, background):
+    """Beside a trace, a kernel file without Step Id gets each kernel's step as torch_npu numbers
+    it: the ProfilerStep range that holds its launch (the trace's flow to it). Checked against the
+    file's own Step Id column, before it was taken out; said, as by design."""
+    from npu_tui.demo import PATH as DEMO
+
+    demo = shutil.copytree(DEMO, tmp_path / "demo")
+    original = load_profile(DEMO)
+    path = _without_step_ids(demo)
+    profile = load_profile(demo, background=background)
+    profile.load_pending()
+    query = "SELECT rank, start_ns, name, step FROM kernels ORDER BY ALL"
+    assert profile.con.execute(query).fetchall() == original.con.execute(query).fetchall()
+    (item,) = [i for i in health(profile) if i.file == str(path)]
+    assert item.severity == "info"
+    assert item.what == ("kernel_details.csv: no Step Id column; each kernel's step is the trace's ProfilerStep "
+                         "range holding its launch (930 kernels of 930)")
+    assert not [i for i in health(profile) if "no step" in i.what]

@@ -23,6 +23,7 @@ from .sources.profiler_metadata import KIND as METADATA
 from .sources.msprof_timeline import MERGED_PREFIX, SPLIT_PREFIXES
 from .sources.sqlite_export import ANALYSIS_DBS, BROKEN_PAGES, CUT_PAGES, KIND as KIND_DB, SKIPPED_ROWS, VIEWERS_TABLES
 from .sources.step_trace_time import NOTHING_RAN
+from .sources.trace_view import STEPS_FROM_TRACE
 
 ROWS = """
 SELECT rank, file, kind, rows, skipped_rows, note FROM load_log
@@ -192,7 +193,7 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^" + re.escape(MAY_B
                      + re.escape(LOADER_FAULT))
 # Notes of files left out by design: nothing is missing.
 # (A split in place of its merged file that failed: that file's error names it.)
-BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
+BY_DESIGN = re.compile("^" + re.escape(STEPS_FROM_TRACE) + r"|empty profiling cycle|db export of the same run|db export beside files|^a split of |"
                        r"^" + re.escape(EARLIER_EXPORT) + "|"
                        r"^a copy of|^in place of .*, which gave nothing$|" + re.escape(MINDSPORES))
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.

@@ -20,7 +20,7 @@ from .cache import Store, cache_key, discard, loaded_base, open_cached, start_st
 from .discover import MINDSPORE_SUFFIX, Discovery, RankSource, discover, more_traces, traces_ended
 from .errors import LOADER_FAULT, LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect, scratch_dir
-from .sources import cluster_modules, communication_matrix, source_modules
+from .sources import cluster_modules, communication_matrix, kernel_details, source_modules, trace_view
 from .sources.base import LoadResult, RankContext
 
 # progress(done, total, label): called before each file and once at the end, from loader threads.
@@ -350,7 +350,8 @@ DEFERRABLE = {"trace_view": "kernel_details"}
 
 
 def _deferrable(module: ModuleType, job: "_RankJob") -> bool:
-    return DEFERRABLE.get(module.KIND) in job.ctx.loaded and not any(
+    # (nor where the trace numbers the kernels' steps: the first phase's figures would be one step's)
+    return DEFERRABLE.get(module.KIND) in job.ctx.loaded and not job.ctx.stepless_kernels and not any(
         set(getattr(m, "TRACE_TABLES", ())) & set(module.TRACE_TABLES) for m, _ in job.files if m is not module)
 
 
@@ -409,11 +410,34 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
                     # it ended without them (a failure of its own, logged): not loaded twice
                     again = [f for f in again if f is not job.files[beside.index]]
                 return deferred, again
+        _give_steps(cur, ctx)
     finally:
         if beside:
             beside.join(ok=False)
         cur.close()
     return deferred, []
+
+
+def _give_steps(cur, ctx: RankContext) -> None:
+    """Kernels that kernel_details.csv gave without steps take them from the rank's trace, once
+    both are in (the trace may have loaded beside, in a transaction that does not see the
+    kernels); said on the kernel file, as by design. Failing, they stay without: health says so."""
+    if not ctx.stepless_kernels or trace_view.KIND not in ctx.loaded:
+        return
+    ctx.stepless_kernels = False
+    try:
+        cur.execute("BEGIN TRANSACTION")
+        t0 = time.perf_counter()
+        given, total = trace_view.give_steps(cur, ctx.rank)
+        if given:
+            path = next(p for p in ctx.files[kernel_details.KIND] if p.name in ctx.gave)
+            _log(cur, ctx.rank, path, kernel_details.KIND, 0, 0, time.perf_counter() - t0,
+                 f"{trace_view.STEPS_FROM_TRACE} ({given:,} kernels of {total:,})")
+        cur.execute("COMMIT")
+    except duckdb.Error as e:
+        _rollback(cur)
+        if isinstance(_underneath(e), (duckdb.FatalException, duckdb.InterruptException)):
+            raise
 
 
 def _log(con, rank: Optional[int], path: Path, kind: str, rows: int, skipped: int, secs: float, note: str) -> None:

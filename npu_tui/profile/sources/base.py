@@ -42,6 +42,9 @@ class RankContext:
     # trace beside it that runs on after has the rows a cut at a line end lost (trace_view). Kept
     # here, as the trace may read in a transaction begun before those rows were committed.
     kernel_file_last_ns: Optional[int] = None
+    # kernel_details.csv gave kernels without a step (a file re-exported without Step Id): the
+    # trace's ProfilerStep ranges number them once the rank's files are in (trace_view.give_steps).
+    stepless_kernels: bool = False
     # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
     # reads ``loaded`` or ``device_id``: it returns once those files are in.
     settle: Callable[[], None] = lambda: None

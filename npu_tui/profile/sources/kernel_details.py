@@ -31,7 +31,9 @@ def sniff(head: bytes) -> bool:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
     result = load_task_csv(con, path, ctx, COLUMNS, KIND, "stg_kernel_details")
+    last, ctx.stepless_kernels = con.execute(
+        "SELECT max(start_ns), coalesce(bool_and(step IS NULL), false) FROM kernels WHERE rank = ? AND source = ?",
+        [ctx.rank, KIND]).fetchone()
     if "cut short" not in result.note and MAYBE_CUT not in result.note:  # its last row is said already
-        ctx.kernel_file_last_ns = con.execute(
-            "SELECT max(start_ns) FROM kernels WHERE rank = ? AND source = ?", [ctx.rank, KIND]).fetchone()[0]
+        ctx.kernel_file_last_ns = last
     return result

@@ -23,6 +23,7 @@ flows (enqueue/dequeue, fwdbwd) are not host-to-device links and are left out.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Tuple
 
 import duckdb
 
@@ -78,6 +79,28 @@ SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
 FROM tv_event WHERE host AND ph = 'X' AND profiler_step(name) IS NOT NULL
   AND ts_ns IS NOT NULL AND dur_ns IS NOT NULL;
 """ + STEP_FROM.format(steps="tv_step")
+
+# Kernels of kernel_details.csv that came without a step (see give_steps), numbered as torch_npu
+# numbers them: by the ProfilerStep range holding their launch, the flow's host end (else their own
+# start).
+STEPS_FROM_TRACE = "no Step Id column; each kernel's step is the trace's ProfilerStep range holding its launch"
+LOADED_STEPS = """
+CREATE OR REPLACE TEMP TABLE tv_step AS
+SELECT profiler_step(name) AS step, start_ns AS lo, start_ns + dur_ns AS hi
+FROM host_events WHERE rank = $rank AND dur_ns IS NOT NULL AND profiler_step(name) IS NOT NULL
+"""
+
+GIVE_STEPS = """
+UPDATE kernels SET step = g.step
+FROM (SELECT k.id, s.step
+      FROM (SELECT k.rowid AS id, coalesce(f.launch_ns, k.start_ns) AS at_ns
+            FROM kernels k
+            LEFT JOIN (SELECT device_ts_ns, min(host_ts_ns) AS launch_ns FROM flows WHERE rank = $rank
+                       GROUP BY device_ts_ns) f ON f.device_ts_ns = k.start_ns
+            WHERE k.rank = $rank AND k.source = 'kernel_details') k
+      ASOF JOIN tv_step_from s ON k.at_ns >= s.from_ns) g
+WHERE kernels.rowid = g.id AND g.step IS NOT NULL
+"""
 
 # The device tasks that are kernels: those that ran an operator (named for it), and the HCCL
 # plane's comm ops; kernel_details.csv holds the same ones. (A `->>` lookup beside a comparison or
@@ -183,6 +206,21 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         for t in TEMP_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {t}")
         drop_staged_trace(con, STAGE)
+
+
+def give_steps(con: duckdb.DuckDBPyConnection, rank: int) -> Tuple[int, int]:
+    """Number the steps of the rank's kernels that kernel_details.csv gave without one (a file
+    re-exported without Step Id), once its trace's host events and flows are in; returns how many
+    got one, of how many."""
+    try:
+        con.execute(LOADED_STEPS, {"rank": rank})
+        con.execute(STEP_FROM.format(steps="tv_step"))
+        given = _inserted(con, GIVE_STEPS, {"rank": rank})
+        return given, con.execute("SELECT count(*) FROM kernels WHERE rank = ? AND source = 'kernel_details'",
+                                  [rank]).fetchone()[0]
+    finally:
+        for t in ("tv_step", "tv_step_from"):
+            con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
 def _inserted(con, sql: str, params: dict) -> int:
