@@ -553,7 +553,7 @@ def test_the_writer_not_the_shape_decides_what_a_trace_is(real, tmp_path):
     from npu_tui.demo import PATH as DEMO
 
     original = real / SAMPLED / "sampled_rank-0.json.gz"
-    bare = tmp_path / "w.1.pt.trace.json"
+    bare = tmp_path / "trace.json"
     bare.write_text(json.dumps(json.loads(gzip.decompress(original.read_bytes()))["traceEvents"]))
     kinds, kernels = _kinds_and_kernels(original)
     assert kinds == {"kineto"} and kernels[0] > 1000
@@ -726,10 +726,39 @@ def test_a_trace_copied_under_another_name_loads_once(real, tmp_path):
     (tmp_path / "c.pt.trace.json").write_bytes(b"")
     (tmp_path / "d.pt.trace.json").write_bytes(b"")
     p = load_profile(tmp_path)
-    assert not [h for h in health(p) if "a copy of" in h.what]
+    assert not [h for h in health(p) if "the same content" in h.what]
     assert sorted(PurePath(h.file).name for h in failed(health(p))) == ["c.pt.trace.json", "d.pt.trace.json"]
+    # (b.json, the same process over the same time but for its last event, is another export of
+    # that trace: test_another_export_of_a_cycle_loads_once)
     assert p.con.execute("SELECT count(*) FROM load_log WHERE parse_filename(file) IN ('a.json', 'b.json') "
-                         "AND rows > 0").fetchone()[0] == 2
+                         "AND rows > 0").fetchone()[0] == 1
+
+
+def test_another_export_of_a_cycle_loads_once(real, tmp_path):
+    """The same trace written again by another writer (re-saved pretty-printed, or
+    export_chrome_trace beside the handler's file): not a copy byte for byte, but the same
+    process over the same time, which no two cycles of a worker are. It was merged in as a second
+    cycle, every kernel twice, with nothing said; it is left out, and said. Two real cycles of one
+    process, one after the other, still load together."""
+    with gzip.open(real / ALEXNET) as f:
+        doc = json.load(f)
+    (tmp_path / "trace.json").write_text(json.dumps(doc))
+    (tmp_path / "trace_pretty.json").write_text(json.dumps(doc, indent=1))
+    q = "SELECT rank, count(*), sum(dur_ns) FROM kernels GROUP BY rank ORDER BY rank"
+    once = load_profile(real / ALEXNET).con.execute(q).fetchall()
+    p = load_profile(tmp_path)
+    assert p.con.execute(q).fetchall() == once
+    said = [(h.severity, h.what) for h in health(p) if "trace_pretty.json" in h.what]
+    assert said == [("info", "trace_pretty.json: a copy of trace.json's events (the same process "
+                             "over the same time: another export of that trace): not loaded, or they would "
+                             "count twice")]
+    assert not failed(health(p))
+
+    (tmp_path / "trace_pretty.json").write_bytes(_later((tmp_path / "trace.json").read_bytes()))
+    p = load_profile(tmp_path)
+    assert p.ranks == [0] and not health(p)
+    ((_, kernels, total),) = once
+    assert p.con.execute(q).fetchall() == [(0, 2 * kernels, 2 * total)]
 
 
 def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_path):
@@ -954,7 +983,7 @@ def test_a_kernel_s_step_is_the_highest_whose_range_holds_its_launch(tmp_path):
         events.append(ev("cuda_runtime", "cudaLaunchKernel", at, 1, correlation=corr))
         events.append({**ev("kernel", name, at + 5, 2, correlation=corr, device=0, stream=7), "pid": 0, "tid": 7})
     events.append({**ev("kernel", "k_no_launch", 40, 2, device=0, stream=7), "pid": 0, "tid": 7})
-    p = load_profile(_events_file(tmp_path / "w.1.pt.trace.json", events), cache=False)
+    p = load_profile(_events_file(tmp_path / "trace.json", events), cache=False)
     got = dict(p.con.execute("SELECT name, step FROM kernels").fetchall())
     assert got == {"k_in_1": 1, "k_in_both": 2, "k_on_edge": 2, "k_at_end": 2, "k_after": None, "k_no_launch": 1}
 

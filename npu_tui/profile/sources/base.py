@@ -45,6 +45,9 @@ class RankContext:
     # kernel_details.csv gave kernels without a step (a file re-exported without Step Id): the
     # trace's ProfilerStep ranges number them once the rank's files are in (trace_view.give_steps).
     stepless_kernels: bool = False
+    # (file, first ns, last ns) of each of the rank's Kineto traces loaded so far: the cycles of one
+    # process follow each other, so one that covers most of another's time is those events again.
+    trace_spans: List[Tuple[Path, int, int]] = field(default_factory=list)
     # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
     # reads ``loaded`` or ``device_id``: it returns once those files are in.
     settle: Callable[[], None] = lambda: None

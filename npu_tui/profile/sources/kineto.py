@@ -293,6 +293,18 @@ def devices(listed: Optional[list]) -> Optional[List[Tuple[int, str, int]]]:
 
 
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
+SPAN = "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM kn_event"
+
+
+def _same_time(path: Path, span: Tuple[int, int], ctx: RankContext) -> Optional[str]:
+    """The rank's trace already loaded that covers most of ``span`` or most of whose time ``span``
+    covers (at least half of the shorter): the same events written again, not another cycle. (Not
+    the file itself, loaded again after its commit failed.)"""
+    lo, hi = span
+    for other, other_lo, other_hi in ctx.trace_spans:
+        if other != path and min(hi, other_hi) - max(lo, other_lo) >= min(hi - lo, other_hi - other_lo) / 2:
+            return other.name
+    return None
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadResult:
@@ -307,6 +319,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         raise
     try:
         con.execute(EVENTS)
+        span = con.execute(SPAN).fetchone()
+        same = _same_time(path, span, ctx) if span[0] is not None else None
+        if same:
+            return LoadResult(rows=0, note=f"a copy of {same}'s events (the same process over the same time: "
+                                           "another export of that trace): not loaded, or they would count twice")
         if ctx.device_id is None:
             ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
         world_size = staged.distributed_info.get("world_size")
@@ -341,6 +358,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
                             [(ctx.rank, i, name, size / 2**20) for i, name, size in listed])
         untotalled = con.execute(UNTOTALLED).fetchone()[0]
         note = "; ".join(filter(None, [staged.note, untotalled and NO_TOTALS]))
+        if span[0] is not None:
+            ctx.trace_spans.append((path, *span))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed + untotalled, note=note)
     finally:
         con.execute("DROP VIEW IF EXISTS kn_event")
