@@ -396,3 +396,32 @@ def test_every_ranks_running_totals_start_from_zero(path):
             {"r": rank}).fetchone()
         assert busy == _union_ns(kernels) > 0, rank
         assert lane == _union_ns(lanes) > 0, rank
+
+
+def test_comm_ops_of_zero_times_leave_their_exposed_comm_unsplit(tmp_path):
+    """communication.json ops whose times are all 0 (the profiler matched no HCCL task to them):
+    the split's weights summed to nothing, so the rank's exposed comm left the account (74 % of the
+    step said free, the rank taken for host-bound). It stays, unsplit, as the profiler's own
+    Communication(Not Overlapped)."""
+    import shutil
+
+    path = shutil.copytree(LEVELS / "text" / "level1", tmp_path / "level1")
+    (comm,) = (path / "rank0_ascend_pt").rglob("communication.json")
+    doc = json.loads(comm.read_text(encoding="utf-8"))
+    for ops in (ops for step in doc.values() for ops in step.values()):
+        for op in ops.values():
+            times = op["Communication Time Info"]
+            for k in [k for k in times if k.endswith("(ms)")]:
+                times[k] = 0
+    comm.write_text(json.dumps(doc), encoding="utf-8")
+    s = open_session(path, cache=False)
+    parts = defaultdict(float)
+    for rank, step, part, detail, us in s.con.execute(
+            "SELECT rank, step, part, detail, sum(us) FROM step_account WHERE part <> 'between' GROUP BY ALL").fetchall():
+        parts[rank, step, {"copy": "free"}.get(part, part)] += us
+        if rank == 0 and part == "comm_exposed":
+            assert detail == "unsplit"
+    for (rank, step), t in _step_trace_csv(path).items():
+        for part, column in (("compute", "Computing"), ("comm_exposed", "Communication(Not Overlapped)"),
+                             ("free", "Free")):
+            assert parts[rank, step, part] == pytest.approx(t[column], abs=TOLERANCE * t["Stage"]), (rank, step, part)

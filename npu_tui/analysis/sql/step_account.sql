@@ -54,7 +54,9 @@ parts AS (
            s.compute_ns * c.ns / sum(c.ns) OVER (PARTITION BY s.rank, s.step, s.stage) AS ns
     FROM spans s JOIN compute_by_category c ON c.rank = s.rank AND c.step IS NOT DISTINCT FROM s.step AND c.stage = s.stage
     UNION ALL
-    SELECT rank, step, stage, 'comm_exposed', detail, exposed_ns * value / elapse
+    -- (ops whose times are all 0, matched to no task by the profiler, give no split: unsplit)
+    SELECT rank, step, stage, 'comm_exposed', detail,
+           CASE WHEN elapse IS NOT NULL THEN exposed_ns * value / elapse WHEN detail = 'unsplit' THEN exposed_ns END
     FROM (SELECT s.rank, s.step, s.stage, s.exposed_ns,
                  nullif(coalesce(m.transit, 0) + coalesce(m.wait, 0) + coalesce(m.sync, 0) + coalesce(m.idle, 0) + m.rest, 0)
                      AS elapse,
