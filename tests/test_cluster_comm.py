@@ -887,6 +887,21 @@ def test_a_pipelines_send_and_receive_number_its_pair(tmp_path):
     assert "rank 0    -    0.1   2.0    -" in cells  # 2.0 ms once, not 4.0 (sent and received)
 
 
+def test_a_batchsendrecv_claims_neither_end_of_its_links(tmp_path):
+    """A batchsendrecv's links go both ways ("0-1" and "1-0" in one op): read as sends, both its
+    ends were the reporting rank's, and its links drawn from rank 1 to itself."""
+    job = _parallel_job(tmp_path / "job", (1,), False, {"pp13": (1, 3)})
+    (matrix,) = job.rglob("communication_matrix.json")
+    doc = json.loads(matrix.read_text())
+    (key,) = doc["step1"]["p2p"]
+    link = doc["step1"]["p2p"][key]["0-1"]
+    doc["step1"]["p2p"] = {key.replace("send", "batchsendrecv"): {"0-1": link, "1-0": link}}
+    matrix.write_text(json.dumps(doc))
+    s = open_session(job, cache=False)
+    links = s.con.execute("SELECT src_rank, dst_rank FROM comm_links WHERE transport = 'RDMA'").fetchall()
+    assert links and not [(a, b) for a, b in links if a == b]
+
+
 def test_the_matrix_of_a_rank_whose_peers_are_not_loaded_says_so(real, tmp_path):
     """One rank of the real 8-rank job: each of its links leads to a rank not loaded (numbered
     within the group alone). The matrix had said there was no communication_matrix.json."""

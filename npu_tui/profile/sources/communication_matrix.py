@@ -70,7 +70,7 @@ WHERE {LINK_FILTER}
 # every rank is in. profiler_metadata.json's groups say it (comm_groups); else each rank's own file
 # does, as msprof-analyze reads it: the group's link to itself (src = dst, the local copy HCCL
 # counts) is the reporting rank's, and so is a send's src and a receive's dst (a pipeline's groups
-# have no self link). A number two ranks claim is neither's. A number a told group's files give no
+# have no self link; a batchsendrecv's links go both ways, and say nothing of it). A number two ranks claim is neither's. A number a told group's files give no
 # rank for is NULL: a rank not loaded. A group nothing tells (older files) keeps the file's numbers,
 # the only reading there is (right for the job's whole group, which numbers ranks as the job does).
 GLOBAL = """
@@ -81,6 +81,7 @@ told AS (SELECT group_name AS grp, local_rank, min(global_rank) AS global_rank F
          HAVING count(DISTINCT global_rank) = 1),
 claims AS (
     SELECT grp, rank, CASE WHEN src_rank = dst_rank THEN src_rank
+                           WHEN op LIKE '%sendrecv%' THEN NULL  -- (both ways: either end may be the rank)
                            WHEN op LIKE '%send%' THEN src_rank
                            WHEN op LIKE '%receive%' OR op LIKE '%recv%' THEN dst_rank END AS local_rank
     FROM m WHERE grp NOT IN (SELECT grp FROM told)
