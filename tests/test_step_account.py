@@ -425,3 +425,27 @@ def test_comm_ops_of_zero_times_leave_their_exposed_comm_unsplit(tmp_path):
         for part, column in (("compute", "Computing"), ("comm_exposed", "Communication(Not Overlapped)"),
                              ("free", "Free")):
             assert parts[rank, step, part] == pytest.approx(t[column], abs=TOLERANCE * t["Stage"]), (rank, step, part)
+
+
+def test_the_step_the_profiler_closed_at_its_exit_with_nothing_in_it_is_no_step(tmp_path):
+    """A loop that ends inside the schedule's active steps: its last prof.step() opens a
+    ProfilerStep that runs, empty, until the profiler exits. On the CPU a step is its ProfilerStep
+    range, so that 40 µs step was averaged in with the real ones (the mean step halved)."""
+    torch = pytest.importorskip("torch", reason="the trace is written by torch")
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    a = torch.randn(64, 64)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=5),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(tmp_path / "cpu.pt.trace.json"))) as prof:
+        for _ in range(3):
+            a @ a
+            prof.step()
+    events = json.loads((tmp_path / "cpu.pt.trace.json").read_text())["traceEvents"]
+    ops = [e for e in events if e.get("cat") == "cpu_op"]
+    ran = {int(e["name"].split("#")[1]) for e in events if e.get("name", "").startswith("ProfilerStep#")
+           and any(e["ts"] <= o["ts"] < e["ts"] + e["dur"] for o in ops)}
+    every = {int(e["name"].split("#")[1]) for e in events if e.get("name", "").startswith("ProfilerStep#")}
+    assert ran < every  # the last, empty
+    s = open_session(tmp_path, cache=False)
+    assert {st for _, st in _account(s)} == ran
+    assert {r["step"] for r in s.report["steps"]} == ran

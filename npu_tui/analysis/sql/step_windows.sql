@@ -18,5 +18,8 @@ SELECT coalesce(s.rank, m.rank) AS rank, coalesce(s.step, m.step) AS step,
        CASE WHEN m.step IS NULL THEN s.end_ns ELSE greatest(s.end_ns, m.end_ns) END AS end_ns
 FROM spans s FULL JOIN marked m ON s.rank = m.rank AND s.step IS NOT DISTINCT FROM m.step
 -- kernels outside every ProfilerStep of a rank that has numbered steps belong to no step
-WHERE coalesce(s.step, m.step) IS NOT NULL
-   OR coalesce(s.rank, m.rank) NOT IN (SELECT rank FROM kernels WHERE step IS NOT NULL)
+WHERE (coalesce(s.step, m.step) IS NOT NULL
+       OR coalesce(s.rank, m.rank) NOT IN (SELECT rank FROM kernels WHERE step IS NOT NULL))
+  -- nor is a ProfilerStep in which no op of a rank that ran some did: the one a loop's last
+  -- prof.step() opened, which runs empty until the profiler exits
+  AND NOT (s.rank IS NULL AND m.rank IN (SELECT rank FROM spans))
