@@ -75,6 +75,18 @@ def writable_folder(folders: List[Path]) -> Path:
     return min(holding, key=lambda f: len(f.parts)).parent if holding else here
 
 
+def export_target(path: str, folders: List[Path]) -> Path:
+    """Where an export named ``path`` goes (``~`` and the working folder resolved). ValueError when
+    that is one of the profile's ``folders`` or inside one: npu-tui never writes into them (a name
+    typed there would replace a profiler file)."""
+    target = Path(path).expanduser().resolve()
+    for folder in (f.resolve() for f in folders):
+        if target == folder or folder in target.parents:
+            raise ValueError(f"{path_text(target)} is inside the profile ({path_text(folder)}), which npu-tui "
+                             "never writes into: name a file outside it")
+    return target
+
+
 class Session:
     """A loaded profile with its rules and, once analysed, its report.
 

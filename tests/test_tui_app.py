@@ -263,6 +263,59 @@ async def test_an_export_opened_from_inside_the_profile_is_offered_beside_it(rea
 
 
 @async_test
+async def test_an_export_never_replaces_a_profile_file_and_asks_before_replacing_another(real, tmp_path, monkeypatch):
+    """In the output folder, `e` then a profiler file's name (relative: the working folder) wrote the
+    table over op_statistic.csv; the SQL console's ctrl+o too, and both replaced any file without a
+    word. Inside the profile nothing is written and the dialog says why; a file elsewhere that
+    exists is replaced only on a second enter."""
+    import hashlib
+    import shutil
+
+    from npu_tui.tui.panes.console import SqlConsole
+    from npu_tui.tui.panes.console.dialogs import ExportScreen as SqlExportScreen
+
+    job = tmp_path / "job"
+    shutil.copytree(real / "msinsight-pt-2rank-levels/text/level1", job)
+    out = job / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    monkeypatch.chdir(out)
+    monkeypatch.setenv("NPU_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in job.rglob("*") if p.is_file()}
+    elsewhere = tmp_path / "mine.csv"
+    elsewhere.write_text("keep\n")
+    app = NpuTuiApp(job)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3", "e")
+        await pilot.pause()
+        app.screen.query_one("#export-path").value = "op_statistic.csv"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "never writes into" in str(app.screen.query_one("#export-problem").render())
+        app.screen.query_one("#export-path").value = str(elsewhere)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "exists: enter again" in str(app.screen.query_one("#export-problem").render())
+        assert elsewhere.read_text() == "keep\n"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert elsewhere.read_text().startswith("type,")
+
+        await pilot.press("7")
+        await settle(app, pilot)
+        app.query_one(SqlConsole).load_sql("SELECT 1 AS x")
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert isinstance(app.screen, SqlExportScreen)
+        app.screen.query_one("#export-path").value = "kernel_details.csv"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "never writes into" in str(app.screen.query_one("#sql-export-problem").render())
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in job.rglob("*") if p.is_file()} == before
+
+
+@async_test
 async def test_help_lists_every_key_and_palette_runs_actions():
     app = NpuTuiApp(LEVEL1)
     async with app.run_test(size=SIZE) as pilot:

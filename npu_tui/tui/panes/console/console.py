@@ -270,7 +270,8 @@ class SqlConsole(Widget):
             if answer:
                 self._export(Path(answer[0]), answer[1])
 
-        self.app.push_screen(ExportScreen(self.result.row_count), chosen)
+        session = getattr(self.app, "session", None)
+        self.app.push_screen(ExportScreen(self.result.row_count, session.folders if session else []), chosen)
 
     @work(thread=True, exclusive=True, group="sql-export")
     def _export(self, path: Path, fmt: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from ....query import EXPORT_OPTIONS, History, SavedQueries, starter_queries
 from ...cells import literal
+from ...screens.export import ExportPath
 
 
 def _first_line(sql: str) -> str:
@@ -133,9 +135,10 @@ class ExportScreen(ModalScreen[Optional[Tuple[str, str]]]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
-    def __init__(self, rows: int) -> None:
+    def __init__(self, rows: int, folders: List[Path]) -> None:
         super().__init__(classes="sql-dialog")
         self.rows = rows
+        self.target = ExportPath(folders)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -145,6 +148,7 @@ class ExportScreen(ModalScreen[Optional[Tuple[str, str]]]):
                 yield Select([(f, f) for f in EXPORT_OPTIONS], value="csv", allow_blank=False,
                              id="export-format")
                 yield Button("Export", variant="primary", id="export-go")
+            yield Label("", id="sql-export-problem", markup=False)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         suffix = event.value.rsplit(".", 1)[-1].lower() if "." in event.value else ""
@@ -153,8 +157,12 @@ class ExportScreen(ModalScreen[Optional[Tuple[str, str]]]):
 
     def _submit(self) -> None:
         path = self.query_one(Input).value.strip()
-        if path:
-            self.dismiss((path, str(self.query_one(Select).value)))
+        if not path:
+            return
+        target, problem = self.target.check(path)
+        self.query_one("#sql-export-problem", Label).update(literal(problem))
+        if target is not None:
+            self.dismiss((str(target), str(self.query_one(Select).value)))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._submit()
