@@ -211,13 +211,19 @@ class StagedTrace:
     """What ``stage_trace`` put in its table, and what the file said about itself."""
 
     events: int  # events read (of the phases asked for; in salvage, before those are picked)
-    lost: int = 0  # events dropped: unfinished at a cut end, or (salvage) not parsable
+    lost: int = 0  # events dropped: unfinished at a cut end, or (salvage) not parsable; and no_event
+    no_event: int = 0  # entries of the events list that are no event (a trailing {}): no damage
     cut: bool = False  # the file stops before the end of its events
     untimed: int = 0  # events without a usable ts / dur, dropped (DROP_UNTIMED)
     note: str = ""
     base_ns: int = 0  # Kineto's baseTimeNanoseconds, already added to ts_ns
     distributed_info: dict = field(default_factory=dict)  # Kineto's distributedInfo (rank, world_size)
     devices: Optional[list] = None  # Kineto's deviceProperties as written; None where the trace has none
+
+    @property
+    def damaged(self) -> bool:
+        """Events may be missing: the file stops short, or some of its events did not read."""
+        return self.cut or self.lost > self.no_event
 
 
 def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage: bool = False,
@@ -323,6 +329,7 @@ def stage_trace(con: duckdb.DuckDBPyConnection, path: Path, table: str, salvage:
                                               f"(two traces in one file?), its {joined.events:,} events not loaded"]))
     if no_event:
         staged.lost += no_event
+        staged.no_event = no_event
         staged.note = "; ".join(filter(None, [staged.note, f"{no_event:,} entries of its events list that are no "
                                               "event (no ph: a number, a string, an object without one): skipped"]))
     if staged.events == 0 and not where:  # filtered: told apart above

@@ -343,7 +343,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         # (torch writes them after the CPU ops), so its CPU ops must not pass for kernels; nor
         # are they where another cycle of the same worker ran on the device.
         listed = devices(staged.devices)
-        if (rows == 0 and (not (staged.cut or staged.lost) or listed == [])
+        if (rows == 0 and (not staged.damaged or listed == [])
                 and not con.execute(DEVICE_KERNELS, rank).fetchone()[0]):
             rows = con.execute(INSERT_CPU_KERNELS, rank).fetchone()[0]
         for sql in (INSERT_FLOWS, INSERT_HOST):

@@ -179,7 +179,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     staged = stage_trace(con, path, STAGE, salvage=ctx.salvage)
     splits_beside = path.name.startswith(MERGED_PREFIX) and any(
         p + path.name[len(MERGED_PREFIX):] in names for p in ("task_time_", "hccl_"))
-    if splits_beside and (staged.cut or staged.lost):
+    if splits_beside and staged.damaged:
         drop_staged_trace(con, STAGE)
         return LoadResult(rows=0, skipped=staged.lost, note=f"{'cut short' if staged.cut else 'damaged'}, {FOR_SPLITS}")
     try:
