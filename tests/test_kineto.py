@@ -761,6 +761,43 @@ def test_another_export_of_a_cycle_loads_once(real, tmp_path):
     assert p.con.execute(q).fetchall() == [(0, 2 * kernels, 2 * total)]
 
 
+def test_a_second_profiling_session_of_one_process_is_another_run(tmp_path):
+    """Two `with profile(...)` blocks one after the other in one process (a notebook cell run
+    again) into one handler's folder: each session numbers its steps from 0, and the two were
+    merged as cycles of one worker, each step spanning both sessions (the time between them free).
+    The later session loads; the earlier is said and left out."""
+    torch = pytest.importorskip("torch", reason="the traces are written by torch")
+    import time
+
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+    a = torch.randn(64, 64)
+    for size in (1, 3):
+        with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=2),
+                     on_trace_ready=tensorboard_trace_handler(str(tmp_path), worker_name="host_1")) as prof:
+            for _ in range(3):
+                for _ in range(size):
+                    a @ a
+                prof.step()
+        time.sleep(0.05)
+    first, second = sorted(tmp_path.glob("host_1.*.pt.trace.json"), key=lambda f: int(f.name.split(".")[1]))
+
+    def steps(f):
+        evs = trace(f)["traceEvents"]
+        ops = [e for e in evs if e.get("cat") == "cpu_op"]
+        return {int(e["name"].split("#")[1]): e["dur"] for e in evs if e.get("name", "").startswith("ProfilerStep#")
+                and any(e["ts"] <= o["ts"] < e["ts"] + e["dur"] for o in ops)}
+
+    assert set(steps(first)) == set(steps(second))
+    p = load_profile(tmp_path)
+    got = dict(p.con.execute("SELECT step, (max(start_ns + dur_ns) - min(start_ns)) / 1e3 FROM kernels "
+                             "GROUP BY step").fetchall())
+    assert set(got) == set(steps(second)) and all(got[st] <= steps(second)[st] for st in got)
+    (item,) = [h for h in health(p) if first.name in h.what]
+    assert item.severity == "warning" and "another profiling session" in item.what
+    assert not failed(health(p))
+
+
 def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_path):
     """A script run twice into one tensorboard_trace_handler folder: two processes, no
     distributedInfo. Loaded as two ranks, whose cross-rank findings compared two runs unsaid; said,

@@ -25,7 +25,7 @@ from .errors import ProfileError
 from .sources import cluster_modules, msprof_timeline, op_summary, profiler_metadata, source_modules
 from .sources.base import HEAD_BYTES, MERGED_AS_ONE, NOT_SPLIT, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
-from .sources.kineto import process_hint, rank_hint
+from .sources.kineto import WORKER_RE, process_hint, rank_hint
 
 MINDSPORE_SUFFIX = "_ascend_ms"  # MindSpore's rank folders (torch_npu's: _ascend_pt)
 RANK_DIR_SUFFIXES = ("_ascend_pt", MINDSPORE_SUFFIX)
@@ -36,8 +36,6 @@ MSPROF_INFO_RE = re.compile(r"^info\.json\.\d+$")
 MSPROF_END_RE = re.compile(r"^end_info\.\d+$")
 MSPROF_DEVICE_RE = re.compile(r"^device_(\d+)$")
 MAX_SEARCH_DEPTH = 4
-# tensorboard_trace_handler names a trace "<worker>.<time in ms or ns>.pt.trace.json[.gz]"
-WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
 # torch_npu writes this into ASCEND_PROFILER_OUTPUT when its parse has finished (older versions do not)
 PARSE_DONE = "analyse.done"
 RECENT_S = 10.0  # files this fresh may still be growing: their sizes are looked at twice

@@ -17,7 +17,7 @@ from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GA
 from .sources.cluster_communication import OTHER_RUN as CLUSTER_OTHER_OPS
 from .sources.communication import NONE_HELD
 from .sources.csvfile import JOINED, JOINED_OTHER
-from .sources.kineto import NO_TOTALS
+from .sources.kineto import NO_TOTALS, OTHER_SESSION
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
 from .sources.msprof_timeline import MERGED_PREFIX, SPLIT_PREFIXES
@@ -197,7 +197,7 @@ BY_DESIGN = re.compile("^" + re.escape(STEPS_FROM_TRACE) + r"|empty profiling cy
                        r"^" + re.escape(EARLIER_EXPORT) + "|"
                        r"^a copy of|^in place of .*, which gave nothing$|" + re.escape(MINDSPORES))
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
-LEFT_BESIDE = re.compile(r"^db export of another run|" + re.escape(CLUSTER_OTHER_OPS))
+LEFT_BESIDE = re.compile(r"^db export of another run|" + re.escape(CLUSTER_OTHER_OPS) + "|^" + re.escape(OTHER_SESSION))
 # A time with an exponent counts as none: it is a spreadsheet's rounding (1.73641E+15 for a start).
 WHY_SKIPPED = "ragged, cut or hand-edited rows, cells that are not numbers, or times written with an exponent"
 NEVER = "its rows are never ragged, nor its times written with an exponent"

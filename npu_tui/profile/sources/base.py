@@ -48,6 +48,9 @@ class RankContext:
     # (file, first ns, last ns) of each of the rank's Kineto traces loaded so far: the cycles of one
     # process follow each other, so one that covers most of another's time is those events again.
     trace_spans: List[Tuple[Path, int, int]] = field(default_factory=list)
+    # The ProfilerStep numbers each of those gave (kineto): a profiling session numbers its own from
+    # 0, so a trace that gives one again is another session of the process.
+    trace_steps: Dict[int, Path] = field(default_factory=dict)
     # A file the loader runs beside the rank's earlier files (loader.DEFERRABLE) calls this before it
     # reads ``loaded`` or ``device_id``: it returns once those files are in.
     settle: Callable[[], None] = lambda: None

@@ -293,6 +293,20 @@ def devices(listed: Optional[list]) -> Optional[List[Tuple[int, str, int]]]:
 
 
 EMPTY_CYCLE = "an empty profiling cycle (no ops, no kernels): skipped"
+OTHER_SESSION = "another profiling session of the same process"
+# tensorboard_trace_handler names a trace "<worker>.<time in ms or ns>.pt.trace.json[.gz]"
+WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
+
+
+def load_order(paths: List[Path]) -> List[Path]:
+    """A worker's traces, the latest first (tensorboard_trace_handler names each for when it was
+    written): of two profiling sessions of one process, the later is the one loaded."""
+    return sorted(paths, key=traces_written, reverse=True)
+
+
+def traces_written(path: Path) -> Tuple[int, str]:
+    m = WORKER_RE.match(path.name)
+    return (int(m[2]) if m else -1, path.name)
 SPAN = "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM kn_event"
 
 
@@ -334,6 +348,12 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         con.execute(ALLOCS if memory else ALLOCS + " LIMIT 0")
         con.execute(LAUNCH_OPS)
         con.execute(STEPS)
+        steps = [step for (step,) in con.execute("SELECT DISTINCT step FROM kn_step ORDER BY step").fetchall()]
+        again = sorted({ctx.trace_steps[st].name for st in steps if st in ctx.trace_steps})
+        if again:
+            return LoadResult(rows=0, note=f"{OTHER_SESSION} ({' and '.join(again)} gave its steps "
+                                           f"{steps[0]}–{steps[-1]} too, written later): not loaded, or the "
+                                           "sessions' steps would merge; open it alone to see it")
         runtime = con.execute(RUNTIME).fetchone()[0]
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
         if rows == 0 and cycles and not memory and not con.execute(CPU_OPS).fetchone()[0]:
@@ -360,6 +380,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         note = "; ".join(filter(None, [staged.note, untotalled and NO_TOTALS]))
         if span[0] is not None:
             ctx.trace_spans.append((path, *span))
+        ctx.trace_steps.update(dict.fromkeys(steps, path))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed + untotalled, note=note)
     finally:
         con.execute("DROP VIEW IF EXISTS kn_event")
