@@ -757,10 +757,12 @@ def test_rows_in_another_encoding_straddling_a_copys_blocks_read_whole(real, tmp
 
 
 @pytest.mark.parametrize("guess", [True, False], ids=["starts-the-cell-above", "ends-on-a-delimiter"])
-def test_a_last_row_only_guessed_cut_is_a_warning_a_certain_cut_an_error(real, tmp_path, guess):
+def test_a_last_row_cut_or_maybe_cut_makes_the_run_incomplete(real, tmp_path, guess):
     """Without a last line break, a last cell that is the start of the one above (``0`` under
-    ``05``) may be cut right after it, or whole: left out, as the guess it is (a warning). A last
-    row that ends on its delimiter is cut for certain, how much lost unknown: the run is incomplete."""
+    ``05``) may be cut right after it, or whole: left out, and said as the guess it is. A last row
+    that ends on its delimiter is cut for certain. Either way what followed it is unknown (a
+    memory_record.csv cut in half, ``NPU:`` under ``NPU:0``, had passed as whole but a warning,
+    its peak from the half left): the run is incomplete."""
     from npu_tui.profile.sources.csvfile import MAYBE_CUT
 
     rank = small_rank(real, tmp_path / "r_ascend_pt")
@@ -773,7 +775,7 @@ def test_a_last_row_only_guessed_cut_is_a_warning_a_certain_cut_an_error(real, t
     assert log_row(p, kd)[1:3] == (n - 1, 1)
     (item,) = [i for i in health(p) if i.file.endswith("kernel_details.csv")]
     if guess:
-        assert notes(p, "kernel_details") == [MAYBE_CUT] and item.severity == "warning"
+        assert notes(p, "kernel_details") == [MAYBE_CUT] and item.severity == "error"
     else:
         assert notes(p, "kernel_details") == ["cut short: its last row is partial"] and item.severity == "error"
 

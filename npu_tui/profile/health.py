@@ -16,7 +16,7 @@ from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
 from .sources.cluster_communication import OTHER_RUN as CLUSTER_OTHER_OPS
 from .sources.communication import NONE_HELD
-from .sources.csvfile import JOINED, JOINED_OTHER
+from .sources.csvfile import JOINED, JOINED_OTHER, MAYBE_CUT
 from .sources.kineto import NO_TOTALS, OTHER_SESSION
 from .sources.operator_details import MINDSPORES
 from .sources.profiler_metadata import KIND as METADATA
@@ -72,6 +72,9 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
     ("^" + re.escape(CUT_PAGES), "{name} was {note}", NOT_STOPPED),
     (r"cut short", "{name} was cut short{zeros}: what followed the cut is missing, how much the file cannot "
                    "tell; {lost} skipped", NOT_STOPPED),
+    (re.escape(MAYBE_CUT), "{name}: {note}; if it was cut, what followed is missing", NOT_STOPPED + "; if the "
+     "file is whole (written without its last line break), that row is all that is left out "
+     "(npu-tui report --partial)"),
     (r"zero bytes inside it", "{name}: {note}", CORRUPT),
     (re.escape(BROKEN_PAGES), "{name}: {note}", CORRUPT),
     (re.escape(JOINED) + "|" + re.escape(JOINED_OTHER), "{name}: {note}", "split the file where a header comes "
@@ -174,12 +177,13 @@ KERNELS_OFF = re.compile(r"holds ([\d,]+) kernels? (" + re.escape(FEWER) + "|" +
 # profiler file's name that is not a file: left out, so the run is incomplete.
 LEFT_OUT = re.compile(r"^parse in progress|^folder cannot be read|^not a file|^folder gone|^not exported|"
                       r"^not split by device|^" + re.escape(UNKNOWN_UNREADABLE) + "|^" + re.escape(NOT_A_FOLDER))
-# A file that loaded in part, how much of it lost unknown (cut short: a Kineto trace loses its
+# A file that loaded in part, how much of it lost unknown (cut short, or maybe: a last row that may be
+# cut is all a file cut in half shows; a Kineto trace loses its
 # device's tasks first, written after the CPU ops; a rank's tail of steps passes for its whole and
 # is compared with the others; a CSV with a block of zeros inside, or ending in them), or its kernels lost: as good
 # as one that gave nothing. (So is a kernel file another file shows rows short of, or over: KERNELS_OFF.)
 UNKNOWN_LOSS = re.compile(STOPPED_EARLY + "|" + TABLES_MISSING + r"|zero bytes inside it|" + re.escape(ROWS_LOST)
-                          + "|" + re.escape(BROKEN_PAGES))
+                          + "|" + re.escape(BROKEN_PAGES) + "|" + re.escape(MAYBE_CUT))
 # A CSV holding a second table after its own (sources.csvfile), a trace a second trace
 # (sources.chrome_trace): that one is not loaded.
 NOT_READ_ON = re.compile("|".join(map(re.escape, (JOINED, JOINED_OTHER, JOINED_TRACE))))

@@ -217,8 +217,8 @@ def _breaks(path: Path, start: int, end: int) -> int:
 
 
 # A last row that is whole in form but whose last cell starts the one above's: cut right after
-# that cell, or whole in a file without its last line break. Left out, as a cut row is, but said
-# as the guess it is (a warning, where a certain cut makes the run incomplete).
+# that cell, or whole in a file without its last line break. Left out, as a cut row is, and said
+# as the guess it is; the run is incomplete all the same (a file cut in half shows no more).
 MAYBE_CUT = ("its last row may be cut: no line break follows it, and its last cell is the start of the one "
              "above; left out")
 
