@@ -158,3 +158,35 @@ def test_a_table_joined_under_a_header_in_other_units_or_order_is_not_read(tmp_p
     assert log == (2, 4, "a header in other units or order at row 3: another table joined to it (two exports in "
                          "one file?), not loaded")
     assert [i.severity for i in health(p) if i.file.endswith("memory_record.csv")] == ["error"]
+
+
+def test_a_second_devices_memory_in_a_ranks_file_is_left_out_and_said(real, tmp_path):
+    """A process that put part of its pipeline on another device records that device's memory in
+    the same memory_record.csv: its samples were one series with the rank's own, the rank's peak
+    the other device's. The figures are its own device's (the peaks read from the file here); the
+    other's rows are said, and its operators' allocations left out with them."""
+    import shutil
+
+    from npu_tui.profile.health import health
+    from npu_tui.session import open_session
+
+    folder = shutil.copytree(real / "msinsight-pt-2rank-levels" / "text" / "level1", tmp_path / "level1")
+    path = folder / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    with open(path, newline="") as f:
+        header, *rows = list(csv.reader(f))
+    col = {c: i for i, c in enumerate(header)}
+    own = [r for r in rows if r[col["Component"]] == "PTA+GE"]
+    assert {r[col["Device Type"]] for r in own} == {"NPU:0"}
+    other = [[*r[:col["Total Allocated(MB)"]], str(3 * float(r[col["Total Allocated(MB)"]])),
+              str(3 * float(r[col["Total Reserved(MB)"]])), *r[col["Total Reserved(MB)"] + 1:col["Device Type"]],
+              "NPU:1", *r[col["Device Type"] + 1:]] for r in own]
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([header, *rows, *other])
+    s = open_session(folder, cache=False)
+    peak = s.con.execute("SELECT peak_allocated_mb, peak_reserved_mb FROM memory_peaks "
+                         "WHERE rank = 0 AND stage IS NULL").fetchone()
+    assert peak == pytest.approx((max(float(r[col["Total Allocated(MB)"]]) for r in own),
+                                  max(float(r[col["Total Reserved(MB)"]]) for r in own)))
+    (item,) = [i for i in health(s.profile) if "NPU:1" in i.what]
+    assert (item.severity, item.rank) == ("warning", 0)
+    assert f"memory of NPU:1 ({len(other):,} records)" in item.what and "figures are NPU:0's" in item.what

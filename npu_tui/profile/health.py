@@ -311,6 +311,16 @@ GROUP BY k.rank HAVING count(DISTINCT s.step) > 1
 """
 STEPLESS_FIX = ("export it again from the profiler's raw data (with a schedule, torch_npu numbers each kernel's "
                 "step); the step trace's own figures are per step")
+# A rank whose memory records name several devices (a process that used another device too):
+# its memory figures are one device's (memory_devices()), the others' records left out.
+OTHER_DEVICES = """
+SELECT d.rank, (SELECT min(l.file) FROM load_log l WHERE l.rank = d.rank AND l.kind = 'memory_record' AND l.rows > 0),
+       d.device, d.others, d.other_records
+FROM memory_devices() d WHERE len(d.others) > 0 ORDER BY d.rank
+"""
+OTHER_DEVICES_FIX = ("the other devices' memory is in the memory_record table (npu-tui sql PATH \"SELECT * FROM "
+                     "memory_record WHERE device = '...'\"); profile each device's work in a process of its own "
+                     "to see it as a rank")
 # msprof's older layout writes each iteration's timeline files apart ({kind}_{device}_{model}_{iteration}
 # .json): an iteration none of whose files is there, between two that are, lost its steps.
 MISSING_ITERATIONS = """
@@ -490,6 +500,12 @@ def health(profile) -> List[HealthItem]:
                                 f"step, where its step trace gives {steps}: the figures of its kernels (the step "
                                 "account, the findings per step) are the whole profile's, as one step",
                                 STEPLESS_FIX, 0))
+    for rank, file, device, others, records in profile.con.execute(OTHER_DEVICES).fetchall():
+        names = " and ".join(others)
+        items.append(HealthItem("warning", rank, profile.named(file) if file else "",
+                                f"{PurePath(file).name if file else 'its memory records'} also records the memory "
+                                f"of {names} ({records:,} records), beside its own device's ({device}): the rank's "
+                                f"memory figures are {device}'s, {names}'s left out", OTHER_DEVICES_FIX, 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]

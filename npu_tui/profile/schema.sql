@@ -289,3 +289,31 @@ CREATE TABLE IF NOT EXISTS cluster_comm_matrix (
     bandwidth_gbps   DOUBLE
 );
 
+-- The memory records each rank's memory figures are of: a component (the framework's allocators,
+-- memory_record's PTA+GE, else PTA; MindSpore's MindSpore+GE, else MindSpore; else the whole
+-- process's APP; else, a CPU-only Kineto trace, the CPU allocator's) and one device ('' where
+-- the records name none): a process that used another device too recorded its memory in the same
+-- file, and two devices' samples are no one series or peak. Its own device (ranks.device_id)
+-- where the records name it, else the one most records name; ``others`` and ``other_records``:
+-- the devices and records left out.
+CREATE OR REPLACE MACRO memory_devices() AS TABLE
+WITH best AS (
+    SELECT rank, arg_min(component, CASE WHEN component IN ('PTA+GE', 'MindSpore+GE') THEN 0
+                                         WHEN component IN ('PTA', 'MindSpore') THEN 1 WHEN component = 'APP' THEN 2
+                                         ELSE 3 END) AS component
+    FROM memory_record WHERE component IN ('PTA+GE', 'PTA', 'MindSpore+GE', 'MindSpore', 'APP', 'CPU') GROUP BY rank
+),
+counted AS (
+    SELECT m.rank, m.component, coalesce(m.device, '') AS device, count(*) AS n
+    FROM memory_record m JOIN best b USING (rank, component) GROUP BY ALL
+),
+own AS (
+    SELECT c.rank, c.component,
+           arg_max(c.device, CASE WHEN regexp_extract(c.device, '(\d+)$', 1) = CAST(r.device_id AS VARCHAR)
+                                  THEN 1e15 ELSE 0 END + c.n) AS device
+    FROM counted c LEFT JOIN ranks r USING (rank) GROUP BY ALL
+)
+SELECT o.rank, o.component, o.device, list(c.device ORDER BY c.device) FILTER (WHERE c.device <> o.device) AS others,
+       coalesce(sum(c.n) FILTER (WHERE c.device <> o.device), 0) AS other_records
+FROM own o JOIN counted c USING (rank, component)
+GROUP BY ALL;

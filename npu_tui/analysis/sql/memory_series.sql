@@ -1,17 +1,12 @@
--- device memory over time per rank (MB): allocated, reserved and active of the framework's allocators (memory_record's PTA+GE component, else PTA; MindSpore's MindSpore+GE, else MindSpore), else the reserved memory of the whole process (APP), else (a CPU-only Kineto trace) the CPU allocator's; at_ns: the sample on the device's clock, and the stage window it falls in (window_no, stage; outside every window NULL)
+-- device memory over time per rank (MB): allocated, reserved and active of the framework's allocators (memory_record's PTA+GE component, else PTA; MindSpore's MindSpore+GE, else MindSpore), else the reserved memory of the whole process (APP), else (a CPU-only Kineto trace) the CPU allocator's, of one device (memory_devices()); at_ns: the sample on the device's clock, and the stage window it falls in (window_no, stage; outside every window NULL)
 -- The host writes a sample when it allocates, ahead of the device: it is placed at the device start
 -- of the last kernel launched by then (the flows), so it lands in the stage the device was in
 -- when that work ran. Without flows, at its own time.
-WITH best AS (
-    SELECT rank, arg_min(component, CASE WHEN component IN ('PTA+GE', 'MindSpore+GE') THEN 0
-                                         WHEN component IN ('PTA', 'MindSpore') THEN 1 WHEN component = 'APP' THEN 2
-                                         ELSE 3 END) AS component
-    FROM memory_record WHERE component IN ('PTA+GE', 'PTA', 'MindSpore+GE', 'MindSpore', 'APP', 'CPU') GROUP BY rank
-),
-samples AS (
+WITH samples AS (
     SELECT m.rank, m.ts_ns, m.allocated_bytes / 1048576.0 AS allocated_mb, m.reserved_bytes / 1048576.0 AS reserved_mb,
            m.active_bytes / 1048576.0 AS active_mb, m.component
-    FROM memory_record m JOIN best b USING (rank, component)
+    FROM memory_record m
+    JOIN memory_devices() d ON d.rank = m.rank AND d.component = m.component AND d.device = coalesce(m.device, '')
 ),
 launched AS (
     SELECT s.*, coalesce(f.device_ts_ns, s.ts_ns) AS at_ns
