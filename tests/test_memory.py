@@ -8,6 +8,7 @@ import json
 import shutil
 from collections import Counter
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from npu_tui.tui.drill import DrillScreen
 from tui_support import async_test, screen_text, settle
 
 LEVEL1 = ("msinsight-pt-2rank-levels", "text", "level1")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rows(path):
@@ -370,3 +372,21 @@ def test_the_dit_forwards_growth_is_one_figure_on_both_panes():
         growth = f"{p['growth'] * 100:+.1f}%"
         assert f"DiT forwards' later/earlier half {growth}" in overview.splitlines()[1 + rank]
         assert f"later/earlier half {growth}" in pane
+
+
+def test_a_cut_trace_leaves_the_samples_after_its_last_launch_where_they_were_taken(tmp_path):
+    """A trace cut half way beside a whole memory_record.csv: every sample after the last launch
+    the trace kept was placed on that launch's device start, one instant, so the later stages lost
+    their peaks and half the DiT forwards theirs (DiT 3.0 GB reserved for 4.5, 3 forwards of 6).
+    Past the cut they stay at their own time (the host's clock, the device's too), and the peaks per
+    stage are the whole trace's."""
+    from npu_tui.profile.health import failed
+
+    path = shutil.copytree(ROOT / "fixtures" / "diffusion_2rank", tmp_path / "cut")
+    (trace,) = path.glob("*3096504*/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    data = trace.read_bytes()
+    trace.write_bytes(data[:len(data) // 2])
+    q = "SELECT rank, stage, peak_allocated_mb, peak_reserved_mb, forwards FROM memory_peaks ORDER BY ALL"
+    cut, whole = open_session(path, cache=False), open_session(ROOT / "fixtures" / "diffusion_2rank", cache=False)
+    assert failed(cut.health)  # the trace is said to be cut
+    assert cut.con.execute(q).fetchall() == whole.con.execute(q).fetchall()
