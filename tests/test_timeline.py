@@ -29,6 +29,18 @@ def kernels_only(tmp_path_factory):
     return open_session(dst, cache=False)
 
 
+@pytest.fixture(scope="module")
+def cut_trace(tmp_path_factory):
+    """The demo with rank 0's trace cut half way beside its whole kernel file: its overlap lanes
+    stop at the cut, so the Timeline, as the step account, works them out from the kernels (it
+    drew the cut lanes: no exposed comm, no free time past the cut)."""
+    dst = shutil.copytree(DEMO, tmp_path_factory.mktemp("cut") / "demo")
+    (trace,) = dst.glob("*3096504*/ASCEND_PROFILER_OUTPUT/trace_view.json")
+    data = trace.read_bytes()
+    trace.write_bytes(data[:len(data) // 2])
+    return open_session(dst, cache=False)
+
+
 def _kernels(s, rank):
     # kernel_categories: the kernels table with each one's category from the rules file
     return s.con.execute("""SELECT stream_id, start_ns, start_ns + dur_ns, category, is_comm, is_compute, is_copy
@@ -259,8 +271,9 @@ def test_n_from_inside_a_stretch_goes_to_the_next_one_on_kernel_lanes(kernels_on
         assert (gap.start_ns, gap.end_ns) == (na, nb)
 
 
-def test_the_overlap_lanes_are_the_kernels_worked_out_without_the_profilers(kernels_only):
-    s = kernels_only
+@pytest.mark.parametrize("profile", ["kernels_only", "cut_trace"])
+def test_the_overlap_lanes_are_the_kernels_worked_out_without_the_profilers(profile, request):
+    s = request.getfixturevalue(profile)
     tl = Timeline(s.con.cursor())
     rank = s.ranks[0]
     off = tl.offsets[rank]

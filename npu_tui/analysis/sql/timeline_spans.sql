@@ -1,8 +1,13 @@
--- what the Timeline draws, per rank: lane 0 the stage windows, lanes 1-4 the overlap lanes (computing, comm, exposed: comm not overlapped, free: the profiler's where it wrote them, else from the kernels), lane 5 device memory (cat 'memory N': N eighths of the rank's peak, from memory_series), lane 10 + n the kernels of the n-th device stream; spans [start_ns, end_ns) and what colours them (cat: stage, lane or category)
+-- what the Timeline draws, per rank: lane 0 the stage windows, lanes 1-4 the overlap lanes (computing, comm, exposed: comm not overlapped, free: the profiler's where it wrote them and the rank loaded whole, else from the kernels), lane 5 device memory (cat 'memory N': N eighths of the rank's peak, from memory_series), lane 10 + n the kernels of the n-th device stream; spans [start_ns, end_ns) and what colours them (cat: stage, lane or category)
 -- From the kernels, as the step account counts them (busy_segments): computing is compute running,
 -- comm is comm running, exposed is comm with no compute, free is nothing running
--- between the rank's first and last busy moment.
-WITH lane_ranks AS (SELECT DISTINCT rank FROM overlap_lanes),
+-- between the rank's first and last busy moment. A rank not loaded whole is drawn from its kernels
+-- too, as comm_exposure measures it: its trace cut beside a whole kernel file leaves lanes that stop
+-- at the cut.
+WITH lane_ranks AS (
+    SELECT DISTINCT rank FROM overlap_lanes
+    EXCEPT SELECT rank FROM ranks_apart WHERE why = 'not loaded whole'
+),
 streams AS (
     SELECT rank, stream_id, 9 + row_number() OVER (PARTITION BY rank ORDER BY stream_id NULLS LAST) AS lane_no
     FROM (SELECT DISTINCT rank, stream_id FROM kernels)
@@ -21,7 +26,7 @@ FROM overlap_lanes o
 JOIN (VALUES ('Computing', 1, 'computing'), ('Communication', 2, 'comm'),
              ('Communication(Not Overlapped)', 3, 'exposed'), ('Free', 4, 'free')) l(lane, lane_no, label)
   USING (lane)
-WHERE o.dur_ns > 0
+WHERE o.dur_ns > 0 AND o.rank IN (SELECT rank FROM lane_ranks)
 UNION ALL
 SELECT rank, 1, 'computing', NULL, 'computing', start_ns, end_ns FROM busy WHERE compute
 UNION ALL
