@@ -197,6 +197,10 @@ async def test_an_enter_typed_ahead_or_held_does_not_collect(tmp_path, monkeypat
 
 @async_test
 async def test_app_keys_work_inside_a_drill_level(tmp_path, monkeypatch):
+    """`c` and `h` open over a drill level, and escape comes back to it (they closed every level,
+    so a cancelled collection lost the place); ctrl+f, which jumps to a type's kernels, closes them."""
+    from npu_tui.tui.screens.health import HealthScreen
+
     monkeypatch.chdir(tmp_path)
     app = NpuTuiApp(DEMO)
     async with app.run_test(size=SIZE) as pilot:
@@ -206,7 +210,13 @@ async def test_app_keys_work_inside_a_drill_level(tmp_path, monkeypatch):
         await pilot.press("ctrl+f")
         assert isinstance(app.screen, FindScreen) and len(app.screen_stack) == 2
         await pilot.press("escape", "escape", "3", "enter", "c")
-        assert isinstance(app.screen, CollectConfirm) and len(app.screen_stack) == 2
+        assert isinstance(app.screen, CollectConfirm) and len(app.screen_stack) == 3
+        await pilot.press("escape")
+        assert isinstance(app.screen, DrillScreen)
+        await pilot.press("h")
+        assert isinstance(app.screen, HealthScreen) and len(app.screen_stack) == 3
+        await pilot.press("escape")
+        assert isinstance(app.screen, DrillScreen)
         await pilot.press("escape")
         assert app.screen is app.screen_stack[0]
 

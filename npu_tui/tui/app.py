@@ -259,7 +259,7 @@ class NpuTuiApp(App):
     async def action_health(self) -> None:
         from .screens.health import HealthScreen
 
-        if await self.to_panes():
+        if not self.screen.is_modal:  # over a drill level, which escape comes back to
             self.push_screen(HealthScreen(self.session.health if self.session is not None else []))
 
     def action_command_palette(self) -> None:

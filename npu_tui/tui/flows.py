@@ -17,7 +17,7 @@ async def collect(app) -> None:
     from .panes.collect import CollectLog, collection_plan
     from .screens.collect_confirm import CollectConfirm
 
-    if not await app.to_panes():
+    if app.screen.is_modal:  # (over a drill level, which a cancel comes back to)
         return
     log = app.panes.built.get("collect")
     if isinstance(log, CollectLog) and log.running:
@@ -30,7 +30,7 @@ async def collect(app) -> None:
         return
 
     async def start(confirmed: Optional[bool]) -> None:
-        if confirmed:
+        if confirmed and await app.to_panes():
             (await app.panes.show("collect")).start(*plan, app.rules)
 
     app.push_screen(CollectConfirm(*plan, app.opened), start)
