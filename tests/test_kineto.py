@@ -832,10 +832,12 @@ def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_pat
 
 def test_traces_of_one_rank_by_distributed_info_are_one_rank(real, tmp_path):
     # Two cycles of rank 1 (different file names, one distributedInfo rank) and rank 0: two ranks.
-    # The second cycle is rank 1's trace a minute later (a copy as it is would be left out as one).
+    # The second cycle is rank 1's trace a minute later, its steps numbered on (a copy as it is
+    # would be left out as one; with the same steps, it is another profiling session).
     for i, src in enumerate(["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"]):
         shutil.copy(real / SAMPLED / src, tmp_path / f"w{i}.json.gz")
-    later = _later(gzip.decompress((real / SAMPLED / "sampled_rank-1.json.gz").read_bytes()))
+    later = re.sub(rb"ProfilerStep#(\d+)", lambda m: b"ProfilerStep#%d" % (int(m[1]) + 10),
+                   _later(gzip.decompress((real / SAMPLED / "sampled_rank-1.json.gz").read_bytes())))
     (tmp_path / "w2.json.gz").write_bytes(gzip.compress(later))
     p = load_profile(tmp_path)
     assert p.ranks == [0, 1]

@@ -300,13 +300,13 @@ WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
 
 def load_order(paths: List[Path]) -> List[Path]:
     """A worker's traces, the latest first (tensorboard_trace_handler names each for when it was
-    written): of two profiling sessions of one process, the later is the one loaded."""
-    return sorted(paths, key=traces_written, reverse=True)
+    written; others in name order): of two profiling sessions of one process, the later loads."""
+    return sorted(paths, key=lambda p: (-_written(p), p.name))
 
 
-def traces_written(path: Path) -> Tuple[int, str]:
+def _written(path: Path) -> int:
     m = WORKER_RE.match(path.name)
-    return (int(m[2]) if m else -1, path.name)
+    return int(m[2]) if m else -1
 SPAN = "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM kn_event"
 
 
