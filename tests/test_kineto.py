@@ -798,6 +798,29 @@ def test_a_second_profiling_session_of_one_process_is_another_run(tmp_path):
     assert not failed(health(p))
 
 
+def test_one_file_of_two_processes_steps_is_said_to_be_loaded_as_one_rank(real, tmp_path):
+    """Two ranks' traces merged into one file (to view them side by side): their kernels and steps
+    were one rank's, with nothing said. Said now, as one rank of two processes' figures."""
+    docs = [json.loads(gzip.decompress((real / SAMPLED / f"sampled_rank-{r}.json.gz").read_bytes())) for r in (0, 1)]
+    merged = {k: v for k, v in docs[0].items() if k != "distributedInfo"}
+    merged["traceEvents"] = docs[0]["traceEvents"] + docs[1]["traceEvents"]
+    (tmp_path / "merged.json").write_text(json.dumps(merged))
+    pids = sorted({e["pid"] for d in docs for e in d["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")})
+    p = load_profile(tmp_path / "merged.json")
+    (item,) = [h for h in health(p) if "one rank" in h.what]
+    assert item.severity == "warning"
+    assert item.what == (f"merged.json: loaded as one rank: a trace of the steps of {len(pids)} processes (pids "
+                         f"{', '.join(map(str, pids))}: traces merged into one file?), not told apart here; its "
+                         "figures are the processes' together")
+    assert not [h for h in health(load_profile(real / SAMPLED)) if "one rank" in h.what]
+    # torch 2 on a GPU copies each step onto the device's timeline, under the device's pid: one process
+    doc = docs[0]
+    copies = [dict(e, cat="gpu_user_annotation", pid=0, tid=7) for e in doc["traceEvents"]
+              if str(e.get("name", "")).startswith("ProfilerStep#")]
+    (tmp_path / "one.json").write_text(json.dumps({**doc, "traceEvents": doc["traceEvents"] + copies}))
+    assert not [h for h in health(load_profile(tmp_path / "one.json")) if "one rank" in h.what]
+
+
 def test_traces_of_processes_not_of_one_job_are_said_to_be_separate_runs(tmp_path):
     """A script run twice into one tensorboard_trace_handler folder: two processes, no
     distributedInfo. Loaded as two ranks, whose cross-rank findings compared two runs unsaid; said,

@@ -52,6 +52,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "overlap need each device's timeline on its own"),
     (r"^loaded as one rank: a db export", "{folder}: {note}", "export the run as text too (msprof --export=on "
      "--type=text): its op_summary says each row's device"),
+    (r"^loaded as one rank: a trace of the steps", "{name}: {note}", "open each process's own trace (the "
+     "profiler writes one a process) side by side, in one folder"),
     (r"^loaded as one rank", "{folder}: {note}", "re-export with a newer msprof, whose op_summary says "
      "each row's device"),
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),

@@ -32,7 +32,7 @@ from typing import List, Optional, Tuple
 import duckdb
 
 from ..errors import EmptyTrace
-from .base import LoadResult, RankContext
+from .base import MERGED_AS_ONE, LoadResult, RankContext
 from .chrome_trace import STEP_FROM, drop_staged_trace, stage_trace, trace_flavour
 
 KIND = "kineto"
@@ -348,6 +348,11 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         con.execute(ALLOCS if memory else ALLOCS + " LIMIT 0")
         con.execute(LAUNCH_OPS)
         con.execute(STEPS)
+        # the process that took the trace records its steps on the host (a GPU's copies of them are
+        # gpu_user_annotation, under the device's pid): those of several are traces merged
+        pids = con.execute("SELECT list(DISTINCT CAST(pid AS VARCHAR) ORDER BY pid) FROM kn_event "
+                           "WHERE ph = 'X' AND profiler_step(name) IS NOT NULL "
+                           "AND lcat IN ('user_annotation', 'cpu_op')").fetchone()[0] or []
         steps = [step for (step,) in con.execute("SELECT DISTINCT step FROM kn_step ORDER BY step").fetchall()]
         again = sorted({ctx.trace_steps[st].name for st in steps if st in ctx.trace_steps})
         if again:
@@ -377,7 +382,10 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             con.executemany("INSERT INTO device_memory VALUES (?, ?, ?, ?, 'kineto deviceProperties')",
                             [(ctx.rank, i, name, size / 2**20) for i, name, size in listed])
         untotalled = con.execute(UNTOTALLED).fetchone()[0]
-        note = "; ".join(filter(None, [staged.note, untotalled and NO_TOTALS]))
+        merged = len(pids) > 1 and (f"{MERGED_AS_ONE}: a trace of the steps of {len(pids)} processes (pids "
+                                    f"{', '.join(pids)}: traces merged into one file?), not told apart here; its "
+                                    "figures are the processes' together")
+        note = "; ".join(filter(None, [merged, staged.note, untotalled and NO_TOTALS]))
         if span[0] is not None:
             ctx.trace_spans.append((path, *span))
         ctx.trace_steps.update(dict.fromkeys(steps, path))
