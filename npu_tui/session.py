@@ -82,8 +82,8 @@ def export_target(path: str, folders: List[Path]) -> Path:
     target = Path(path).expanduser().resolve()
     for folder in (f.resolve() for f in folders):
         if target == folder or folder in target.parents:
-            raise ValueError(f"{path_text(target)} is inside the profile ({path_text(folder)}), which npu-tui "
-                             "never writes into: name a file outside it")
+            raise ValueError(f"npu-tui never writes into the profile it reads ({path_text(folder)}): name a file "
+                             "outside it")
     return target
 
 
