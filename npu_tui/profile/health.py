@@ -199,11 +199,12 @@ PASSING = re.compile(r"Permission denied|^parse in progress|^" + re.escape(MAY_B
                      + re.escape(LOADER_FAULT))
 # Notes of files left out by design: nothing is missing.
 # (A split in place of its merged file that failed: that file's error names it.)
-BY_DESIGN = re.compile("^" + re.escape(STEPS_FROM_TRACE) + r"|empty profiling cycle|db export of the same run|db export beside files|^a split of |"
-                       r"^" + re.escape(EARLIER_EXPORT) + "|"
+BY_DESIGN = re.compile(r"empty profiling cycle|db export of the same run|db export beside files|^a split of |"
+                       r"^" + re.escape(EARLIER_EXPORT) + "|^" + re.escape(STEPS_FROM_TRACE) + "|"
                        r"^a copy of|^in place of .*, which gave nothing$|" + re.escape(MINDSPORES))
 # Files left out for others beside them that loaded: the run is whole, but not all that is there.
-LEFT_BESIDE = re.compile(r"^db export of another run|" + re.escape(CLUSTER_OTHER_OPS) + "|^" + re.escape(OTHER_SESSION))
+LEFT_BESIDE = re.compile(r"^db export of another run|" + re.escape(CLUSTER_OTHER_OPS) + "|^"
+                         + re.escape(OTHER_SESSION))
 # A time with an exponent counts as none: it is a spreadsheet's rounding (1.73641E+15 for a start).
 WHY_SKIPPED = "ragged, cut or hand-edited rows, cells that are not numbers, or times written with an exponent"
 NEVER = "its rows are never ragged, nor its times written with an exponent"

@@ -70,8 +70,8 @@ WHERE {LINK_FILTER}
 # every rank is in. profiler_metadata.json's groups say it (comm_groups); else each rank's own file
 # does, as msprof-analyze reads it: the group's link to itself (src = dst, the local copy HCCL
 # counts) is the reporting rank's, and so is a send's src and a receive's dst (a pipeline's groups
-# have no self link; a batchsendrecv's links go both ways, and say nothing of it). A number two ranks claim is neither's. A number a told group's files give no
-# rank for is NULL: a rank not loaded. A group nothing tells (older files) keeps the file's numbers,
+# have no self link; a batchsendrecv's links go both ways, and say nothing of it). A number two
+# ranks claim is neither's. A number a told group's files give no rank for is NULL: a rank not loaded. A group nothing tells (older files) keeps the file's numbers,
 # the only reading there is (right for the job's whole group, which numbers ranks as the job does).
 GLOBAL = """
 CREATE OR REPLACE TEMP TABLE comm_numbers AS

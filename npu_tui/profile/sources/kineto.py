@@ -307,6 +307,8 @@ def load_order(paths: List[Path]) -> List[Path]:
 def _written(path: Path) -> int:
     m = WORKER_RE.match(path.name)
     return int(m[2]) if m else -1
+
+
 SPAN = "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM kn_event"
 
 
@@ -356,9 +358,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         steps = [step for (step,) in con.execute("SELECT DISTINCT step FROM kn_step ORDER BY step").fetchall()]
         again = sorted({ctx.trace_steps[st].name for st in steps if st in ctx.trace_steps})
         if again:
-            return LoadResult(rows=0, note=f"{OTHER_SESSION} ({' and '.join(again)} gave its steps "
-                                           f"{steps[0]}–{steps[-1]} too, written later): not loaded, or the "
-                                           "sessions' steps would merge; open it alone to see it")
+            return LoadResult(rows=0, note=f"{OTHER_SESSION} ({' and '.join(again)}, loaded, numbers steps "
+                                           f"{steps[0]}–{steps[-1]} too): not loaded, or the sessions' steps "
+                                           "would merge; open it alone to see it")
         runtime = con.execute(RUNTIME).fetchone()[0]
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
         if rows == 0 and cycles and not memory and not con.execute(CPU_OPS).fetchone()[0]:
