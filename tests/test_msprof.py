@@ -607,6 +607,23 @@ def test_a_device_collected_but_never_exported_is_said_with_the_command(real, tm
     assert failed(health(load_profile(prof / "device_1"))) == []
 
 
+def test_a_device_copied_without_its_files_is_said_to_be_a_rank_not_loaded(real, tmp_path):
+    """A 2-device collection whose device_1 came without its timeline (and without raw data): the
+    job loaded as one rank, complete, nothing said, the cross-rank checks skipped quietly."""
+    from npu_tui.profile.health import health
+
+    shutil.copytree(real / SAMPLE, tmp_path / "job")
+    (timeline,) = (tmp_path / "job").glob("PROF_*/device_1/timeline")
+    shutil.rmtree(timeline)
+    timeline.mkdir()
+    p = load_profile(tmp_path / "job")
+    assert p.ranks == [0]
+    (item,) = [i for i in health(p) if "device_1" in i.what]
+    assert item.severity == "warning"
+    assert item.what.endswith("/device_1: no exported files (timeline/, summary/) nor raw data (data/) of rank 1: "
+                              "not loaded")
+
+
 DB = "msinsight-pt-2rank-levels/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
 
 

@@ -156,6 +156,7 @@ _NOT_FILES: ContextVar[Optional[Dict[Path, str]]] = ContextVar("npu_tui_not_file
 # What else this thread's discovery found that cannot be loaded, and why: said in the load's health.
 _SAID: ContextVar[Optional[List[Tuple[Path, str]]]] = ContextVar("npu_tui_said", default=None)
 NOT_EXPORTED = "not exported"
+NOTHING_EXPORTED = "no exported files"
 # An msprof db export beside the text export of the same collection (health: by design).
 DB_BESIDE_TEXT = "db export beside files of the text export of the same collection"
 TRACE_KINDS = ("kineto", "trace_view")
@@ -770,9 +771,14 @@ def _msprof_sources(prof: Path, modules: List[ModuleType], depth: int = 0) -> Li
     if out:
         out[0].left_out += left_out
     for dev in devices:
-        if not texts.get(dev) and not _is_dir(merged) and not by_db and _is_dir(dev / "data"):
+        if texts.get(dev) or _is_dir(merged) or by_db:
+            continue
+        if _is_dir(dev / "data"):
             _say(dev, f"{NOT_EXPORTED}: raw data only (device_N/data); export it first: msprof --export=on "
                       f"--output={prof}")
+        else:  # (a warning, as a rank folder missing: nothing here failed to load)
+            _say(dev, f"{NOTHING_EXPORTED} (timeline/, summary/) nor raw data (data/) of rank {_msprof_rank(dev)}: "
+                      "not loaded")
     return out
 
 

@@ -9,8 +9,8 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Optional, Pattern, Set, Tuple
 
 from ..text import NOT_WHOLE, gap_words, path_text, rank_list
-from .discover import (EARLIER_EXPORT, MAY_BE_PARSING, NO_PARSE_DONE, NOT_A_FOLDER, NOT_SEARCHED, UNKNOWN_UNREADABLE,
-                       kind_by_name, may_be_parsing)
+from .discover import (EARLIER_EXPORT, MAY_BE_PARSING, NO_PARSE_DONE, NOT_A_FOLDER, NOT_SEARCHED, NOTHING_EXPORTED,
+                       UNKNOWN_UNREADABLE, kind_by_name, may_be_parsing)
 from .errors import LOADER_FAULT
 from .sources import KERNEL_SOURCES, source_modules
 from .sources.base import FEWER, JOINED_TRACE, KEYS_CUT, MORE, ROWS_LOST, RUN_GAP_S, WALL_CLOCK_NS
@@ -56,6 +56,8 @@ CAUSES: Tuple[Tuple[Pattern, str, str], ...] = tuple((re.compile(p), what, fix) 
      "profiler writes one a process) side by side, in one folder"),
     (r"^loaded as one rank", "{folder}: {note}", "re-export with a newer msprof, whose op_summary says "
      "each row's device"),
+    ("^" + re.escape(NOTHING_EXPORTED), "{folder}: {note}", "copy the device folder again with its timeline/ "
+     "and summary/ (or its data/, then export it: msprof --export=on)"),
     (r"^parse in progress", "{name}: {note} (left out)", "open it again when the parse has finished"),
     (r"^" + re.escape(MAY_BE_PARSING), "{folder}: {note}", "open it again once the profiler's parse has finished "
      "(it writes ASCEND_PROFILER_OUTPUT/analyse.done last); `npu-tui report --partial` reports what is there now"),
