@@ -231,14 +231,20 @@ def test_steps_come_from_the_iteration_ranges(real, sample):
         assert lo <= per_step[e["args"]["Iteration ID"]] < hi
 
 
-def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, tmp_path, sample):
+@pytest.mark.parametrize("iterations", [None, 5], ids=["every-iteration", "five-of-ten"])
+def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, tmp_path, sample, iterations):
     """op_summary_{device}_{model}_{iter}.csv beside the timelines (the summary folder copied too)
     gives the kernels in their place, without a step: every kernel lost its step and the report
-    went over "the whole profile (no steps marked)", the timeline's Iteration ranges loaded."""
+    went over "the whole profile (no steps marked)", the timeline's Iteration ranges loaded.
+    Written without comm ops (as older CANN writes it), the timeline's are the rank's: they were
+    lost, and the comm time read as idle. Of some iterations only, the timeline gives the others'
+    kernels (they were lost, the run complete), said."""
     shutil.copytree(real / SAMPLE, tmp_path / "job")
     for dev in sorted((tmp_path / "job").glob("PROF_*/device_*")):
         for f in sorted((dev / "timeline").glob("msprof_*.json")):
             _, device, model, it = f.stem.split("_")
+            if iterations is not None and int(it) > iterations:
+                continue
             rows = [["Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type", "Task Start Time",
                      "Task Duration(us)", "Task Wait Time(us)", "Block Dim"]]
             for e in events(f):
@@ -250,9 +256,21 @@ def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, 
             with open(dev / "summary" / f"op_summary_{device}_{model}_{it}.csv", "w", newline="") as out:
                 csv.writer(out).writerows(rows)
     p = load_profile(tmp_path / "job")
-    assert p.con.execute("SELECT DISTINCT source FROM kernels WHERE core <> 'HCCL'").fetchall() == [("op_summary",)]
-    q = "SELECT rank, step, count(*) FROM kernels WHERE core <> 'HCCL' GROUP BY ALL ORDER BY ALL"
+    q = "SELECT rank, step, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
     assert p.con.execute(q).fetchall() == sample.con.execute(q).fetchall()
+    sources = "SELECT DISTINCT source FROM kernels WHERE {} ORDER BY 1"
+    assert p.con.execute(sources.format("core = 'HCCL'")).fetchall() == [("msprof_timeline",)]
+    if iterations is None:
+        assert p.con.execute(sources.format("core <> 'HCCL'")).fetchall() == [("op_summary",)]
+        assert not p.con.execute("SELECT note FROM load_log WHERE note LIKE 'op_summary holds%'").fetchall()
+    else:
+        assert p.con.execute(sources.format(f"core <> 'HCCL' AND step <= {iterations}")).fetchall() == [("op_summary",)]
+        assert p.con.execute(sources.format(f"core <> 'HCCL' AND step > {iterations}")).fetchall() == [
+            ("msprof_timeline",)]
+        notes = p.con.execute("SELECT DISTINCT note FROM load_log WHERE note LIKE 'op_summary holds%' ORDER BY 1"
+                              ).fetchall()
+        assert notes == sorted((f"op_summary holds no task of iteration {i}: its kernels loaded from here",)
+                               for i in range(iterations + 1, 11))
 
 
 def test_mindspore_scope_names_give_the_operator_type(sample):

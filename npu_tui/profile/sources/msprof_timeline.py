@@ -22,6 +22,7 @@ from typing import List
 import duckdb
 
 from ..errors import SourceError
+from ...text import rank_list
 from .base import NOT_SPLIT, LoadResult, RankContext
 from .chrome_trace import drop_staged_trace, stage_trace
 from .op_summary import device_from_folder
@@ -90,8 +91,9 @@ FROM stg_msprof_steps WHERE ph = 'X' AND cat = 'Iteration Time' AND ts_ns IS NOT
 KERNELS = """
 INSERT INTO kernels (rank, device_id, step, name, type, core, start_ns, dur_ns, stream_id, task_id,
                      source)
+SELECT * FROM (
 SELECT $rank, $device_id,
-       (SELECT max(s.step) FROM msp_step s WHERE k.ts_ns >= s.lo AND k.ts_ns < s.hi),
+       (SELECT max(s.step) FROM msp_step s WHERE k.ts_ns >= s.lo AND k.ts_ns < s.hi) AS step,
        k.name,
        COALESCE(nullif(regexp_extract(k.name, '/([^/]+?)-op[0-9]+[^/]*$', 1), ''), type_from_name(k.name)),
        k.core, k.ts_ns, k.dur_ns, k.stream_id, k.task_id, 'msprof_timeline'
@@ -103,7 +105,26 @@ FROM (SELECT name, ts_ns, dur_ns,
       WHERE name IS NOT NULL AND cat IS NULL
         AND ((pname = 'Ascend Hardware' AND name IS DISTINCT FROM (args->>'Task Type')
               AND NOT regexp_full_match(name, '[A-Z][A-Z0-9_]*'))
-             OR (comm_process(pname) AND NOT starts_with(COALESCE(tname, ''), 'Plane')))) k
+             OR (comm_process(pname) AND NOT starts_with(COALESCE(tname, ''), 'Plane')))) k)
+WHERE {beside}
+"""
+# Beside op_summary's tasks (the kernels in the timeline's place), the timeline's that it does not
+# hold: its comm ops where op_summary has none (older CANN writes it without), and the kernels of
+# an iteration op_summary has no task of (its file for that iteration missing). Only where some of
+# op_summary's tasks lie in the timeline's iterations: else the two are not one run's, or not on
+# one clock, and the timeline's would be the same work again.
+BESIDE = """
+EXISTS (SELECT 1 FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary' AND o.step IS NOT NULL)
+AND ((core = 'HCCL' AND NOT EXISTS (SELECT 1 FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary'
+                                                          AND o.core = 'HCCL'))
+     OR step NOT IN (SELECT o.step FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary'
+                                                    AND o.step IS NOT NULL))
+"""
+# The iterations of this file none of op_summary's tasks is in: said (a comm op's is not missing).
+LACKED = """
+SELECT list(DISTINCT step ORDER BY step) FROM kernels WHERE rank = $rank AND source = 'msprof_timeline'
+  AND step NOT IN (SELECT o.step FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary' AND o.step IS NOT NULL)
+  AND step IN (SELECT step FROM msp_step)
 """
 
 LANES = """
@@ -195,15 +216,20 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             finally:
                 drop_staged_trace(con, "stg_msprof_steps")
         params = {"rank": ctx.rank}
-        rows = 0
+        rows, lacked = 0, None
         if con.execute(OTHER_KERNELS, [ctx.rank]).fetchone()[0] == 0:
-            rows += con.execute(KERNELS, {**params, "device_id": ctx.device_id}).fetchone()[0]
-        elif con.execute(STEP_COUNT).fetchone()[0]:
-            con.execute(OTHERS_STEPS, params)
+            rows += con.execute(KERNELS.format(beside="true"), {**params, "device_id": ctx.device_id}).fetchone()[0]
+        else:
+            if con.execute(STEP_COUNT).fetchone()[0]:
+                con.execute(OTHERS_STEPS, params)
+            rows += con.execute(KERNELS.format(beside=BESIDE), {**params, "device_id": ctx.device_id}).fetchone()[0]
+            lacked = con.execute(LACKED, params).fetchone()[0]
         if not ctx.loaded & RICHER:
             for sql in (LANES, HOST):
                 rows += con.execute(sql, params).fetchone()[0]
-        note = "; ".join(filter(None, [staged.note, rows and in_place]))
+        lacked = lacked and (f"op_summary holds no task of {rank_list(lacked, 'iteration')}: "
+                             f"{'its' if len(lacked) == 1 else 'their'} kernels loaded from here")
+        note = "; ".join(filter(None, [staged.note, rows and in_place, lacked]))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed, note=note)
     finally:
         for t in TEMP_TABLES:
