@@ -52,6 +52,20 @@ def test_categories_and_shares():
     assert compute["NonZero"] and not compute["MEMCPY_ASYNC"] and not compute["hcom_allReduce_"]
 
 
+@pytest.mark.parametrize("op,category", [
+    ("aten::conv_transpose2d", "Conv"), ("aten::conv_transpose3d", "Conv"), ("aten::baddbmm", "MatMul"),
+    ("aten::addbmm", "MatMul"), ("aten::mv", "MatMul"), ("aten::addmv", "MatMul"), ("aten::tensordot", "MatMul"),
+    ("aten::conv2d", "Conv"), ("aten::bmm", "MatMul"), ("aten::add", "Vector"), ("aten::move", "Vector"),
+    # (an einsum may only permute, as a DiT's unpatchify does: no product to count)
+    ("aten::einsum", "Vector"),
+])
+def test_a_cpu_runs_ops_are_categorised_by_what_they_compute(op, category):
+    """A transposed convolution (a VAE's upsampling on some models) read as Vector, and the
+    batched products diffusers' classic attention uses for its scores (baddbmm) as Vector too."""
+    p = make_profile([(0, None, op, op, "CPU", 0, 100, None)])
+    assert rows(p, "SELECT category FROM kernel_categories") == [(category,)]
+
+
 def test_exposed_comm_from_kernels_and_lanes_agree():
     k_only = make_profile(_us(KERNELS))
     with_lanes = make_profile(_us(KERNELS), lanes=_lanes_us(LANES))
