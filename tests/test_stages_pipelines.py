@@ -49,6 +49,31 @@ def test_kernel_time_lands_in_its_true_stage(name, variant, runs, sessions):
     assert {"DiT", "VAE", "Other"} <= set(s.found)
 
 
+def test_a_profile_without_steps_finds_each_calls_loop_and_counts_forwards_per_call(runs, sessions, tmp_path):
+    """The same five calls profiled with no schedule (no ProfilerStep): the loop of each call was
+    not found (its forwards' repeats broken by the calls between them: the whole profile "All"),
+    and step_cache's count was every forward of the profile as one "step"'s (30 for Flux's 6 a
+    call)."""
+    import json
+    import shutil
+
+    folder = shutil.copytree(runs["flux", "plain"].path, tmp_path / "flux")
+    (trace,) = folder.glob("*.pt.trace.json")
+    doc = json.loads(trace.read_text())
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
+    trace.write_text(json.dumps(doc))
+    q = "SELECT value FROM stage_metrics WHERE metric = 'forwards'"
+    assert sessions["flux", "plain"].con.execute(q).fetchall() == [(6,)]
+    s = open_session(folder, cache=False)
+    assert s.con.execute("SELECT count(*) FROM step_windows WHERE step IS NOT NULL").fetchone() == (0,)
+    assert s.con.execute(q).fetchall() == [(6,)]
+    score = dp.score(s.con, dp.Run(folder, runs["flux", "plain"].truth))
+    right, error = TARGETS["plain"]
+    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    assert s.con.execute("SELECT stage, count(*) FROM stage_windows WHERE stage <> 'Other' GROUP BY 1 "
+                         "ORDER BY 1").fetchall() == [("DiT", 30), ("VAE", 5)]
+
+
 @pytest.mark.parametrize("name", dp.PIPELINES)
 def test_the_loop_is_found_as_repeated_forwards(name, sessions):
     """Without markers: one window per denoising step, the same kernels in each (confidence 1 or

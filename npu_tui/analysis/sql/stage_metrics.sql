@@ -1,4 +1,4 @@
--- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, slow_link, wait, synchronization, idle, unsplit), device idle (cause: inside the steps or between them), copies, memory growth across DiT forwards, reserved memory held idle and the peak against the device's capacity, the VAE's share and the forwards per step, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
+-- the numbers findings test, per rank (and stage): category shares, exposed comm share of the stage's time per step and what the exposed time is (cause: transit, slow_link, wait, synchronization, idle, unsplit), device idle (cause: inside the steps or between them), copies, memory growth across DiT forwards, reserved memory held idle and the peak against the device's capacity, the VAE's share and the forwards per pipeline call, spreads across ranks; basis_us is the time per step a fix acts on (from step_account_mean: warm-up outliers left out)
 WITH cfg AS (SELECT * FROM rules_stages),
 part_us AS (SELECT * FROM step_account_mean),
 rank_us AS (
@@ -29,14 +29,26 @@ main_cause AS (
     FROM grouped GROUP BY ALL
 ),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
+-- The DiT windows per pipeline call: a call's forwards follow each other closely, and the next
+-- call's come after its VAE and text encoders, a gap longer than a forward. So a profile without
+-- steps, or with one a denoising step, counts them per call too.
+dit_windows AS (
+    SELECT w.*, lag(w.stage) OVER r AS before, w.start_ns - lag(w.end_ns) OVER r AS gap_ns
+    FROM stage_windows w, cfg
+    WHERE w.stage <> cfg.rest_stage
+    WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
+),
 forwards AS (
-    SELECT w.rank, count(*) AS windows
-    FROM stage_windows w
-    ASOF JOIN step_windows s ON s.rank = w.rank AND w.start_ns >= s.start_ns
+    SELECT d.rank, count(*) AS windows,
+           count(*) FILTER (WHERE d.before IS DISTINCT FROM cfg.dit_stage OR d.gap_ns > m.typical_ns) AS calls
+    FROM dit_windows d
+    JOIN (SELECT w.rank, median(w.end_ns - w.start_ns) AS typical_ns FROM stage_windows w, cfg
+          WHERE w.stage = cfg.dit_stage GROUP BY w.rank) m USING (rank)
+    ASOF JOIN step_windows s ON s.rank = d.rank AND d.start_ns >= s.start_ns
     LEFT JOIN step_flags f ON f.rank = s.rank AND f.step IS NOT DISTINCT FROM s.step
     CROSS JOIN cfg
-    WHERE w.stage = cfg.dit_stage AND NOT coalesce(f.outlier, false)
-    GROUP BY w.rank
+    WHERE d.stage = cfg.dit_stage AND NOT coalesce(f.outlier, false)
+    GROUP BY d.rank
 )
 SELECT c.rank, c.stage, 'share' AS metric, c.category, NULL AS cause, c.share AS value,
        coalesce(p.us_per_step, c.time_us / greatest(r.steps, 1)) AS basis_us, NULL::INTEGER AS waited_for
@@ -64,7 +76,7 @@ UNION ALL
 SELECT s.rank, s.stage, 'vae_share', NULL, NULL, s.us / nullif(r.step_us, 0), s.us, NULL
 FROM stage_us s JOIN rank_us r USING (rank), cfg WHERE s.stage = cfg.vae_stage
 UNION ALL
-SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows / greatest(r.steps, 1), s.us, NULL
+SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows / greatest(f.calls, 1), s.us, NULL
 FROM forwards f JOIN rank_us r USING (rank) CROSS JOIN cfg
 LEFT JOIN stage_us s ON s.rank = f.rank AND s.stage = cfg.dit_stage
 UNION ALL

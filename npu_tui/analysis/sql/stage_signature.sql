@@ -27,22 +27,26 @@ modes AS (
     FROM leads GROUP BY ALL HAVING count(d1) > 0
 ),
 -- agreeing: all but one of the distances when two or more agree (the first or last cycle may differ
--- by a few kernels: a scheduler sets itself up on its first step)
+-- by a few kernels: a scheduler sets itself up on its first step); or, of several pipeline calls in
+-- one step (a profile without steps, or a step a denoising step), at least half, every other one
+-- longer: the gap from one call's loop to the next's
 support AS (
     SELECT l.rank, l.part, l.g, any_value(m.p1) AS p1, any_value(m.p2) AS p2, any_value(m.p3) AS p3,
            any_value(m.p4) AS p4,
            count(*) FILTER (WHERE l.d1 = m.p1) AS a1, count(*) FILTER (WHERE l.d2 = m.p2) AS a2,
            count(*) FILTER (WHERE l.d3 = m.p3) AS a3, count(*) FILTER (WHERE l.d4 = m.p4) AS a4,
+           count(*) FILTER (WHERE l.d1 < m.p1) AS s1, count(*) FILTER (WHERE l.d2 < m.p2) AS s2,
+           count(*) FILTER (WHERE l.d3 < m.p3) AS s3, count(*) FILTER (WHERE l.d4 < m.p4) AS s4,
            any_value(m.n1) AS n1, any_value(m.n2) AS n2, any_value(m.n3) AS n3, any_value(m.n4) AS n4
     FROM leads l JOIN modes m USING (rank, part, g)
     GROUP BY l.rank, l.part, l.g
 ),
 agreeing AS (
     SELECT s.*,
-           a1 = n1 OR (a1 >= 2 AND a1 >= cfg.period_support * n1 - 1) AS r1,
-           n2 > 0 AND (a2 = n2 OR (a2 >= 2 AND a2 >= cfg.period_support * n2 - 1)) AS r2,
-           n3 > 0 AND (a3 = n3 OR (a3 >= 2 AND a3 >= cfg.period_support * n3 - 1)) AS r3,
-           n4 > 0 AND (a4 = n4 OR (a4 >= 2 AND a4 >= cfg.period_support * n4 - 1)) AS r4
+           a1 = n1 OR (a1 >= 2 AND (a1 >= cfg.period_support * n1 - 1 OR (s1 = 0 AND 2 * a1 >= n1))) AS r1,
+           n2 > 0 AND (a2 = n2 OR (a2 >= 2 AND (a2 >= cfg.period_support * n2 - 1 OR (s2 = 0 AND 2 * a2 >= n2)))) AS r2,
+           n3 > 0 AND (a3 = n3 OR (a3 >= 2 AND (a3 >= cfg.period_support * n3 - 1 OR (s3 = 0 AND 2 * a3 >= n3)))) AS r3,
+           n4 > 0 AND (a4 = n4 OR (a4 >= 2 AND (a4 >= cfg.period_support * n4 - 1 OR (s4 = 0 AND 2 * a4 >= n4)))) AS r4
     FROM support s, cfg
 ),
 token_period AS MATERIALIZED (
@@ -156,11 +160,15 @@ loops AS MATERIALIZED (
     JOIN per_cycle fc ON fc.rank = f.rank AND fc.part = f.part AND fc.run = f.run AND fc.n = 0
     LEFT JOIN before_first b USING (rank, part, run)
 ),
+-- (a first cycle found before a run is none where it lies in the run before: the last forward of
+-- the pipeline call before, with its VAE and text encoders after it)
 loop_span AS MATERIALIZED (
-    SELECT l.*, least(l.c0 + l.cycles * l.p, e.last_ci + 1) - 1 AS c1,
-           lead(l.c0) OVER w AS next_c0, lead(l.f0) OVER w AS next_f0, e.last_ci
-    FROM loops l JOIN (SELECT rank, part, max(ci) AS last_ci FROM k GROUP BY ALL) e USING (rank, part)
-    WINDOW w AS (PARTITION BY l.rank, l.part ORDER BY l.c0)
+    SELECT *, lead(c0) OVER w AS next_c0, lead(f0) OVER w AS next_f0
+    FROM (SELECT * EXCLUDE (f0), CASE WHEN f0 > coalesce(lag(c1) OVER w, -1) THEN f0 END AS f0
+          FROM (SELECT l.*, least(l.c0 + l.cycles * l.p, e.last_ci + 1) - 1 AS c1, e.last_ci
+                FROM loops l JOIN (SELECT rank, part, max(ci) AS last_ci FROM k GROUP BY ALL) e USING (rank, part))
+          WINDOW w AS (PARTITION BY rank, part ORDER BY c0))
+    WINDOW w AS (PARTITION BY rank, part ORDER BY c0)
 ),
 cycle_ranges AS MATERIALIZED (
     SELECT rank, part, run, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
