@@ -36,6 +36,7 @@ ABOUT = {
     "wan": "Wan 2.1: video DiT with unbatched CFG (two forwards a step), causal Conv3d VAE, no GroupNorm",
     "cogvideox": "CogVideoX: video DiT with batched CFG, a 3D VAE that takes much of the call",
     "sd": "Stable Diffusion 1.x: a UNet denoiser with batched CFG, AutoencoderKL (markers only)",
+    "pixart": "PixArt-α: a DiT with batched CFG, two denoising steps (few: a forward's tail shows), AutoencoderKL",
 }
 
 
@@ -156,6 +157,25 @@ def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
             return pipe(prompt_embeds=t5(ids)[0], negative_prompt_embeds=t5(ids)[0], height=32, width=32,
                         num_frames=9, num_inference_steps=5, guidance_scale=6.0, output_type="np",
                         max_sequence_length=16)
+
+        return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [t5]}
+    if name == "pixart":  # not in PIPELINES: a test of its own
+        tr = d.PixArtTransformer2DModel(sample_size=8, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+                                        in_channels=4, out_channels=8, cross_attention_dim=16, caption_channels=32,
+                                        norm_type="ada_norm_single", use_additional_conditions=False, patch_size=2)
+        t5 = _t5()
+        vae = d.AutoencoderKL(in_channels=3, out_channels=3, down_block_types=["DownEncoderBlock2D"] * 2,
+                              up_block_types=["UpDecoderBlock2D"] * 2, block_out_channels=[32, 64],
+                              layers_per_block=1, latent_channels=4, norm_num_groups=32, sample_size=16)
+        pipe = d.PixArtAlphaPipeline(tokenizer=None, text_encoder=t5, vae=vae, transformer=tr,
+                                     scheduler=d.DDIMScheduler())
+        ids, mask = _ids(16), torch.ones(1, 16)
+
+        def step():
+            emb = t5(ids)[0]
+            return pipe(negative_prompt=None, prompt_embeds=emb, prompt_attention_mask=mask,
+                        negative_prompt_embeds=t5(ids)[0], negative_prompt_attention_mask=mask, height=16, width=16,
+                        num_inference_steps=2, guidance_scale=4.5, output_type="np", use_resolution_binning=False)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [t5]}
     if name == "sd":  # not in PIPELINES: its loop is a UNet's, found by its markers only

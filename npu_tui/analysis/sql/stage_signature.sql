@@ -178,14 +178,24 @@ cycle_ranges AS MATERIALIZED (
     SELECT rank, part, run, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
 ),
 -- a cycle's forward ends at its last kernel of the forward categories (proj_out): the guidance and
--- scheduler arithmetic after it is not the transformer's
-dit AS (
-    SELECT r.rank, r.part, a.start_ns, b.end_through AS end_ns
+-- scheduler arithmetic after it is not the transformer's. The last cycle of a run ends where the
+-- others do (their median place): what follows its forward there is the VAE's first convolutions.
+forward_ends AS (
+    SELECT r.rank, r.part, r.a, e.heavy_through - r.a AS off,
+           r.b = max(r.b) OVER (PARTITION BY r.rank, r.part, r.run) AND count(*) OVER (PARTITION BY r.rank, r.part, r.run) > 1
+               AS last,
+           r.run
     FROM cycle_ranges r
     JOIN k e ON e.rank = r.rank AND e.part = r.part AND e.ci = r.b
-    JOIN k a ON a.rank = r.rank AND a.part = r.part AND a.ci = r.a
-    JOIN k b ON b.rank = r.rank AND b.part = r.part AND b.ci = e.heavy_through
     WHERE e.heavy_through >= r.a
+),
+dit AS (
+    SELECT f.rank, f.part, a.start_ns, b.end_through AS end_ns
+    FROM (SELECT *, CASE WHEN last THEN least(off, quantile_disc(off, 0.5) FILTER (WHERE NOT last)
+                                                      OVER (PARTITION BY rank, part, run)) ELSE off END AS end_off
+          FROM forward_ends) f
+    JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
+    JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.a + f.end_off
 ),
 -- after the loop, until the next loop or the step's end: from its first VAE-signature kernel to its last
 sig_kernels AS (SELECT rank, part, ci, sig_through FROM k WHERE sig),
