@@ -9,7 +9,8 @@
 -- own (block_min_kernels kernels that occur twice in it). The loop is where the most kernels
 -- repeat, and of the periods repeating there the longest: a forward holds its blocks. What
 -- runs before the first cycle is the text encoder and set-up (Other); after the last cycle, from
--- the first to the last VAE-signature kernel, the VAE when it holds vae_min_kernels of them.
+-- the first to the last VAE-signature kernel, the VAE when it holds vae_min_kernels of them (and
+-- so before the first cycle: a decode run after the step before ended).
 -- Without such a loop a step has no windows: a repeated block alone (a ResNet's, an LLM layer's)
 -- is no evidence of a diffusion pipeline.
 WITH cfg AS (SELECT * FROM rules_stages),
@@ -220,6 +221,17 @@ vae AS (
     CROSS JOIN cfg
     WHERE v.v1 >= v.v0 AND v.through1 - v.through0 + 1 >= cfg.vae_min_kernels
 ),
+-- before a step's first loop, a decode of the call before's latents (run after its step ended):
+-- from the step's first VAE-signature kernel to its last before the loop, when it holds
+-- vae_min_kernels of them (the text encoders before a loop hold none)
+vae_before AS (
+    SELECT s.rank, s.part, min(s.ci) AS v0, max(s.ci) AS v1
+    FROM (SELECT rank, part, min(coalesce(f0, c0)) AS loop_ci FROM loop_span GROUP BY ALL) l
+    JOIN sig_kernels s ON s.rank = l.rank AND s.part = l.part AND s.ci < l.loop_ci
+    CROSS JOIN cfg
+    GROUP BY s.rank, s.part, cfg.vae_min_kernels
+    HAVING count(*) >= cfg.vae_min_kernels
+),
 -- confidence: the share of the loop's kernels (its first cycle aside) that are the same kernel as
 -- the one a cycle later: 1.0 when every forward repeats the one before exactly
 confidence AS (
@@ -233,6 +245,12 @@ windows AS (
     SELECT rank, part, cfg.dit_stage AS stage, start_ns, end_ns FROM dit, cfg
     UNION ALL
     SELECT rank, part, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
+    UNION ALL
+    SELECT v.rank, v.part, cfg.vae_stage, a.start_ns, b.end_through
+    FROM vae_before v
+    JOIN k a ON a.rank = v.rank AND a.part = v.part AND a.ci = v.v0
+    JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
+    CROSS JOIN cfg
 )
 SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns, least(c.confidence, 1.0) AS confidence
 FROM windows w JOIN confidence c USING (rank, part)
