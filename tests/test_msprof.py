@@ -484,6 +484,26 @@ def test_an_earlier_export_of_the_same_collection_is_not_loaded_again(real, tmp_
     assert failed(health(p)) == [] and {i.severity for i in health(p)} == {"info"}
 
 
+def test_an_older_layouts_export_run_again_loads_once(real, tmp_path):
+    """msprof 6.3 and later name each device file for its export too ({kind}_{device}_{model}_{iter}
+    _{YYYYmmddHHMMSS}): an export run again, its JSON written otherwise, loaded twice, every task
+    counted twice. Per iteration, the latest export loads; the earlier is said."""
+    import json
+
+    shutil.copytree(real / SAMPLE, tmp_path / "job")
+    for f in sorted((tmp_path / "job").glob("PROF_*/device_*/timeline/*.json")):
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        f.with_name(f"{f.stem}_20250101120000.json").write_text(json.dumps(doc), encoding="utf-8")
+        f.with_name(f"{f.stem}_20250102120000.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        f.unlink()
+    q = "SELECT rank, step, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
+    p = load_profile(tmp_path / "job")
+    assert p.con.execute(q).fetchall() == load_profile(real / SAMPLE).con.execute(q).fetchall()
+    said = p.con.execute("SELECT DISTINCT parse_filename(file) FROM load_log WHERE starts_with(note, "
+                         "'an earlier export') ORDER BY 1").fetchall()
+    assert said and all(name.endswith("_20250101120000.json") for (name,) in said)
+
+
 def test_the_mstx_markers_summary_is_no_timeline(real, tmp_path):
     """msprof_tx_{time}.csv, the mstx markers' summary msprof writes beside its timeline, was taken
     for an msprof_*.json timeline by its name, and said damaged: the run incomplete, exit 2."""

@@ -18,7 +18,7 @@ from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from ..text import literal
 from .errors import ProfileError
@@ -368,20 +368,27 @@ def _newest_export(files: List[Path], module: ModuleType) -> List[Path]:
     second or two: the latest export's are its slice 0 and those written after it."""
     pattern = getattr(module, "EXPORT_NAME", None)
     exports = {f: m for f in files if pattern is not None and (m := pattern.match(f.name))}
-    if len(exports) < 2:
-        return files
-    newest = max(exports, key=lambda f: int(exports[f]["time"]))
-    if exports[newest]["slice"] is None:
-        kept = {newest}
-    else:  # the latest export's slices: from the latest slice 0 on (an earlier export's are older)
-        first = max((int(m["time"]) for m in exports.values() if m["slice"] == "0"),
-                    default=int(exports[newest]["time"]))
-        kept = {f for f, m in exports.items() if m["slice"] is not None and int(m["time"]) >= first}
-    for f in exports:
-        if f not in kept:
-            _say(f, f"{EARLIER_EXPORT} ({newest.name} beside it, exported later): not loaded, or its rows "
-                    "would count twice")
-    return [f for f in files if f not in exports or f in kept]
+    # each file's own: of a kind (the timeline's splits) and a device, model and iteration (part)
+    groups: Dict[Tuple[Optional[str], ...], Dict[Path, re.Match]] = {}
+    for f, m in exports.items():
+        groups.setdefault((m.groupdict().get("kind"), m["part"]), {})[f] = m
+    left: Set[Path] = set()
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        newest = max(group, key=lambda f: int(group[f]["time"]))
+        if group[newest]["slice"] is None:
+            kept = {newest}
+        else:  # the latest export's slices: from the latest slice 0 on (an earlier export's are older)
+            first = max((int(m["time"]) for m in group.values() if m["slice"] == "0"),
+                        default=int(group[newest]["time"]))
+            kept = {f for f, m in group.items() if m["slice"] is not None and int(m["time"]) >= first}
+        for f in group:
+            if f not in kept:
+                left.add(f)
+                _say(f, f"{EARLIER_EXPORT} ({newest.name} beside it, exported later): not loaded, or its rows "
+                        "would count twice")
+    return [f for f in files if f not in left]
 
 
 def _one_each(files: List[Path], module: ModuleType) -> List[Path]:

@@ -340,7 +340,7 @@ FROM span WHERE hi - lo + 1 > len(have)
 ORDER BY rank, model
 """
 ITERATION_FILES = ("^(?:" + "|".join(re.escape(p) for p in (MERGED_PREFIX, *SPLIT_PREFIXES))
-                   + r")\d+_(\d+)_(\d+)\.json$")
+                   + r")\d+_(\d+)_(\d+)(?:_\d{8,})?\.json$")  # (msprof 6.3 and later add the export's time)
 MISSING_ITERATION_FIX = "copy the device's timeline folder again, with every iteration's files"
 # The world sizes the ranks' files state (Kineto's distributedInfo), with the ranks that state each.
 WORLD_SIZES = """

@@ -30,8 +30,9 @@ from .op_summary import device_from_folder
 KIND = "msprof_timeline"
 FILE_NAMES = ()
 MERGED_PREFIX = "msprof_"  # msprof_{time}.json, msprof_slice_N_{time}.json; older, msprof_{device}_{model}_{iter}.json
-# As op_summary's EXPORT_NAME (the older layout's msprof_{device}_{model}_{iter}.json are no export's).
-EXPORT_NAME = re.compile(r"^msprof_(?:slice_(?P<slice>\d+)_)?(?P<time>\d+)\.json$")
+# As op_summary's EXPORT_NAME, of the merged timeline and of its splits (kind).
+EXPORT_NAME = re.compile(r"^(?P<kind>msprof|task_time|hccl|step_trace)_(?:(?P<part>\d+(?:_\d+){0,2})_)?"
+                         r"(?:slice_(?P<slice>\d+)_)?(?P<time>\d{8,})\.json$")
 STAGE = "stg_msprof"
 # The per-process files repeat what the merged file of the same device, model and iteration
 # holds (task_time_0_2_5.json: msprof_0_2_5.json); without that file beside them, they are the

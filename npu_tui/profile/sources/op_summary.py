@@ -17,9 +17,11 @@ KIND = "op_summary"
 FILE_NAMES = ()
 # So an empty or broken op_summary is reported rather than passed over.
 NAME_PREFIXES = ("op_summary_",)
-# msprof's newer layout names one export's file by when it was written, sliced or not: another
-# export of the same collection beside it is that collection again (discover._newest_export).
-EXPORT_NAME = re.compile(r"^op_summary_(?:slice_(?P<slice>\d+)_)?(?P<time>\d+)\.csv$")
+# msprof names one export's file by when it was written (YYYYmmddHHMMSS), sliced or not, and
+# since 6.3 the older layout's device files too, after their device, model and iteration (part):
+# another export of the same collection beside it is that collection again (discover._newest_export).
+# (The older layout's op_summary_{device}_{model}_{iter}.csv, without a time, are no export's.)
+EXPORT_NAME = re.compile(r"^op_summary_(?:(?P<part>\d+(?:_\d+){0,2})_)?(?:slice_(?P<slice>\d+)_)?(?P<time>\d{8,})\.csv$")
 STAGE = "stg_op_summary"
 REQUIRED = {"Op Name", "Task Duration(us)"}
 # The start in µs, or in ns in older exports (CANN 5.x: "Task Start Time", without a unit).
