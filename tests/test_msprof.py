@@ -504,6 +504,36 @@ def test_an_older_layouts_export_run_again_loads_once(real, tmp_path):
     assert said and all(name.endswith("_20250101120000.json") for (name,) in said)
 
 
+def test_a_sliced_timelines_kernels_take_their_steps_from_every_slice(real, tmp_path):
+    """A long timeline msprof writes in slices (msprof_slice_N_{time}.json), its events in time
+    order: a kernel's step was looked up in its own slice's Iteration ranges only, and most of a
+    later slice's kernels had none (step 6: 21 kernels of 140)."""
+    from decimal import Decimal
+
+    (dev,) = [d for d in device_dirs(real) if d.name == "device_0"]
+    files = sorted((dev / "timeline").glob("msprof_*.json"))
+    docs = [json.loads(f.read_text(encoding="utf-8"), parse_float=Decimal) for f in files]
+    meta = [e for e in docs[0] if e.get("ph") == "M"]
+    timed = sorted((e for d in docs for e in d if e.get("ph") != "M"), key=lambda e: e.get("ts", 0))
+
+    def job(name: str, parts) -> Path:
+        prof = tmp_path / name / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
+        out = prof / "mindstudio_profiler_output"
+        out.mkdir(parents=True)
+        (prof / "device_0").mkdir()
+        (prof / "device_0" / "info.json.0").write_text(json.dumps({"rank_id": 0, "devices": "0"}))
+        for i, part in enumerate(parts):
+            named = f"msprof_slice_{i}_20250101120000.json" if len(parts) > 1 else "msprof_20250101120000.json"
+            (out / named).write_text(json.dumps(meta + part, default=str), encoding="utf-8")
+        return prof
+
+    half = len(timed) // 2
+    q = "SELECT step, count(*), sum(dur_ns) FROM kernels GROUP BY step ORDER BY step"
+    whole = load_profile(job("whole", [timed])).con.execute(q).fetchall()
+    assert len(whole) == len(files) and None not in {st for st, *_ in whole}
+    assert load_profile(job("sliced", [timed[:half], timed[half:]])).con.execute(q).fetchall() == whole
+
+
 def test_the_mstx_markers_summary_is_no_timeline(real, tmp_path):
     """msprof_tx_{time}.csv, the mstx markers' summary msprof writes beside its timeline, was taken
     for an msprof_*.json timeline by its name, and said damaged: the run incomplete, exit 2."""

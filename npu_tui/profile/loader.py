@@ -20,7 +20,7 @@ from .cache import Store, cache_key, discard, loaded_base, open_cached, start_st
 from .discover import MINDSPORE_SUFFIX, Discovery, RankSource, discover, more_traces, traces_ended
 from .errors import LOADER_FAULT, LoadCancelled, MalformedTrace, ProfileError, SourceError, one_line
 from .schema import CANONICAL_TABLES, connect, scratch_dir
-from .sources import cluster_modules, communication_matrix, kernel_details, source_modules, trace_view
+from .sources import cluster_modules, communication_matrix, kernel_details, msprof_timeline, source_modules, trace_view
 from .sources.base import LoadResult, RankContext
 
 # progress(done, total, label): called before each file and once at the end, from loader threads.
@@ -419,20 +419,25 @@ def _run_rank(cur, job: _RankJob, progress: _Progress, stop: Callable[[], bool],
 
 
 def _give_steps(cur, ctx: RankContext) -> None:
-    """Kernels that kernel_details.csv gave without steps take them from the rank's trace, once
-    both are in (the trace may have loaded beside, in a transaction that does not see the
-    kernels); said on the kernel file, as by design. Failing, they stay without: health says so."""
-    if not ctx.stepless_kernels or trace_view.KIND not in ctx.loaded:
+    """Steps that only the rank's files together give, once all are in: kernels that
+    kernel_details.csv gave without steps take them from the rank's trace (which may have loaded
+    beside, in a transaction that does not see the kernels), said on the kernel file as by design;
+    msprof's tasks, from every timeline file's Iteration ranges (a sliced timeline's). Failing,
+    they stay without: health says so."""
+    from_trace = ctx.stepless_kernels and trace_view.KIND in ctx.loaded
+    if not from_trace and not ctx.iterations:
         return
-    ctx.stepless_kernels = False
+    ctx.stepless_kernels, iterations, ctx.iterations = False, ctx.iterations, []
     try:
         cur.execute("BEGIN TRANSACTION")
         t0 = time.perf_counter()
-        given, total = trace_view.give_steps(cur, ctx.rank)
+        given, total = trace_view.give_steps(cur, ctx.rank) if from_trace else (0, 0)
         if given:
             path = next(p for p in ctx.files[kernel_details.KIND] if p.name in ctx.gave)
             _log(cur, ctx.rank, path, kernel_details.KIND, 0, 0, time.perf_counter() - t0,
                  f"{trace_view.STEPS_FROM_TRACE} ({given:,} kernels of {total:,})")
+        if iterations:
+            msprof_timeline.give_steps(cur, ctx.rank, iterations)
         cur.execute("COMMIT")
     except duckdb.Error as e:
         _rollback(cur)

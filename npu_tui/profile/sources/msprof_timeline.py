@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import duckdb
 
@@ -153,6 +153,26 @@ RICHER = {"trace_view", "sqlite_export", "kineto"}
 TEMP_TABLES = ("msp_event", "msp_step")
 
 
+# The rank's tasks a file's own Iteration ranges left without a step (a sliced timeline holds
+# them in one slice, its kernels in all), numbered by every file's ranges.
+GIVE_STEPS = """
+UPDATE kernels SET step = (SELECT max(s.step) FROM msp_steps s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
+WHERE rank = $rank AND step IS NULL AND source IN ('msprof_timeline', 'op_summary')
+  AND EXISTS (SELECT 1 FROM msp_steps s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
+"""
+
+
+def give_steps(con: duckdb.DuckDBPyConnection, rank: int, iterations: List[Tuple[int, int, int]]) -> int:
+    """Number the rank's msprof tasks left without a step by ``iterations`` (every timeline file's
+    ranges); returns how many got one."""
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE msp_steps (step INTEGER, lo BIGINT, hi BIGINT)")
+        con.executemany("INSERT INTO msp_steps VALUES (?, ?, ?)", iterations)
+        return con.execute(GIVE_STEPS, {"rank": rank}).fetchone()[0]
+    finally:
+        con.execute("DROP TABLE IF EXISTS msp_steps")
+
+
 def sniff(head: bytes) -> bool:
     return (bool(_ARRAY.match(head)) and bool(_MSPROF_PROCESS.search(head))
             and not _TORCH_HOST.search(head))
@@ -230,6 +250,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
                 rows += con.execute(sql, params).fetchone()[0]
         lacked = lacked and (f"op_summary holds no task of {rank_list(lacked, 'iteration')}: "
                              f"{'its' if len(lacked) == 1 else 'their'} kernels loaded from here")
+        ctx.iterations += con.execute("SELECT step, lo, hi FROM msp_step WHERE step IS NOT NULL").fetchall()
         note = "; ".join(filter(None, [staged.note, rows and in_place, lacked]))
         return LoadResult(rows=rows, skipped=staged.lost + staged.untimed, note=note)
     finally:
