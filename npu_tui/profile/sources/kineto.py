@@ -134,7 +134,10 @@ FROM launch_op l LEFT JOIN spelt s ON s.dims IS NOT DISTINCT FROM l.dims AND s.t
 
 STEPS = """
 CREATE OR REPLACE TEMP TABLE kn_step AS
-SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi
+SELECT profiler_step(name) AS step, ts_ns AS lo, ts_ns + dur_ns AS hi,
+       -- the process that took the trace records its steps on the host (a GPU's copies of them are
+       -- gpu_user_annotation, under the device's pid)
+       CASE WHEN lcat IN ('user_annotation', 'cpu_op') THEN CAST(pid AS VARCHAR) END AS host_pid
 FROM kn_event WHERE ph = 'X' AND dur_ns IS NOT NULL AND profiler_step(name) IS NOT NULL;
 """ + STEP_FROM.format(steps="kn_step")
 
@@ -350,11 +353,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         con.execute(ALLOCS if memory else ALLOCS + " LIMIT 0")
         con.execute(LAUNCH_OPS)
         con.execute(STEPS)
-        # the process that took the trace records its steps on the host (a GPU's copies of them are
-        # gpu_user_annotation, under the device's pid): those of several are traces merged
-        pids = con.execute("SELECT list(DISTINCT CAST(pid AS VARCHAR) ORDER BY pid) FROM kn_event "
-                           "WHERE ph = 'X' AND profiler_step(name) IS NOT NULL "
-                           "AND lcat IN ('user_annotation', 'cpu_op')").fetchone()[0] or []
+        # the steps of several processes' hosts: traces merged
+        pids = con.execute("SELECT list(DISTINCT host_pid ORDER BY host_pid) FILTER (WHERE host_pid IS NOT NULL) "
+                           "FROM kn_step").fetchone()[0] or []
         steps = [step for (step,) in con.execute("SELECT DISTINCT step FROM kn_step ORDER BY step").fetchall()]
         again = sorted({ctx.trace_steps[st].name for st in steps if st in ctx.trace_steps})
         if again:
