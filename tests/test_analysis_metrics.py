@@ -197,3 +197,38 @@ def test_stage_override_replaces_detection():
     # Conv, Add, allReduce start inside [700, 1000); the rest falls outside every window.
     assert got == [("Other", "override", 0.0, 700.0, 2), ("VAE", "override", 700.0, 1150.0, 3),
                    ("Other", "override", 1150.0, 1300.0, 2)]
+
+
+def test_forwards_are_counted_per_step_where_each_step_is_a_call(tmp_path):
+    """Two ProfilerSteps, each a call of six marked DiT forwards after a short text encoder and no
+    VAE in the profile: the forwards of both steps read as one call's (12, step_cache fired)."""
+    import json
+
+    from npu_tui.session import open_session
+
+    events, t = [], 0
+
+    def kernel(name, ts, dur):
+        corr = len(events)
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts,
+                       "dur": 1, "args": {"correlation": corr}})
+        events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts + 2, "dur": dur,
+                       "args": {"correlation": corr, "device": 0, "stream": 7}})
+
+    for step in (1, 2):
+        start = t
+        kernel("t5_gemm_encoder", t + 5, 20_000)
+        t += 20_010
+        for _ in range(6):
+            events.append({"ph": "X", "cat": "user_annotation", "name": "npu_tui:stage:DiT", "pid": 1, "tid": 1,
+                           "ts": t, "dur": 100_000})
+            for b in range(4):
+                kernel(f"dit_block_gemm_{b}", t + 5 + b * 25_000, 24_000)
+            t += 100_010
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                       "ts": start, "dur": t - start + 5})
+        t += 50
+    (tmp_path / "trace.json").write_text(json.dumps({"traceEvents": events}))
+    s = open_session(tmp_path / "trace.json", cache=False)
+    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    assert "step_cache" not in {f["rule"] for f in s.findings}

@@ -29,23 +29,26 @@ main_cause AS (
     FROM grouped GROUP BY ALL
 ),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
--- The DiT windows per pipeline call: a call's forwards follow each other closely, and the next
--- call's come after its VAE and text encoders, a gap longer than a forward. So a profile without
--- steps, or with one a denoising step, counts them per call too.
+-- The DiT windows per pipeline call: a call's forwards follow each other closely; the next call's
+-- come in the next step, or after its VAE and text encoders, a gap longer than a forward. So a
+-- profile without steps counts them per call too.
 dit_windows AS (
-    SELECT w.*, lag(w.stage) OVER r AS before, w.start_ns - lag(w.end_ns) OVER r AS gap_ns
-    FROM stage_windows w, cfg
+    SELECT w.rank, w.stage, w.start_ns, s.step, lag(w.stage) OVER r AS before, lag(s.step) OVER r AS step_before,
+           w.start_ns - lag(w.end_ns) OVER r AS gap_ns
+    FROM stage_windows w
+    ASOF LEFT JOIN step_windows s ON s.rank = w.rank AND w.start_ns >= s.start_ns
+    CROSS JOIN cfg
     WHERE w.stage <> cfg.rest_stage
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
 ),
 forwards AS (
     SELECT d.rank, count(*) AS windows,
-           count(*) FILTER (WHERE d.before IS DISTINCT FROM cfg.dit_stage OR d.gap_ns > m.typical_ns) AS calls
+           count(*) FILTER (WHERE d.before IS DISTINCT FROM cfg.dit_stage OR d.step IS DISTINCT FROM d.step_before
+                                  OR d.gap_ns > m.typical_ns) AS calls
     FROM dit_windows d
     JOIN (SELECT w.rank, median(w.end_ns - w.start_ns) AS typical_ns FROM stage_windows w, cfg
           WHERE w.stage = cfg.dit_stage GROUP BY w.rank) m USING (rank)
-    ASOF JOIN step_windows s ON s.rank = d.rank AND d.start_ns >= s.start_ns
-    LEFT JOIN step_flags f ON f.rank = s.rank AND f.step IS NOT DISTINCT FROM s.step
+    LEFT JOIN step_flags f ON f.rank = d.rank AND f.step IS NOT DISTINCT FROM d.step
     CROSS JOIN cfg
     WHERE d.stage = cfg.dit_stage AND NOT coalesce(f.outlier, false)
     GROUP BY d.rank
