@@ -231,8 +231,9 @@ def test_steps_come_from_the_iteration_ranges(real, sample):
         assert lo <= per_step[e["args"]["Iteration ID"]] < hi
 
 
-@pytest.mark.parametrize("iterations", [None, 5], ids=["every-iteration", "five-of-ten"])
-def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, tmp_path, sample, iterations):
+@pytest.mark.parametrize("iterations,comm", [(None, None), (5, None), (None, "COMMUNICATION")],
+                         ids=["every-iteration", "five-of-ten", "comm-ops-too"])
+def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, tmp_path, sample, iterations, comm):
     """op_summary_{device}_{model}_{iter}.csv beside the timelines (the summary folder copied too)
     gives the kernels in their place, without a step: every kernel lost its step and the report
     went over "the whole profile (no steps marked)", the timeline's Iteration ranges loaded.
@@ -252,6 +253,10 @@ def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, 
                         and not re.fullmatch(r"[A-Z][A-Z0-9_]*", e["name"]):
                     rows.append([model, "1", "2", e["name"], "x", e["args"]["Task Type"],
                                  str(int(round(e["ts"] * 1000))), str(e["dur"]), "0", "1"])
+                elif comm and not e.get("cat") and e["pname"] in ("HCCL", "Communication") \
+                        and not (e["tname"] or "").startswith("Plane"):
+                    rows.append([model, "1", "2", e["name"], "x", comm, str(int(round(e["ts"] * 1000))),
+                                 str(e["dur"]), "0", "1"])
             (dev / "summary").mkdir(exist_ok=True)
             with open(dev / "summary" / f"op_summary_{device}_{model}_{it}.csv", "w", newline="") as out:
                 csv.writer(out).writerows(rows)
@@ -259,6 +264,11 @@ def test_op_summarys_tasks_take_their_steps_from_the_timelines_iterations(real, 
     q = "SELECT rank, step, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
     assert p.con.execute(q).fetchall() == sample.con.execute(q).fetchall()
     sources = "SELECT DISTINCT source FROM kernels WHERE {} ORDER BY 1"
+    if comm:  # op_summary's own comm ops, typed otherwise: not the timeline's again
+        q = "SELECT rank, step, start_ns, dur_ns FROM kernels ORDER BY ALL"
+        assert p.con.execute(q).fetchall() == sample.con.execute(q).fetchall()
+        assert p.con.execute("SELECT DISTINCT source FROM kernels").fetchall() == [("op_summary",)]
+        return
     assert p.con.execute(sources.format("core = 'HCCL'")).fetchall() == [("msprof_timeline",)]
     if iterations is None:
         assert p.con.execute(sources.format("core <> 'HCCL'")).fetchall() == [("op_summary",)]
@@ -493,8 +503,10 @@ def test_an_older_layouts_export_run_again_loads_once(real, tmp_path):
     shutil.copytree(real / SAMPLE, tmp_path / "job")
     for f in sorted((tmp_path / "job").glob("PROF_*/device_*/timeline/*.json")):
         doc = json.loads(f.read_text(encoding="utf-8"))
+        # (an export's files are written a second or two apart: its splits after its merged files)
+        later = "20250102120000" if f.name.startswith("msprof_") else "20250102120001"
         f.with_name(f"{f.stem}_20250101120000.json").write_text(json.dumps(doc), encoding="utf-8")
-        f.with_name(f"{f.stem}_20250102120000.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        f.with_name(f"{f.stem}_{later}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
         f.unlink()
     q = "SELECT rank, step, name, start_ns, dur_ns FROM kernels ORDER BY ALL"
     p = load_profile(tmp_path / "job")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import duckdb
 
@@ -41,13 +41,23 @@ SPLIT_PREFIXES = ("task_time_", "hccl_", "step_trace_")
 # By their names too: one that cannot be read (or is empty) is said, not passed over. (The
 # timeline's JSON alone: the summary folder's CSVs share the split prefixes, and msprof_tx_*.csv,
 # the mstx markers' summary, the merged one.)
-NAME_PATTERN = re.compile(r"^(?:msprof_.*|(?:task_time|hccl|step_trace)_\d+_\d+_\d+)\.json$")
+NAME_PATTERN = re.compile(r"^(?:msprof_.*|(?:task_time|hccl|step_trace)_\d+_\d+_\d+(?:_\d{8,})?)\.json$")
 SPLIT_NOTE = "a split of {merged} beside it, which is loaded: not loaded too"
 # A merged file that lost events (cut, or damaged), beside its iteration's splits: they hold that
 # iteration whole but for its overlap lanes and host events, so they load in its place, not beside
 # what it kept.
 FOR_SPLITS = "not loaded for its splits beside it"
 ITERATION = re.compile(r"_\d+_\d+_\d+\.json$")
+# The device, model and iteration a file of the older layout is of, its export's time aside.
+OF_ITERATION = re.compile(r"^(?:msprof|task_time|hccl|step_trace)_(\d+_\d+_\d+)(?:_\d{8,})?\.json$")
+
+
+def _sibling(path: Path, prefix: str, names: List[str]) -> Optional[str]:
+    """The file of ``prefix``'s kind of the same iteration as ``path``, among ``names``: by name,
+    the export's time aside (msprof 6.3 and later write an export's files a second or two apart)."""
+    m = OF_ITERATION.match(path.name)
+    return next((n for n in sorted(names) if n.startswith(prefix) and m
+                 and (o := OF_ITERATION.match(n)) is not None and o[1] == m[1]), None)
 
 _ARRAY = re.compile(rb"^\s*\[\s*\{")
 # msprof's processes, as their process_name metadata names them ({"args": {"name": ...}}): a name
@@ -117,7 +127,7 @@ WHERE {beside}
 BESIDE = """
 EXISTS (SELECT 1 FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary' AND o.step IS NOT NULL)
 AND ((core = 'HCCL' AND NOT EXISTS (SELECT 1 FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary'
-                                                          AND o.core = 'HCCL'))
+                                                          AND o.core IN ('HCCL', 'COMMUNICATION')))
      OR step NOT IN (SELECT o.step FROM kernels o WHERE o.rank = $rank AND o.source = 'op_summary'
                                                     AND o.step IS NOT NULL))
 """
@@ -196,8 +206,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
                           "(op_summary's Device_id), and its rows do not say their device; left out")
     prefix = next((p for p in SPLIT_PREFIXES if path.name.startswith(p)), None)
     suffix = path.name[len(prefix):] if prefix else ""
-    merged = prefix and MERGED_PREFIX + suffix
     names = [p.name for p in ctx.files.get(KIND, [])]
+    merged = prefix and (_sibling(path, MERGED_PREFIX, names) or MERGED_PREFIX + suffix)
     merging = any(n.startswith(MERGED_PREFIX) for n in names)
     # Per iteration (_device_model_iteration), only its own merged file covers a split; named
     # otherwise, any merged file beside it does, as its iteration cannot be told.
@@ -227,7 +237,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
     try:
         con.execute(EVENTS)
         con.execute(STEPS)
-        steps = prefix and path.with_name("step_trace_" + suffix)
+        steps = prefix and path.with_name(_sibling(path, "step_trace_", names) or "step_trace_" + suffix)
         if steps and steps != path and steps.is_file() and not con.execute(STEP_COUNT).fetchone()[0]:
             try:
                 stage_trace(con, steps, "stg_msprof_steps")
