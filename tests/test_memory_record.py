@@ -190,3 +190,26 @@ def test_a_second_devices_memory_in_a_ranks_file_is_left_out_and_said(real, tmp_
     (item,) = [i for i in health(s.profile) if "NPU:1" in i.what]
     assert (item.severity, item.rank) == ("warning", 0)
     assert f"memory of NPU:1 ({len(other):,} records)" in item.what and "figures are NPU:0's" in item.what
+
+
+def test_records_that_name_no_device_are_the_ranks_own(real, tmp_path):
+    """Rows whose Device Type is empty beside rows naming NPU:0 were "another device" (said as
+    the memory "of  (3 records)") and left out of the series."""
+    import shutil
+
+    from npu_tui.profile.health import health
+    from npu_tui.session import open_session
+
+    folder = shutil.copytree(real / "msinsight-pt-2rank-levels" / "text" / "level1", tmp_path / "level1")
+    path = folder / "rank0_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    with open(path, newline="") as f:
+        header, *rows = list(csv.reader(f))
+    device = header.index("Device Type")
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([header, *[r[:device] + [""] + r[device + 1:] if i % 2 else r
+                                          for i, r in enumerate(rows)]])
+    q = "SELECT rank, peak_allocated_mb, peak_reserved_mb FROM memory_peaks WHERE stage IS NULL ORDER BY rank"
+    s = open_session(folder, cache=False)
+    assert s.con.execute(q).fetchall() == open_session(real / "msinsight-pt-2rank-levels" / "text" / "level1",
+                                                       cache=False).con.execute(q).fetchall()
+    assert not [i for i in health(s.profile) if "memory of" in i.what]

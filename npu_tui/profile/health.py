@@ -319,7 +319,8 @@ STEPLESS_FIX = ("export it again from the profiler's raw data (with a schedule, 
 # A rank whose memory records name several devices (a process that used another device too):
 # its memory figures are one device's (memory_devices()), the others' records left out.
 OTHER_DEVICES = """
-SELECT d.rank, (SELECT min(l.file) FROM load_log l WHERE l.rank = d.rank AND l.kind = 'memory_record' AND l.rows > 0),
+SELECT d.rank, (SELECT min(l.file) FROM load_log l WHERE l.rank = d.rank AND l.rows > 0
+                AND l.kind IN ('memory_record', 'kineto', 'sqlite_export')),
        d.device, d.others, d.other_records
 FROM memory_devices() d WHERE len(d.others) > 0 ORDER BY d.rank
 """
@@ -508,9 +509,10 @@ def health(profile) -> List[HealthItem]:
     for rank, file, device, others, records in profile.con.execute(OTHER_DEVICES).fetchall():
         names = " and ".join(others)
         items.append(HealthItem("warning", rank, profile.named(file) if file else "",
-                                f"{PurePath(file).name if file else 'its memory records'} also records the memory "
-                                f"of {names} ({records:,} records), beside its own device's ({device}): the rank's "
-                                f"memory figures are {device}'s, {names}'s left out", OTHER_DEVICES_FIX, 0))
+                                f"{PurePath(file).name if file else 'the memory records'} also record"
+                                f"{'s' if file else ''} the memory of {names} ({records:,} records), beside its own "
+                                f"device's ({device}): the rank's memory figures are {device}'s, {names}'s left out",
+                                OTHER_DEVICES_FIX, 0))
     if profile.stopped:  # the background load was stopped: its files are not in, and wait
         items += [HealthItem("warning", job.ctx.rank, path_text(path), STOPPED.format(name=path_text(path.name)),
                              STOPPED_FIX, 0) for job in profile.pending for _, path in job.files]

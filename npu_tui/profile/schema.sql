@@ -294,8 +294,8 @@ CREATE TABLE IF NOT EXISTS cluster_comm_matrix (
 -- process's APP; else, a CPU-only Kineto trace, the CPU allocator's) and one device ('' where
 -- the records name none): a process that used another device too recorded its memory in the same
 -- file, and two devices' samples are no one series or peak. Its own device (ranks.device_id)
--- where the records name it, else the one most records name; ``others`` and ``other_records``:
--- the devices and records left out.
+-- where the records name it, else the one most records name (of as many, the first to record); a
+-- record naming no device is its own's. ``others`` and ``other_records``: the devices and records left out.
 CREATE OR REPLACE MACRO memory_devices() AS TABLE
 WITH best AS (
     SELECT rank, arg_min(component, CASE WHEN component IN ('PTA+GE', 'MindSpore+GE') THEN 0
@@ -304,16 +304,19 @@ WITH best AS (
     FROM memory_record WHERE component IN ('PTA+GE', 'PTA', 'MindSpore+GE', 'MindSpore', 'APP', 'CPU') GROUP BY rank
 ),
 counted AS (
-    SELECT m.rank, m.component, coalesce(m.device, '') AS device, count(*) AS n
+    SELECT m.rank, m.component, m.device, count(*) AS n, min(m.ts_ns) AS first_ns
     FROM memory_record m JOIN best b USING (rank, component) GROUP BY ALL
 ),
 own AS (
-    SELECT c.rank, c.component,
-           arg_max(c.device, CASE WHEN regexp_extract(c.device, '(\d+)$', 1) = CAST(r.device_id AS VARCHAR)
-                                  THEN 1e15 ELSE 0 END + c.n) AS device
-    FROM counted c LEFT JOIN ranks r USING (rank) GROUP BY ALL
+    SELECT b.rank, b.component,
+           coalesce(first(c.device ORDER BY regexp_extract(c.device, '(\d+)$', 1) = CAST(r.device_id AS VARCHAR) DESC
+                                            NULLS LAST, c.n DESC, c.first_ns, c.device), '') AS device
+    FROM best b LEFT JOIN counted c ON c.rank = b.rank AND c.component = b.component AND c.device IS NOT NULL
+    LEFT JOIN ranks r ON r.rank = b.rank
+    GROUP BY ALL
 )
-SELECT o.rank, o.component, o.device, list(c.device ORDER BY c.device) FILTER (WHERE c.device <> o.device) AS others,
+SELECT o.rank, o.component, o.device,
+       coalesce(list(c.device ORDER BY c.device) FILTER (WHERE c.device <> o.device), []) AS others,
        coalesce(sum(c.n) FILTER (WHERE c.device <> o.device), 0) AS other_records
-FROM own o JOIN counted c USING (rank, component)
+FROM own o LEFT JOIN counted c USING (rank, component)
 GROUP BY ALL;

@@ -6,7 +6,7 @@ WITH launched AS (
       ON f.rank = o.rank AND o.alloc_ns >= f.host_ts_ns
     -- of the device the rank's memory figures are of, where its records name several
     WHERE NOT EXISTS (SELECT 1 FROM memory_devices() d
-                      WHERE d.rank = o.rank AND len(d.others) > 0 AND d.device <> coalesce(o.device, ''))
+                      WHERE d.rank = o.rank AND len(d.others) > 0 AND coalesce(o.device, d.device) <> d.device)
 )
 SELECT l.rank, CASE WHEN l.at_ns < w.end_ns THEN w.stage END AS stage, l.name, l.size_bytes / 1048576.0 AS size_mb,
        (l.alloc_ns - k.t0) / 1e3 AS at_us, l.duration_ns / 1e6 AS held_ms,

@@ -6,7 +6,7 @@ WITH samples AS (
     SELECT m.rank, m.ts_ns, m.allocated_bytes / 1048576.0 AS allocated_mb, m.reserved_bytes / 1048576.0 AS reserved_mb,
            m.active_bytes / 1048576.0 AS active_mb, m.component
     FROM memory_record m
-    JOIN memory_devices() d ON d.rank = m.rank AND d.component = m.component AND d.device = coalesce(m.device, '')
+    JOIN memory_devices() d ON d.rank = m.rank AND d.component = m.component AND coalesce(m.device, d.device) = d.device
 ),
 launched AS (
     SELECT s.*, coalesce(f.device_ts_ns, s.ts_ns) AS at_ns
