@@ -51,6 +51,9 @@ class RankContext:
     # The ProfilerStep numbers each of those gave (kineto): a profiling session numbers its own from
     # 0, so a trace that gives one again is another session of the process.
     trace_steps: Dict[int, Path] = field(default_factory=dict)
+    # The first of the rank's traces found to be another, earlier, profiling session's: every trace
+    # loaded after it is earlier still (kineto.load_order).
+    earlier_session: Optional[str] = None
     # msprof's Iteration ranges (step, first ns, last ns) of every timeline file read: a sliced
     # timeline's kernels find their step in another slice's (msprof_timeline.give_steps).
     iterations: List[Tuple[int, int, int]] = field(default_factory=list)

@@ -315,6 +315,24 @@ def _written(path: Path) -> int:
 SPAN = "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM kn_event"
 
 
+def _other_session(path: Path, steps: List[int], ctx: RankContext) -> Optional[str]:
+    """Why the trace is another profiling session's than the rank's traces loaded (each session
+    numbers its steps from 0): it gives a step one of them gave; or, named for when it was written
+    (those load the latest first), one at or above theirs, as a cycle written earlier numbers its
+    steps below; or a trace loaded before it was an earlier session's already. None: the same one's."""
+    if ctx.earlier_session:
+        return f"written before {ctx.earlier_session}, not loaded either"
+    loaded = {st: p for st, p in ctx.trace_steps.items()}
+    named = {st: p for st, p in loaded.items() if _written(p) >= 0}
+    clash = {loaded[st].name for st in steps if st in loaded} or (
+        {p.name for p in named.values()} if steps and named and _written(path) >= 0 and max(steps) >= min(named) else set())
+    if not clash:
+        return None
+    ctx.earlier_session = path.name
+    return (f"the loaded {' and '.join(sorted(clash))} number{'s' if len(clash) == 1 else ''} steps "
+            f"{min(loaded)}–{max(loaded)}, it {steps[0]}–{steps[-1]}")
+
+
 def _same_time(path: Path, span: Tuple[int, int], ctx: RankContext) -> Optional[str]:
     """The rank's trace already loaded that covers most of ``span`` or most of whose time ``span``
     covers (at least half of the shorter): the same events written again, not another cycle. (Not
@@ -343,6 +361,12 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         if same:
             return LoadResult(rows=0, note=f"a copy of {same}'s events (the same process over the same time: "
                                            "another export of that trace): not loaded, or they would count twice")
+        con.execute(STEPS)
+        steps = [step for (step,) in con.execute("SELECT DISTINCT step FROM kn_step ORDER BY step").fetchall()]
+        session = _other_session(path, steps, ctx)
+        if session:
+            return LoadResult(rows=0, note=f"{OTHER_SESSION} ({session}): not loaded, or the sessions' steps would "
+                                           "merge; open it alone to see it")
         if ctx.device_id is None:
             ctx.device_id = con.execute(DEVICE_ID).fetchone()[0]
         world_size = staged.distributed_info.get("world_size")
@@ -352,16 +376,9 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         memory = con.execute(INSERT_MEMORY, rank).fetchone()[0]
         con.execute(ALLOCS if memory else ALLOCS + " LIMIT 0")
         con.execute(LAUNCH_OPS)
-        con.execute(STEPS)
         # the steps of several processes' hosts: traces merged
         pids = con.execute("SELECT list(DISTINCT host_pid ORDER BY host_pid) FILTER (WHERE host_pid IS NOT NULL) "
                            "FROM kn_step").fetchone()[0] or []
-        steps = [step for (step,) in con.execute("SELECT DISTINCT step FROM kn_step ORDER BY step").fetchall()]
-        again = sorted({ctx.trace_steps[st].name for st in steps if st in ctx.trace_steps})
-        if again:
-            return LoadResult(rows=0, note=f"{OTHER_SESSION} ({' and '.join(again)}, loaded, numbers steps "
-                                           f"{steps[0]}–{steps[-1]} too): not loaded, or the sessions' steps "
-                                           "would merge; open it alone to see it")
         runtime = con.execute(RUNTIME).fetchone()[0]
         rows = con.execute(INSERT_KERNELS, {**rank, "device_id": ctx.device_id, "runtime": runtime}).fetchone()[0]
         if rows == 0 and cycles and not memory and not con.execute(CPU_OPS).fetchone()[0]:
