@@ -161,7 +161,8 @@ def test_the_last_forward_of_a_call_ends_where_the_others_do(tmp_path):
 
 def test_a_vae_decoded_after_the_step_is_found_at_the_next_ones_start(tmp_path):
     """The latents decoded after prof.step(): the decode opens the next step, before its text
-    encoder, and was counted as Other, the VAE stage missing."""
+    encoder, or is the step alone (as after the last call), and was counted as Other, the VAE
+    stage missing."""
     run = dp.profile_pipeline("pixart-vae-after", tmp_path / "pixart")
     s = dp.score(open_session(run.path, cache=False).con, run, by_count=True)
     right, error = TARGETS["plain"]

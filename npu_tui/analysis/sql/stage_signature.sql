@@ -221,14 +221,16 @@ vae AS (
     CROSS JOIN cfg
     WHERE v.v1 >= v.v0 AND v.through1 - v.through0 + 1 >= cfg.vae_min_kernels
 ),
--- before a step's first loop, a decode of the call before's latents (run after its step ended):
--- from the step's first VAE-signature kernel to its last before the loop, when it holds
--- vae_min_kernels of them (the text encoders before a loop hold none)
+-- before a step's first loop, a decode of the call before's latents (run after its step ended),
+-- or in a step without a loop on a rank with one (the last call's, after the last step): from
+-- its first VAE-signature kernel to its last before the loop, when it holds vae_min_kernels of
+-- them (the text encoders before a loop hold none)
 vae_before AS (
     SELECT s.rank, s.part, min(s.ci) AS v0, max(s.ci) AS v1
-    FROM (SELECT rank, part, min(coalesce(f0, c0)) AS loop_ci FROM loop_span GROUP BY ALL) l
-    JOIN sig_kernels s ON s.rank = l.rank AND s.part = l.part AND s.ci < l.loop_ci
+    FROM sig_kernels s
+    LEFT JOIN (SELECT rank, part, min(coalesce(f0, c0)) AS loop_ci FROM loop_span GROUP BY ALL) l USING (rank, part)
     CROSS JOIN cfg
+    WHERE s.ci < coalesce(l.loop_ci, s.ci + 1) AND s.rank IN (SELECT rank FROM loop_span)
     GROUP BY s.rank, s.part, cfg.vae_min_kernels
     HAVING count(*) >= cfg.vae_min_kernels
 ),
@@ -252,5 +254,7 @@ windows AS (
     JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
     CROSS JOIN cfg
 )
-SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns, least(c.confidence, 1.0) AS confidence
-FROM windows w JOIN confidence c USING (rank, part)
+-- (a step without a loop, its VAE alone: the rank's loops' confidence)
+SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns,
+       least(coalesce(c.confidence, min(c.confidence) OVER (PARTITION BY w.rank)), 1.0) AS confidence
+FROM windows w LEFT JOIN confidence c USING (rank, part)
