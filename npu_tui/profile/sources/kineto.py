@@ -322,10 +322,12 @@ def _other_session(path: Path, steps: List[int], ctx: RankContext) -> Optional[s
     steps below; or a trace loaded before it was an earlier session's already. None: the same one's."""
     if ctx.earlier_session:
         return f"written before {ctx.earlier_session}, not loaded either"
-    loaded = {st: p for st, p in ctx.trace_steps.items()}
+    # (not its own steps: a file loaded again after its commit failed)
+    loaded = {st: p for st, p in ctx.trace_steps.items() if p != path}
     named = {st: p for st, p in loaded.items() if _written(p) >= 0}
-    clash = {loaded[st].name for st in steps if st in loaded} or (
-        {p.name for p in named.values()} if steps and named and _written(path) >= 0 and max(steps) >= min(named) else set())
+    clash = {loaded[st].name for st in steps if st in loaded}
+    if not clash and steps and named and _written(path) >= 0 and max(steps) >= min(named):
+        clash = {p.name for p in named.values()}
     if not clash:
         return None
     ctx.earlier_session = path.name
