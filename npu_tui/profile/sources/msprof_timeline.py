@@ -151,34 +151,27 @@ FROM msp_event WHERE labels = 'CPU'
 
 OTHER_KERNELS = "SELECT count(*) FROM kernels WHERE rank = ? AND source <> 'msprof_timeline'"
 # op_summary's tasks, which gave the rank's kernels in the timeline's place, carry no step: the
-# timeline's Iteration ranges give it, as to its own (each iteration's file, those of its range).
+# timeline's Iteration ranges ({steps}) give it, as to its own (each iteration's file, those of its
+# range; once the rank's files are in, every file's, give_steps).
 OTHERS_STEPS = """
 UPDATE kernels
-SET step = (SELECT max(s.step) FROM msp_step s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
-WHERE rank = $rank AND source = 'op_summary' AND step IS NULL
-  AND start_ns >= (SELECT min(lo) FROM msp_step) AND start_ns < (SELECT max(hi) FROM msp_step)
+SET step = (SELECT max(s.step) FROM {steps} s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
+WHERE rank = $rank AND source IN ('op_summary', 'msprof_timeline') AND step IS NULL
+  AND EXISTS (SELECT 1 FROM {steps} s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
 """
 # Sources whose lanes and host events are the same run's, seen through torch_npu's exports.
 RICHER = {"trace_view", "sqlite_export", "kineto"}
 TEMP_TABLES = ("msp_event", "msp_step")
 
 
-# The rank's tasks a file's own Iteration ranges left without a step (a sliced timeline holds
-# them in one slice, its kernels in all), numbered by every file's ranges.
-GIVE_STEPS = """
-UPDATE kernels SET step = (SELECT max(s.step) FROM msp_steps s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
-WHERE rank = $rank AND step IS NULL AND source IN ('msprof_timeline', 'op_summary')
-  AND EXISTS (SELECT 1 FROM msp_steps s WHERE kernels.start_ns >= s.lo AND kernels.start_ns < s.hi)
-"""
-
-
 def give_steps(con: duckdb.DuckDBPyConnection, rank: int, iterations: List[Tuple[int, int, int]]) -> int:
-    """Number the rank's msprof tasks left without a step by ``iterations`` (every timeline file's
-    ranges); returns how many got one."""
+    """Number the rank's msprof tasks a file's own Iteration ranges left without a step (a sliced
+    timeline holds them in one slice, its kernels in all) by ``iterations``, every timeline file's
+    ranges; returns how many got one."""
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE msp_steps (step INTEGER, lo BIGINT, hi BIGINT)")
         con.executemany("INSERT INTO msp_steps VALUES (?, ?, ?)", iterations)
-        return con.execute(GIVE_STEPS, {"rank": rank}).fetchone()[0]
+        return con.execute(OTHERS_STEPS.format(steps="msp_steps"), {"rank": rank}).fetchone()[0]
     finally:
         con.execute("DROP TABLE IF EXISTS msp_steps")
 
@@ -252,7 +245,7 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
             rows += con.execute(KERNELS.format(beside="true"), {**params, "device_id": ctx.device_id}).fetchone()[0]
         else:
             if con.execute(STEP_COUNT).fetchone()[0]:
-                con.execute(OTHERS_STEPS, params)
+                con.execute(OTHERS_STEPS.format(steps="msp_step"), params)
             rows += con.execute(KERNELS.format(beside=BESIDE), {**params, "device_id": ctx.device_id}).fetchone()[0]
             lacked = con.execute(LACKED, params).fetchone()[0]
         if not ctx.loaded & RICHER:
