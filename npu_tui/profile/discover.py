@@ -25,7 +25,7 @@ from .errors import ProfileError
 from .sources import cluster_modules, msprof_timeline, op_summary, profiler_metadata, source_modules
 from .sources.base import HEAD_BYTES, MERGED_AS_ONE, NOT_SPLIT, csv_header, damaged_gzip_head, read_head, read_tail
 from .sources.chrome_trace import flavour_told
-from .sources.kineto import WORKER_RE, process_hint, rank_hint
+from .sources.kineto import WORKER_RE, process_hint, rank_hint, written
 
 MINDSPORE_SUFFIX = "_ascend_ms"  # MindSpore's rank folders (torch_npu's: _ascend_pt)
 RANK_DIR_SUFFIXES = ("_ascend_pt", MINDSPORE_SUFFIX)
@@ -948,10 +948,8 @@ def _trace_rank(f: Path) -> Optional[int]:
 
 
 def traces_ended(s: RankSource) -> int:
-    """When a Kineto worker's last trace was written (ns), by the time tensorboard_trace_handler
-    puts in its name (time.time() in ms, or ns); -1 where no name has one."""
-    stamps = [int(m[2]) for m in map(WORKER_RE.match, (p.name for p in s.files.get("kineto", ()))) if m]
-    return max((t * 10**6 if t < 10**14 else t for t in stamps), default=-1)
+    """When a Kineto worker's last trace was written (ns, kineto.written); -1 where no name says."""
+    return max(map(written, s.files.get("kineto", ())), default=-1)
 
 
 def more_traces(s: RankSource) -> str:

@@ -304,12 +304,15 @@ WORKER_RE = re.compile(r"^(.+)\.(\d+)\.pt\.trace\.json(?:\.gz)?$")
 def load_order(paths: List[Path]) -> List[Path]:
     """A worker's traces, the latest first (tensorboard_trace_handler names each for when it was
     written; others in name order): of two profiling sessions of one process, the later loads."""
-    return sorted(paths, key=lambda p: (-_written(p), p.name))
+    return sorted(paths, key=lambda p: (-written(p), p.name))
 
 
-def _written(path: Path) -> int:
+def written(path: Path) -> int:
+    """When the trace was written (ns), by the time tensorboard_trace_handler puts in its name
+    (time.time() in ms, or ns); -1 where its name has none."""
     m = WORKER_RE.match(path.name)
-    return int(m[2]) if m else -1
+    t = int(m[2]) if m else -1
+    return t * 10**6 if 0 <= t < 10**14 else t
 
 
 SPAN = "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM kn_event"
@@ -324,9 +327,9 @@ def _other_session(path: Path, steps: List[int], ctx: RankContext) -> Optional[s
         return f"written before {ctx.earlier_session}, not loaded either"
     # (not its own steps: a file loaded again after its commit failed)
     loaded = {st: p for st, p in ctx.trace_steps.items() if p != path}
-    named = {st: p for st, p in loaded.items() if _written(p) >= 0}
+    named = {st: p for st, p in loaded.items() if written(p) >= 0}
     clash = {loaded[st].name for st in steps if st in loaded}
-    if not clash and steps and named and _written(path) >= 0 and max(steps) >= min(named):
+    if not clash and steps and named and written(path) >= 0 and max(steps) >= min(named):
         clash = {p.name for p in named.values()}
     if not clash:
         return None
