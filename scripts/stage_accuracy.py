@@ -3,12 +3,13 @@
     python scripts/stage_accuracy.py [--out DIR] [--pipelines flux,sd3,wan,cogvideox] [--keep]
 
 Builds each test pipeline from diffusers' own model classes (small configs, random weights, no
-downloads), profiles 5 pipeline calls with the recipe on the CPU, once without module ranges and
-once with them (``with_stack=True``), and scores the stages npu-tui finds against the truth that
-forward hooks on the transformer, the VAE decoder and the text encoders recorded: the share of
-kernel time in its true stage, and the largest error of a DiT category share. Targets: without
-markers >= 95 % and +-0.02, with module ranges >= 99 % and +-0.005. Needs torch, diffusers and
-transformers (the test extra).
+downloads), profiles 5 pipeline calls with the recipe on the CPU three ways: without module ranges,
+with them (``with_stack=True``), and without them a step per denoising step (``prof.step()`` in the
+pipeline's step callback); then scores the stages npu-tui finds against the truth that forward
+hooks on the transformer, the VAE decoder and the text encoders recorded: the share of kernel time
+in its true stage, and the largest error of a DiT category share. Targets: without markers >= 95 %
+and +-0.02, with module ranges >= 99 % and +-0.005. Needs torch, diffusers and transformers (the
+test extra).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-TARGETS = {False: (0.95, 0.02), True: (0.99, 0.005)}  # modules -> (right share, DiT share error)
+# how it is profiled -> (right share, DiT share error)
+TARGETS = {"plain": (0.95, 0.02), "modules": (0.99, 0.005), "denoising-steps": (0.95, 0.02)}
 
 
 def main() -> int:
@@ -35,22 +37,22 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="reuse traces already in --out")
     args = ap.parse_args()
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="npu-tui-stages-"))
-    print(f"{'pipeline':<10} {'markers':<8} {'method':<10} {'right':>7} {'target':>7} "
+    print(f"{'pipeline':<10} {'profiled':<16} {'method':<10} {'right':>7} {'target':>7} "
           f"{'DiT err':>8} {'target':>7}  result")
     failed = 0
     for name in args.pipelines.split(","):
-        for modules in (False, True):
-            folder = out / f"{name}-{'modules' if modules else 'plain'}"
+        for variant, (want_right, want_err) in TARGETS.items():
+            folder = out / f"{name}-{variant}"
             if args.keep and (folder / "truth.json").is_file():
                 run = dp.load_run(folder)
             else:
                 shutil.rmtree(folder, ignore_errors=True)
-                run = dp.profile_pipeline(name, folder, modules=modules)
+                run = dp.profile_pipeline(name, folder, modules=variant == "modules",
+                                          per_denoising_step=variant == "denoising-steps")
             s = dp.score(open_session(run.path, cache=False).con, run)
-            want_right, want_err = TARGETS[modules]
             ok = s.right >= want_right and s.dit_share_error <= want_err
             failed += not ok
-            print(f"{name:<10} {'modules' if modules else 'none':<8} {s.method:<10} {s.right:>7.1%} "
+            print(f"{name:<10} {variant:<16} {s.method:<10} {s.right:>7.1%} "
                   f"{want_right:>7.0%} {s.dit_share_error:>8.4f} {want_err:>7.3f}  {'ok' if ok else 'MISSED'}")
     print(f"traces in {out}")
     return 1 if failed else 0

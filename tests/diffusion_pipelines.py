@@ -78,8 +78,9 @@ def _ids(n: int):
     return torch.randint(0, 1000, (1, n))
 
 
-def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
-    """(one pipeline call, {stage: the modules whose forward is that stage})."""
+def build(name: str, decode: bool = True) -> Tuple[Callable[[], object], Dict[str, list]]:
+    """(one pipeline call, {stage: the modules whose forward is that stage}); ``decode=False``: a
+    call that returns its latents undecoded (Flux only), as a benchmark of the transformer does."""
     import torch
     import diffusers as d
 
@@ -96,7 +97,9 @@ def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
         def step():
             pooled = clip(ids).text_embeds
             return pipe(prompt_embeds=t5(ids2)[0], pooled_prompt_embeds=pooled, height=64, width=64,
-                        num_inference_steps=6, guidance_scale=3.5, output_type="np", max_sequence_length=32)
+                        num_inference_steps=6, guidance_scale=3.5, output_type="np" if decode else "latent",
+                        max_sequence_length=32,
+                        callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [clip, t5]}
     if name == "sd3":
@@ -118,7 +121,7 @@ def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
             (emb, pooled), (neg, neg_pooled) = encode(), encode()  # the prompt and the negative prompt
             return pipe(prompt_embeds=emb, negative_prompt_embeds=neg, pooled_prompt_embeds=pooled,
                         negative_pooled_prompt_embeds=neg_pooled, height=64, width=64, num_inference_steps=5,
-                        guidance_scale=5.0, output_type="np")
+                        guidance_scale=5.0, output_type="np", callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [c1, c2, t5]}
     if name == "wan":
@@ -137,7 +140,8 @@ def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
 
         def step():
             return pipe(prompt_embeds=t5(ids)[0], negative_prompt_embeds=t5(ids)[0], height=32, width=32,
-                        num_frames=9, num_inference_steps=4, guidance_scale=6.0, output_type="np")
+                        num_frames=9, num_inference_steps=4, guidance_scale=6.0, output_type="np",
+                        callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [t5]}
     if name == "cogvideox":
@@ -158,7 +162,7 @@ def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
         def step():
             return pipe(prompt_embeds=t5(ids)[0], negative_prompt_embeds=t5(ids)[0], height=32, width=32,
                         num_frames=9, num_inference_steps=5, guidance_scale=6.0, output_type="np",
-                        max_sequence_length=16)
+                        max_sequence_length=16, callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [t5]}
     if name in ("pixart", "pixart-vae-after"):  # not in PIPELINES: tests of their own
@@ -213,6 +217,17 @@ def build(name: str) -> Tuple[Callable[[], object], Dict[str, list]]:
     raise KeyError(name)
 
 
+# What runs at each denoising step's end in PIPELINES' calls (their callback_on_step_end): a user's
+# prof.step() there, when profiled per denoising step.
+ON_DENOISING_STEP: List[Callable[[], object]] = []
+
+
+def _step_end(pipe, i, t, kwargs):
+    for fn in ON_DENOISING_STEP:
+        fn()
+    return kwargs
+
+
 def _hook_truth(stages: Dict[str, list]) -> None:
     """A truth range around every call of each stage's modules (forward hooks) or methods (the
     VAE's ``decode``, whose own ops, the post-quant conv, a video VAE's per-frame slicing and
@@ -247,12 +262,16 @@ def _hook_truth(stages: Dict[str, list]) -> None:
             module.register_forward_hook(post)
 
 
-def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5) -> Run:
-    """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``."""
+def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5,
+                     per_denoising_step: bool = False, decode: bool = True) -> Run:
+    """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``;
+    ``per_denoising_step``: with prof.step() at each denoising step's end instead of each call's, the
+    schedule as long as the calls' denoising steps (the last call's decode runs after it ends);
+    ``decode``: see build."""
     import torch
     from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
 
-    call, stages = build(name)
+    call, stages = build(name, decode)
     _hook_truth(stages)
     tp = torch.profiler
 
@@ -266,7 +285,10 @@ def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5
             call()
 
     out.mkdir(parents=True, exist_ok=True)
-    profile_steps(step, out, steps, Backend("cpu", "cpu", lambda: None, profiler))
+    if per_denoising_step:
+        _profile_denoising_steps(step, out, steps, profiler)
+    else:
+        profile_steps(step, out, steps, Backend("cpu", "cpu", lambda: None, profiler))
     (trace,) = glob.glob(str(out / "*.pt.trace.json"))
     doc = json.loads(Path(trace).read_text())
     base = int(doc.get("baseTimeNanoseconds") or 0)
@@ -285,6 +307,21 @@ def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5
     Path(trace).write_text(json.dumps(doc))
     (out / "truth.json").write_text(json.dumps(truth))
     return Run(out, truth)
+
+
+def _profile_denoising_steps(call: Callable[[], None], out: Path, calls: int, profiler) -> None:
+    """2 warm-up calls, then ``calls`` profiled with prof.step() at each denoising step's end."""
+    ends: List[int] = []
+    ON_DENOISING_STEP.append(lambda: ends.append(1))
+    try:
+        for _ in range(2):
+            call()
+        with profiler(out, calls * len(ends) // 2) as prof:
+            ON_DENOISING_STEP[:] = [prof.step]
+            for _ in range(calls):
+                call()
+    finally:
+        ON_DENOISING_STEP.clear()
 
 
 def load_run(out: Path) -> Run:

@@ -1,18 +1,37 @@
--- per rank and step, the compute kernels in time order with what stage_signature looks for: ci (their number), g (a hash of its type and input shapes and the next two kernels'), attention, VAE-signature and forward-category flags, running counts, running kernel time, the latest end and the latest forward-category kernel so far (stored as a table)
+-- per rank and step, the compute kernels in time order with what stage_signature looks for: ci (their number), g (a hash of its type and input shapes and the next two kernels'), attention, VAE-signature and forward-category flags, running counts, running kernel time, the latest end and the latest forward-category kernel so far (stored as a table); a rank of several steps is scanned whole too (part -2)
 -- Ranks staged by an override or by markers never use signatures (stage_windows_raw), so they are
 -- left out. All from one sort of the compute kernels.
+-- A step is one pipeline call when the profile follows the recipe, and scanning each on its own
+-- keeps one call's loop from running on into the next's. A user who calls prof.step() at each
+-- denoising step has one forward a step, and only the rank scanned whole shows the loop
+-- (stage_signature chooses between the two). Such a rank's steps differ: those of the calls' text
+-- encoders or decodes hold them too, half a cycle or more beyond the typical step of one cycle
+-- (what stage_signature asks); ranks whose steps are all alike are not scanned whole.
 WITH cfg AS (SELECT * FROM rules_stages),
+c AS (
+    SELECT c.*, coalesce(c.step, -1) AS part FROM kernel_categories c
+    WHERE NOT c.is_comm
+      AND c.rank NOT IN (SELECT rank FROM stage_overrides UNION ALL SELECT rank FROM stage_markers)
+),
+unlike AS (
+    SELECT rank FROM (SELECT rank, step, count(*) AS n FROM c WHERE step IS NOT NULL GROUP BY ALL)
+    GROUP BY rank
+    HAVING count(*) > 1 AND max(n) - median(n) >= median(n) / 4
+),
+parts AS (
+    SELECT * FROM c
+    UNION ALL
+    SELECT * REPLACE (-2 AS part) FROM c WHERE rank IN (SELECT rank FROM unlike)
+),
 k AS (
-    SELECT c.rank, coalesce(c.step, -1) AS part, c.start_ns, c.end_ns, c.dur_ns,
+    SELECT c.rank, c.part, c.step, c.start_ns, c.end_ns, c.dur_ns,
            hash(coalesce(c.type, ''), coalesce(c.input_shapes, '')) AS g1,
            c.category = cfg.attention_category AS fa, c.vae_sig AS sig,
            list_contains(cfg.forward_categories, c.category) AS heavy, c.name AS sort_name, c.stream_id AS sort_stream
-    FROM kernel_categories c
+    FROM parts c
     CROSS JOIN cfg
-    WHERE NOT c.is_comm
-      AND c.rank NOT IN (SELECT rank FROM stage_overrides UNION ALL SELECT rank FROM stage_markers)
 )
-SELECT rank, part, row_number_ci AS ci,
+SELECT rank, part, step, row_number_ci AS ci,
        -- a kernel's token: its type and input shapes with those of the two after it (specific
        -- enough where a trace gives no shapes: a type recurs all over a forward, three in a row not)
        hash(g1, lead(g1, 1) OVER w, lead(g1, 2) OVER w) AS g, g1,

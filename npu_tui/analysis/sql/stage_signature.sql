@@ -83,9 +83,19 @@ candidates AS (
     LEFT JOIN k a ON a.rank = c.rank AND a.part = c.part AND a.ci = c.first_ci - 1
     JOIN k b ON b.rank = c.rank AND b.part = c.part AND b.ci = least(c.first_ci + c.p - 1, c.last_ci)
 ),
+-- (a rank scanned whole: a cycle no longer than its longest step, the premise of that scan: the
+-- whole pipeline call repeats too)
+step_sizes AS (
+    SELECT rank, max(n) AS longest, median(n) AS typical
+    FROM (SELECT rank, step, count(*) AS n FROM k WHERE part = -2 GROUP BY ALL)
+    GROUP BY ALL
+),
 plausible AS MATERIALIZED (
-    SELECT c.* FROM candidates c, cfg
+    SELECT c.* FROM candidates c
+    LEFT JOIN step_sizes l ON l.rank = c.rank AND c.part = -2
+    CROSS JOIN cfg
     WHERE c.kernels >= cfg.period_min_kernels AND c.attention > 0 AND c.vae_kernels < cfg.vae_min_kernels
+      AND c.p <= coalesce(l.longest, c.p)
 ),
 -- a forward holds its blocks: kernels that occur twice or more within one cycle (an LLM's layer
 -- repeated, or a ResNet's, holds next to none)
@@ -172,11 +182,11 @@ loop_span AS MATERIALIZED (
     WINDOW w AS (PARTITION BY rank, part ORDER BY c0)
 ),
 cycle_ranges AS MATERIALIZED (
-    SELECT rank, part, run, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
+    SELECT rank, part, run, p, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
     FROM (SELECT *, unnest(range(cycles)) AS n FROM loop_span)
     WHERE c0 + n * p <= c1
     UNION ALL
-    SELECT rank, part, run, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
+    SELECT rank, part, run, p, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
 ),
 -- a cycle's forward ends at its last kernel of the forward categories (proj_out): the guidance and
 -- scheduler arithmetic after it is not the transformer's. The last cycle of a run ends where the
@@ -191,7 +201,7 @@ forward_ends AS (
     WHERE e.heavy_through >= r.a
 ),
 dit AS (
-    SELECT f.rank, f.part, a.start_ns, b.end_through AS end_ns
+    SELECT f.rank, f.part, a.step, a.start_ns, b.end_through AS end_ns
     FROM (SELECT *, CASE WHEN last THEN least(off, quantile_disc(off, 0.5) FILTER (WHERE NOT last)
                                                       OVER (PARTITION BY rank, part, run)) ELSE off END AS end_off
           FROM forward_ends) f
@@ -213,7 +223,7 @@ vae_last AS (
 -- the VAE window opens where the kernel before its first one ended: communication launched for it
 -- (a patch-parallel decode gathers the latents first) is the VAE's
 vae AS (
-    SELECT v.rank, v.part, coalesce(p.end_through, a.start_ns) AS start_ns, b.end_through AS end_ns
+    SELECT v.rank, v.part, a.step, coalesce(p.end_through, a.start_ns) AS start_ns, b.end_through AS end_ns
     FROM vae_last v
     JOIN k a ON a.rank = v.rank AND a.part = v.part AND a.ci = v.v0
     LEFT JOIN k p ON p.rank = v.rank AND p.part = v.part AND p.ci = v.v0 - 1
@@ -244,17 +254,37 @@ confidence AS (
     GROUP BY l.rank, l.part
 ),
 windows AS (
-    SELECT rank, part, cfg.dit_stage AS stage, start_ns, end_ns FROM dit, cfg
+    SELECT rank, part, step, cfg.dit_stage AS stage, start_ns, end_ns FROM dit, cfg
     UNION ALL
-    SELECT rank, part, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
+    SELECT rank, part, step, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
     UNION ALL
-    SELECT v.rank, v.part, cfg.vae_stage, a.start_ns, b.end_through
+    SELECT v.rank, v.part, a.step, cfg.vae_stage, a.start_ns, b.end_through
     FROM vae_before v
     JOIN k a ON a.rank = v.rank AND a.part = v.part AND a.ci = v.v0
     JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
     CROSS JOIN cfg
+),
+-- a rank scanned whole (part -2) takes those windows when its loops hold about a cycle a step,
+-- more than half and fewer than two, and some step holds half a cycle more than the typical one:
+-- prof.step() at each denoising step, where a step holds a forward, and the steps of the calls'
+-- text encoders or decodes hold them too. Its steps are staged one by one otherwise: each a
+-- pipeline call holding every cycle of its loop, or (all alike, each a cycle) a call whose
+-- repeats the scan of the whole rank took for the loop, a call without a decode.
+whole AS (
+    SELECT c.rank
+    FROM (SELECT r.rank, r.run, any_value(r.p) AS p, count(*) AS cycles, max(b.step) - min(a.step) + 1 AS steps
+          FROM cycle_ranges r
+          JOIN k a ON a.rank = r.rank AND a.part = r.part AND a.ci = r.a
+          JOIN k b ON b.rank = r.rank AND b.part = r.part AND b.ci = r.b
+          WHERE r.part = -2
+          GROUP BY ALL) c
+    JOIN step_sizes z USING (rank)
+    GROUP BY c.rank
+    HAVING 2 * sum(c.cycles) > sum(c.steps) AND sum(c.cycles) < 2 * sum(c.steps)
+       AND max(z.longest - z.typical) >= max(c.p) / 2
 )
 -- (a step without a loop, its VAE alone: the rank's loops' confidence)
-SELECT w.rank, w.part AS step, w.stage, w.start_ns, w.end_ns,
+SELECT w.rank, w.step, w.stage, w.start_ns, w.end_ns,
        least(coalesce(c.confidence, min(c.confidence) OVER (PARTITION BY w.rank)), 1.0) AS confidence
 FROM windows w LEFT JOIN confidence c USING (rank, part)
+WHERE (w.part = -2) = (w.rank IN (SELECT rank FROM whole))
