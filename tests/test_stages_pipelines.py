@@ -91,6 +91,24 @@ def test_the_loop_is_found_as_repeated_forwards(name, sessions):
     assert det["method"] == "signature" and det["confidence"] >= 0.95
 
 
+@pytest.mark.parametrize("name", dp.PIPELINES)
+def test_a_step_per_denoising_step_counts_the_forwards_of_a_call(name, sessions):
+    """prof.step() at each denoising step: the forwards of a pipeline call run on across its steps,
+    and were counted a step's (1), so step_cache could never fire on such a profile."""
+    q = "SELECT value FROM stage_metrics WHERE metric = 'forwards'"
+    assert sessions[name, "denoising-steps"].con.execute(q).fetchall() == [(STEPS[name],)]
+
+
+def test_a_call_cut_short_by_the_profiler_leaves_the_forwards_of_a_whole_one(runs, tmp_path):
+    """A schedule that stops between denoising steps cuts the last call short: its forwards are not
+    the pipeline's (an average over calls read 4 for 6)."""
+    profile = load_profile(runs["flux", "denoising-steps"].path, cache=False)
+    last = profile.con.execute("SELECT max(step) FROM kernels").fetchone()[0]
+    profile.con.execute("DELETE FROM kernels WHERE step > ?", [last - 4])
+    install_views(profile.con, load_rules())
+    assert profile.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+
+
 def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path):
     """Flux returning its latents undecoded, a step a call: scanned as a whole rank, each call is a
     cycle (its text encoders in it, and no VAE to tell it from a forward), a cycle a step like a
@@ -101,6 +119,7 @@ def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path)
     score = dp.score(s.con, run)
     right, error = TARGETS["plain"]
     assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
 
 
 def test_unbatched_guidance_puts_both_forwards_of_a_step_in_one_window(runs, sessions):

@@ -30,8 +30,11 @@ main_cause AS (
 ),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
 -- The DiT windows per pipeline call: a call's forwards follow each other closely; the next call's
--- come in the next step, or after its VAE and text encoders, a gap longer than a forward. So a
--- profile without steps counts them per call too.
+-- come after its VAE and text encoders, a gap longer than a forward, or in the next step where a
+-- step is a call (its steps hold more than one forward: one with a step per denoising step holds
+-- one). So a profile without steps counts them per call too. A whole call runs the most of them
+-- (a profile that stops between denoising steps cuts its last call short); a call that ran in a
+-- warm-up outlier step is left out (unless every one did).
 dit_windows AS (
     SELECT w.rank, w.stage, w.start_ns, s.step, lag(w.stage) OVER r AS before, lag(s.step) OVER r AS step_before,
            w.start_ns - lag(w.end_ns) OVER r AS gap_ns
@@ -41,17 +44,34 @@ dit_windows AS (
     WHERE w.stage <> cfg.rest_stage
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
 ),
-forwards AS (
-    SELECT d.rank, count(*) AS windows,
-           count(*) FILTER (WHERE d.before IS DISTINCT FROM cfg.dit_stage OR d.step IS DISTINCT FROM d.step_before
-                                  OR d.gap_ns > m.typical_ns) AS calls
-    FROM dit_windows d
-    JOIN (SELECT w.rank, median(w.end_ns - w.start_ns) AS typical_ns FROM stage_windows w, cfg
-          WHERE w.stage = cfg.dit_stage GROUP BY w.rank) m USING (rank)
-    LEFT JOIN step_flags f ON f.rank = d.rank AND f.step IS NOT DISTINCT FROM d.step
+typical AS (
+    SELECT rank, median(end_ns - start_ns) AS forward_ns, any_value(per_step) AS per_step
+    FROM stage_windows w
+    JOIN (SELECT rank, median(n) AS per_step
+          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
+          GROUP BY rank) USING (rank)
     CROSS JOIN cfg
-    WHERE d.stage = cfg.dit_stage AND NOT coalesce(f.outlier, false)
-    GROUP BY d.rank
+    WHERE w.stage = cfg.dit_stage
+    GROUP BY rank
+),
+dit_calls AS (
+    SELECT d.rank, d.step,
+           sum((d.before IS DISTINCT FROM cfg.dit_stage OR d.gap_ns > t.forward_ns
+                OR d.step IS DISTINCT FROM d.step_before AND t.per_step > 1)::INTEGER)
+               OVER (PARTITION BY d.rank ORDER BY d.start_ns ROWS UNBOUNDED PRECEDING) AS call
+    FROM dit_windows d JOIN typical t USING (rank) CROSS JOIN cfg
+    WHERE d.stage = cfg.dit_stage
+),
+calls AS (
+    SELECT c.rank, c.call, count(*) AS windows, bool_or(coalesce(f.outlier, false)) AS outlier
+    FROM dit_calls c LEFT JOIN step_flags f ON f.rank = c.rank AND f.step IS NOT DISTINCT FROM c.step
+    GROUP BY ALL
+),
+forwards AS (
+    SELECT rank, max(windows) AS windows
+    FROM calls
+    WHERE NOT outlier OR rank NOT IN (SELECT rank FROM calls WHERE NOT outlier)
+    GROUP BY rank
 )
 SELECT c.rank, c.stage, 'share' AS metric, c.category, NULL AS cause, c.share AS value,
        coalesce(p.us_per_step, c.time_us / greatest(r.steps, 1)) AS basis_us, NULL::INTEGER AS waited_for
@@ -79,7 +99,7 @@ UNION ALL
 SELECT s.rank, s.stage, 'vae_share', NULL, NULL, s.us / nullif(r.step_us, 0), s.us, NULL
 FROM stage_us s JOIN rank_us r USING (rank), cfg WHERE s.stage = cfg.vae_stage
 UNION ALL
-SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows / greatest(f.calls, 1), s.us, NULL
+SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows, s.us, NULL
 FROM forwards f JOIN rank_us r USING (rank) CROSS JOIN cfg
 LEFT JOIN stage_us s ON s.rank = f.rank AND s.stage = cfg.dit_stage
 UNION ALL
