@@ -402,7 +402,8 @@ def test_comm_ops_of_zero_times_leave_their_exposed_comm_unsplit(tmp_path):
     """communication.json ops whose times are all 0 (the profiler matched no HCCL task to them):
     the split's weights summed to nothing, so the rank's exposed comm left the account (74 % of the
     step said free, the rank taken for host-bound). It stays, unsplit, as the profiler's own
-    Communication(Not Overlapped)."""
+    Communication(Not Overlapped). Their waits of 0 are unknown, not the least: the rank had been
+    the one its peer waits for at every collective, with nothing said of its times."""
     import shutil
 
     path = shutil.copytree(LEVELS / "text" / "level1", tmp_path / "level1")
@@ -415,6 +416,9 @@ def test_comm_ops_of_zero_times_leave_their_exposed_comm_unsplit(tmp_path):
                 times[k] = 0
     comm.write_text(json.dumps(doc), encoding="utf-8")
     s = open_session(path, cache=False)
+    assert s.con.execute("SELECT count(*) FROM rank_waits WHERE waited_for OR waits_for IS NOT NULL").fetchone() == (0,)
+    (said,) = [h for h in s.health if h.rank == 0 and h.file.endswith("communication.json")]
+    assert said.severity == "warning" and "4 of its 4 ops took no time" in said.what
     parts = defaultdict(float)
     for rank, step, part, detail, us in s.con.execute(
             "SELECT rank, step, part, detail, sum(us) FROM step_account WHERE part <> 'between' GROUP BY ALL").fetchall():

@@ -5,17 +5,21 @@
 -- The ranks' communication.json, else (a rank not loaded, or without one) msprof-analyze's
 -- cluster_communication.json; not of the ranks apart (another run's calls are not these, a cut
 -- rank's are not all there).
+-- An op that took no time is one the profiler matched no task to: its wait of 0 is unknown, not
+-- the least (a rank of such ops came last to every call); it is numbered, not compared.
 WITH source AS (
-    SELECT rank, group_name, op_name, wait_ms, start_us FROM comm_ops
+    SELECT rank, group_name, op_name, wait_ms, elapse_ms, start_us FROM comm_ops
     UNION ALL
-    SELECT rank, group_name, op_name, wait_ms, start_us FROM cluster_comm_ops
+    SELECT rank, group_name, op_name, wait_ms, elapse_ms, start_us FROM cluster_comm_ops
     WHERE rank NOT IN (SELECT rank FROM comm_ops)
 ),
 kept AS (SELECT * FROM source WHERE rank NOT IN (SELECT rank FROM ranks_apart)),
 calls AS (
-    SELECT rank, group_name, op_name, wait_ms,
-           row_number() OVER (PARTITION BY rank, group_name, op_name ORDER BY start_us) AS nth
-    FROM kept WHERE wait_ms IS NOT NULL
+    SELECT * FROM (
+        SELECT rank, group_name, op_name, wait_ms, elapse_ms,
+               row_number() OVER (PARTITION BY rank, group_name, op_name ORDER BY start_us) AS nth
+        FROM kept)
+    WHERE wait_ms IS NOT NULL AND elapse_ms IS DISTINCT FROM 0
 ),
 shared AS (
     SELECT *, count(*) OVER k AS ranks, sum(wait_ms) OVER k AS total_wait, min(wait_ms) OVER k AS least_wait

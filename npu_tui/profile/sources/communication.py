@@ -322,6 +322,13 @@ def _gbk(raw: bytes):
     return text if _json(text) else None
 
 
+# Ops whose times are all 0: the profiler matched no task to them (their exposed comm is left
+# unsplit by step_account, and rank_waits compares no wait of theirs).
+COUNT_UNTIMED = "SELECT count(*) FROM comm_ops WHERE rank = ? AND elapse_ms = 0"
+UNTIMED = ("{n} of its {of} op{s} took no time (the profiler matched no task to them): their exposed "
+           "communication is not split by cause, and their waits are not compared across ranks")
+
+
 def drop_json(con: duckdb.DuckDBPyConnection, table: str) -> None:
     # The level tables of the deepest layout (the cluster file's four levels) and any shallower.
     for t in (table, f"{table}_o", f"{table}_ops", *(f"{table}_l{i}" for i in range(3))):
@@ -334,11 +341,14 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, ctx: RankContext) -> LoadRe
         params = {"rank": ctx.rank, "total": FLAT_TOTAL if flat else TOTAL_KEY}
         total = con.execute(COUNT_OPS.format(table=STAGE), {"total": params["total"]}).fetchone()[0]
         sql = {"table": STAGE, "step": STEP, "valid": VALID_TIMES}
+        untimed = con.execute(COUNT_UNTIMED, [ctx.rank]).fetchone()[0]
         rows = con.execute(INSERT_OPS.format(**sql), params).fetchone()[0]
         con.execute(INSERT_BANDWIDTH.format(**sql), params)
         bad_links = sum(con.execute(count.format(**sql), {"total": params["total"]}).fetchone()[0]
                         for count in (COUNT_BAD_LINKS, COUNT_UNREAD_LINKS))
-        note = "" if total else staged.none("ops")
+        untimed = con.execute(COUNT_UNTIMED, [ctx.rank]).fetchone()[0] - untimed
+        said = UNTIMED.format(n=f"{untimed:,}", of=f"{rows:,}", s="" if rows == 1 else "s") if untimed else ""
+        note = "; ".join(filter(None, ["" if total else staged.none("ops"), said]))
         return LoadResult(rows=rows, skipped=total - rows + bad_links + staged.lost,
                           note=staged.note(note))
     finally:
