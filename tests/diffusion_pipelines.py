@@ -25,7 +25,7 @@ import json
 from decimal import Decimal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 TRUTH_PREFIX = "truth:"
 PIPELINES = ("flux", "sd3", "wan", "cogvideox")
@@ -78,15 +78,16 @@ def _ids(n: int):
     return torch.randint(0, 1000, (1, n))
 
 
-def build(name: str, decode: bool = True) -> Tuple[Callable[[], object], Dict[str, list]]:
+def build(name: str, decode: bool = True, layers: Optional[int] = None) -> Tuple[Callable[[], object], Dict[str, list]]:
     """(one pipeline call, {stage: the modules whose forward is that stage}); ``decode=False``: a
-    call that returns its latents undecoded (Flux only), as a benchmark of the transformer does."""
+    call that returns its latents undecoded (Flux only), as a benchmark of the transformer does;
+    ``layers``: a deeper transformer (Flux: as many double- and single-stream blocks; SD3: blocks)."""
     import torch
     import diffusers as d
 
     torch.manual_seed(0)
     if name == "flux":
-        tr = d.FluxTransformer2DModel(patch_size=1, in_channels=64, num_layers=2, num_single_layers=2,
+        tr = d.FluxTransformer2DModel(patch_size=1, in_channels=64, num_layers=layers or 2, num_single_layers=layers or 2,
                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
                                       pooled_projection_dim=32, axes_dims_rope=[4, 4, 8])
         clip, t5, vae = _clip(), _t5(), _kl_vae()
@@ -103,7 +104,8 @@ def build(name: str, decode: bool = True) -> Tuple[Callable[[], object], Dict[st
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [clip, t5]}
     if name == "sd3":
-        tr = d.SD3Transformer2DModel(sample_size=32, patch_size=2, in_channels=16, num_layers=4, attention_head_dim=16,
+        tr = d.SD3Transformer2DModel(sample_size=32, patch_size=2, in_channels=16, num_layers=layers or 4,
+                                     attention_head_dim=16,
                                      num_attention_heads=4, caption_projection_dim=64, joint_attention_dim=32,
                                      pooled_projection_dim=64, out_channels=16)
         c1, c2, t5, vae = _clip(), _clip(), _t5(), _kl_vae()
@@ -263,15 +265,19 @@ def _hook_truth(stages: Dict[str, list]) -> None:
 
 
 def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5,
-                     per_denoising_step: bool = False, decode: bool = True) -> Run:
+                     per_denoising_step: bool = False, decode: bool = True, layers: Optional[int] = None,
+                     cache=None) -> Run:
     """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``;
     ``per_denoising_step``: with prof.step() at each denoising step's end instead of each call's, the
     schedule as long as the calls' denoising steps (the last call's decode runs after it ends);
-    ``decode``: see build."""
+    ``decode``, ``layers``: see build; ``cache``: a diffusers cache config the transformer is given
+    (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
     import torch
     from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
 
-    call, stages = build(name, decode)
+    call, stages = build(name, decode, layers)
+    if cache is not None:
+        stages["DiT"][0].enable_cache(cache)
     _hook_truth(stages)
     tp = torch.profiler
 

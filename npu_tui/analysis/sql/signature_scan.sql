@@ -4,19 +4,25 @@
 -- A step is one pipeline call when the profile follows the recipe, and scanning each on its own
 -- keeps one call's loop from running on into the next's. A user who calls prof.step() at each
 -- denoising step has one forward a step, and only the rank scanned whole shows the loop
--- (stage_signature chooses between the two). Such a rank's steps differ: those of the calls' text
--- encoders or decodes hold them too, half a cycle or more beyond the typical step of one cycle
--- (what stage_signature asks); ranks whose steps are all alike are not scanned whole.
+-- (stage_signature chooses between the two). Steps that are calls are alike; such a rank's steps
+-- are not: the calls' text encoders and decodes run in a few of them, kernels (type and input
+-- shapes) that half its steps or more never run, as many as a VAE needs to be one. A rank whose
+-- steps are alike is not scanned whole.
 WITH cfg AS (SELECT * FROM rules_stages),
 c AS (
-    SELECT c.*, coalesce(c.step, -1) AS part FROM kernel_categories c
+    SELECT c.*, coalesce(c.step, -1) AS part, hash(coalesce(c.type, ''), coalesce(c.input_shapes, '')) AS g1
+    FROM kernel_categories c
     WHERE NOT c.is_comm
       AND c.rank NOT IN (SELECT rank FROM stage_overrides UNION ALL SELECT rank FROM stage_markers)
 ),
+steps AS (SELECT rank, count(DISTINCT step) AS n FROM c GROUP BY rank HAVING count(DISTINCT step) > 1),
 unlike AS (
-    SELECT rank FROM (SELECT rank, step, count(*) AS n FROM c WHERE step IS NOT NULL GROUP BY ALL)
-    GROUP BY rank
-    HAVING count(*) > 1 AND max(n) - median(n) >= median(n) / 4
+    SELECT rank FROM (
+        SELECT c.rank, c.g1, count(*) AS kernels FROM c JOIN steps s USING (rank)
+        WHERE c.step IS NOT NULL
+        GROUP BY c.rank, c.g1, s.n HAVING 2 * count(DISTINCT c.step) <= s.n
+    ), cfg
+    GROUP BY rank, cfg.vae_min_kernels HAVING sum(kernels) >= cfg.vae_min_kernels
 ),
 parts AS (
     SELECT * FROM c
@@ -24,8 +30,7 @@ parts AS (
     SELECT * REPLACE (-2 AS part) FROM c WHERE rank IN (SELECT rank FROM unlike)
 ),
 k AS (
-    SELECT c.rank, c.part, c.step, c.start_ns, c.end_ns, c.dur_ns,
-           hash(coalesce(c.type, ''), coalesce(c.input_shapes, '')) AS g1,
+    SELECT c.rank, c.part, c.step, c.start_ns, c.end_ns, c.dur_ns, c.g1,
            c.category = cfg.attention_category AS fa, c.vae_sig AS sig,
            list_contains(cfg.forward_categories, c.category) AS heavy, c.name AS sort_name, c.stream_id AS sort_stream
     FROM parts c

@@ -86,8 +86,7 @@ candidates AS (
 -- (a rank scanned whole: a cycle no longer than its longest step, the premise of that scan: the
 -- whole pipeline call repeats too)
 step_sizes AS (
-    SELECT rank, max(n) AS longest, median(n) AS typical
-    FROM (SELECT rank, step, count(*) AS n FROM k WHERE part = -2 GROUP BY ALL)
+    SELECT rank, max(n) AS longest FROM (SELECT rank, step, count(*) AS n FROM k WHERE part = -2 GROUP BY ALL)
     GROUP BY ALL
 ),
 plausible AS MATERIALIZED (
@@ -143,9 +142,10 @@ first_cycle AS (
     FROM runs r GROUP BY ALL
 ),
 -- where the kernels of the run's first cycle occurred a cycle (give or take) before: the loop's
--- true first cycle, whose length differed
+-- true first cycle, whose length differed; as far back as most of them did (a few tokens of the
+-- forward occur last in the call before, its decode and text encoders between)
 before_first AS (
-    SELECT f.rank, f.part, f.run, min(r.ci - r.back) AS f0, count(*) AS kernels
+    SELECT f.rank, f.part, f.run, any_value(f.c0) - mode(r.back) AS f0, count(*) AS kernels
     FROM runs r JOIN first_cycle f USING (rank, part, run)
     WHERE r.ci < f.c0 + f.p AND r.back < 2 * f.p AND r.back >= f.p / 2
     GROUP BY ALL
@@ -164,29 +164,46 @@ source_cycles AS (
     JOIN (SELECT rank, part, run, median(kernels) AS typical FROM per_cycle GROUP BY ALL) m USING (rank, part, run)
     GROUP BY ALL
 ),
+-- A run is a pipeline call's loop, its cycles holding about as many of the period's kernels as
+-- another call's (half the most a run's do, or more): a few kernels recurring at the period by
+-- chance, a VAE's, are none.
 loops AS MATERIALIZED (
     SELECT f.rank, f.part, f.run, f.p, f.c0, CASE WHEN b.kernels * 2 >= fc.kernels THEN b.f0 END AS f0,
            s.kernels, s.cycles + 1 AS cycles
     FROM first_cycle f JOIN source_cycles s USING (rank, part, run)
     JOIN per_cycle fc ON fc.rank = f.rank AND fc.part = f.part AND fc.run = f.run AND fc.n = 0
     LEFT JOIN before_first b USING (rank, part, run)
+    QUALIFY s.kernels / s.cycles >= 0.5 * max(s.kernels / s.cycles) OVER (PARTITION BY f.rank, f.part)
+),
+-- The last cycle runs as far as its kernels are those of the cycle before (type and input shapes,
+-- a cycle back): a loop of cycles of two forwards (a step cache's full and cached one) can end
+-- in half a cycle, and what follows it there is the decode.
+last_match AS (
+    SELECT l.rank, l.part, l.run, max(a.ci) AS ci
+    FROM loops l
+    JOIN k a ON a.rank = l.rank AND a.part = l.part
+            AND a.ci BETWEEN l.c0 + (l.cycles - 1) * l.p AND l.c0 + l.cycles * l.p - 1
+    JOIN k b ON b.rank = a.rank AND b.part = a.part AND b.ci = a.ci - l.p
+    WHERE a.g1 = b.g1
+    GROUP BY ALL
 ),
 -- (a first cycle found before a run is none where it lies in the run before: the last forward of
 -- the pipeline call before, with its VAE and text encoders after it)
 loop_span AS MATERIALIZED (
     SELECT *, lead(c0) OVER w AS next_c0, lead(f0) OVER w AS next_f0
     FROM (SELECT * EXCLUDE (f0), CASE WHEN f0 > coalesce(lag(c1) OVER w, -1) THEN f0 END AS f0
-          FROM (SELECT l.*, least(l.c0 + l.cycles * l.p, e.last_ci + 1) - 1 AS c1, e.last_ci
-                FROM loops l JOIN (SELECT rank, part, max(ci) AS last_ci FROM k GROUP BY ALL) e USING (rank, part))
+          FROM (SELECT l.*, least(coalesce(m.ci, l.c0 + (l.cycles - 1) * l.p - 1), e.last_ci) AS c1, e.last_ci
+                FROM loops l JOIN (SELECT rank, part, max(ci) AS last_ci FROM k GROUP BY ALL) e USING (rank, part)
+                LEFT JOIN last_match m USING (rank, part, run))
           WINDOW w AS (PARTITION BY rank, part ORDER BY c0))
     WINDOW w AS (PARTITION BY rank, part ORDER BY c0)
 ),
 cycle_ranges AS MATERIALIZED (
-    SELECT rank, part, run, p, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
+    SELECT rank, part, run, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
     FROM (SELECT *, unnest(range(cycles)) AS n FROM loop_span)
     WHERE c0 + n * p <= c1
     UNION ALL
-    SELECT rank, part, run, p, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
+    SELECT rank, part, run, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
 ),
 -- a cycle's forward ends at its last kernel of the forward categories (proj_out): the guidance and
 -- scheduler arithmetic after it is not the transformer's. The last cycle of a run ends where the
@@ -264,24 +281,20 @@ windows AS (
     JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
     CROSS JOIN cfg
 ),
--- a rank scanned whole (part -2) takes those windows when its loops hold about a cycle a step,
--- more than half and fewer than two, and some step holds half a cycle more than the typical one:
--- prof.step() at each denoising step, where a step holds a forward, and the steps of the calls'
--- text encoders or decodes hold them too. Its steps are staged one by one otherwise: each a
--- pipeline call holding every cycle of its loop, or (all alike, each a cycle) a call whose
--- repeats the scan of the whole rank took for the loop, a call without a decode.
+-- a rank scanned whole (part -2, its steps unlike: signature_scan) takes those windows when its
+-- loops hold about a cycle a step, more than half and fewer than two: prof.step() at each
+-- denoising step, where a step holds a forward. Its steps are staged one by one otherwise, each a
+-- pipeline call holding every cycle of its loop.
 whole AS (
-    SELECT c.rank
-    FROM (SELECT r.rank, r.run, any_value(r.p) AS p, count(*) AS cycles, max(b.step) - min(a.step) + 1 AS steps
+    SELECT rank
+    FROM (SELECT r.rank, r.run, count(*) AS cycles, max(b.step) - min(a.step) + 1 AS steps
           FROM cycle_ranges r
           JOIN k a ON a.rank = r.rank AND a.part = r.part AND a.ci = r.a
           JOIN k b ON b.rank = r.rank AND b.part = r.part AND b.ci = r.b
           WHERE r.part = -2
-          GROUP BY ALL) c
-    JOIN step_sizes z USING (rank)
-    GROUP BY c.rank
-    HAVING 2 * sum(c.cycles) > sum(c.steps) AND sum(c.cycles) < 2 * sum(c.steps)
-       AND max(z.longest - z.typical) >= max(c.p) / 2
+          GROUP BY ALL)
+    GROUP BY rank
+    HAVING 2 * sum(cycles) > sum(steps) AND sum(cycles) < 2 * sum(steps)
 )
 -- (a step without a loop, its VAE alone: the rank's loops' confidence)
 SELECT w.rank, w.step, w.stage, w.start_ns, w.end_ns,
