@@ -109,6 +109,45 @@ def test_a_call_cut_short_by_the_profiler_leaves_the_forwards_of_a_whole_one(run
     assert profile.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
 
 
+def test_a_profile_that_opens_on_a_call_s_decode_counts_the_whole_call_after_it(runs):
+    """The first step recorded holds the call before's decode and text encoders (a schedule that
+    starts between calls): slow, so a warm-up outlier, and the one whole call after it, which
+    starts in it, was left out of the count (4, the call the profile then cut short)."""
+    profile = load_profile(runs["flux", "denoising-steps"].path, cache=False)
+    # steps 6.. (the second call on, its first step with the first call's decode), to 15: one whole
+    # call of six, then four of the next
+    profile.con.execute("DELETE FROM kernels WHERE step < 6 OR step > 15")
+    install_views(profile.con, load_rules())
+    assert profile.con.execute("SELECT outlier FROM step_flags ORDER BY step LIMIT 1").fetchone() == (True,)
+    assert profile.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+
+
+def test_calls_told_apart_by_their_text_encoders_alone(runs):
+    """No decode between calls (latents returned) and text encoders faster than a forward: a step
+    per denoising step, the calls ran into one (30 forwards, a false step_cache). The encoders'
+    kernels between two forwards, many more than the scheduler's, end a call."""
+    run = runs["flux", "denoising-steps"]
+    profile = load_profile(run.path, cache=False)
+    con = profile.con
+    # the decodes taken out and the encoders squeezed to a nanosecond a kernel, every kernel after
+    # each moved back by the time it no longer takes: the same kernels in the same order
+    for stage, lo, hi in sorted(run.truth, key=lambda t: -t[1]):
+        if stage == "VAE":
+            con.execute("DELETE FROM kernels WHERE start_ns >= ? AND start_ns < ?", [lo, hi])
+            kept = 0
+        elif stage == "Other":
+            con.execute("UPDATE kernels SET start_ns = ? + n, dur_ns = 1 FROM (SELECT start_ns AS s, "
+                        "row_number() OVER (ORDER BY start_ns) AS n FROM kernels WHERE start_ns >= ? AND start_ns < ?) "
+                        "WHERE kernels.start_ns = s", [lo, lo, hi])
+            kept = con.execute("SELECT count(*) + 1 FROM kernels WHERE start_ns >= ? AND start_ns < ?",
+                               [lo, hi]).fetchone()[0]
+        else:
+            continue
+        con.execute("UPDATE kernels SET start_ns = start_ns - ? WHERE start_ns >= ?", [hi - lo - kept, hi])
+    install_views(con, load_rules())
+    assert con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+
+
 @pytest.mark.parametrize("name,layers", [("flux", 4), ("sd3", 8)])
 def test_a_deeper_transformer_a_step_per_denoising_step(name, layers, tmp_path):
     """Flux of 4 + 4 blocks: its calls' text encoders and decode hold fewer kernels than half a
@@ -121,6 +160,7 @@ def test_a_deeper_transformer_a_step_per_denoising_step(name, layers, tmp_path):
     right, error = TARGETS["plain"]
     assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
     assert score.found["VAE"] == pytest.approx(score.truth["VAE"], rel=0.05)
+    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(STEPS[name],)]
 
 
 def test_a_step_cache_of_alternate_forwards_is_staged(tmp_path):

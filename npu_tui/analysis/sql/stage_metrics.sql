@@ -30,49 +30,52 @@ main_cause AS (
 ),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
 -- The DiT windows per pipeline call: a call's forwards follow each other closely; the next call's
--- come after its VAE and text encoders, a gap longer than a forward, or in the next step where a
--- step is a call (its steps hold more than one forward: one with a step per denoising step holds
--- one). So a profile without steps counts them per call too. A whole call runs the most of them
--- (a profile that stops between denoising steps cuts its last call short); a call that ran in a
--- warm-up outlier step is left out (unless every one did).
+-- come after its VAE, or after its text encoders (more kernels between them than twice the usual
+-- between two forwards, or a gap longer than a forward), or in the next step where a step is a
+-- call (its steps hold more than one forward: one with a step per denoising step holds one). So a
+-- profile without steps counts them per call too. A whole call runs the most of them (a profile
+-- that starts or stops between denoising steps cuts a call short).
+ordered AS (
+    SELECT w.*, sum(CASE WHEN w.stage = cfg.rest_stage THEN w.kernel_count ELSE 0 END) OVER r AS other_through
+    FROM stage_windows w, cfg
+    WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns ROWS UNBOUNDED PRECEDING)
+),
 dit_windows AS (
     SELECT w.rank, w.stage, w.start_ns, s.step, lag(w.stage) OVER r AS before, lag(s.step) OVER r AS step_before,
-           w.start_ns - lag(w.end_ns) OVER r AS gap_ns
-    FROM stage_windows w
+           w.start_ns - lag(w.end_ns) OVER r AS gap_ns, w.other_through - lag(w.other_through) OVER r AS between_kernels
+    FROM ordered w
     ASOF LEFT JOIN step_windows s ON s.rank = w.rank AND w.start_ns >= s.start_ns
     CROSS JOIN cfg
     WHERE w.stage <> cfg.rest_stage
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
 ),
 typical AS (
-    SELECT rank, median(end_ns - start_ns) AS forward_ns, any_value(per_step) AS per_step
+    SELECT rank, median(end_ns - start_ns) AS forward_ns, any_value(per_step) AS per_step,
+           any_value(between_kernels) AS between_kernels
     FROM stage_windows w
-    JOIN (SELECT rank, median(n) AS per_step
-          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
-          GROUP BY rank) USING (rank)
+    JOIN (SELECT d.rank, median(n) AS per_step, any_value(b.kernels) AS between_kernels
+          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL) d
+          -- (two forwards of unbatched guidance have none between them: the steps' count)
+          LEFT JOIN (SELECT d.rank, median(d.between_kernels) AS kernels FROM dit_windows d, cfg
+                     WHERE d.stage = cfg.dit_stage AND d.before = cfg.dit_stage AND d.between_kernels > 0
+                     GROUP BY ALL) b USING (rank)
+          GROUP BY d.rank) USING (rank)
     CROSS JOIN cfg
     WHERE w.stage = cfg.dit_stage
     GROUP BY rank
 ),
-dit_calls AS (
-    SELECT d.rank, d.step,
-           sum((d.before IS DISTINCT FROM cfg.dit_stage OR d.gap_ns > t.forward_ns
-                OR d.step IS DISTINCT FROM d.step_before AND t.per_step > 1)::INTEGER)
-               OVER (PARTITION BY d.rank ORDER BY d.start_ns ROWS UNBOUNDED PRECEDING) AS call
-    FROM dit_windows d JOIN typical t USING (rank) CROSS JOIN cfg
-    WHERE d.stage = cfg.dit_stage
-),
 calls AS (
-    SELECT c.rank, c.call, count(*) AS windows, bool_or(coalesce(f.outlier, false)) AS outlier
-    FROM dit_calls c LEFT JOIN step_flags f ON f.rank = c.rank AND f.step IS NOT DISTINCT FROM c.step
+    SELECT rank, call, count(*) AS windows
+    FROM (SELECT d.rank,
+                 sum((d.before IS DISTINCT FROM cfg.dit_stage OR d.gap_ns > t.forward_ns
+                      OR d.between_kernels > 2 * t.between_kernels
+                      OR d.step IS DISTINCT FROM d.step_before AND t.per_step > 1)::INTEGER)
+                     OVER (PARTITION BY d.rank ORDER BY d.start_ns ROWS UNBOUNDED PRECEDING) AS call
+          FROM dit_windows d JOIN typical t USING (rank) CROSS JOIN cfg
+          WHERE d.stage = cfg.dit_stage)
     GROUP BY ALL
 ),
-forwards AS (
-    SELECT rank, max(windows) AS windows
-    FROM calls
-    WHERE NOT outlier OR rank NOT IN (SELECT rank FROM calls WHERE NOT outlier)
-    GROUP BY rank
-)
+forwards AS (SELECT rank, max(windows) AS windows FROM calls GROUP BY rank)
 SELECT c.rank, c.stage, 'share' AS metric, c.category, NULL AS cause, c.share AS value,
        coalesce(p.us_per_step, c.time_us / greatest(r.steps, 1)) AS basis_us, NULL::INTEGER AS waited_for
 FROM stage_categories c
