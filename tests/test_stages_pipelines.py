@@ -154,7 +154,7 @@ def test_a_deeper_transformer_a_step_per_denoising_step(name, layers, tmp_path):
     forward, and the rank was not scanned whole (0.67 of the time right). SD3 of 8 blocks: a call's
     first cycle was taken to start in the call before, its decode and text encoders in a forward
     (the VAE lost, 25 forwards a call)."""
-    run = dp.profile_pipeline(name, tmp_path / name, per_denoising_step=True, layers=layers)
+    run = dp.profile_pipeline(name, tmp_path / name, steps=3, per_denoising_step=True, layers=layers)
     s = open_session(run.path, cache=False)
     score = dp.score(s.con, run)
     right, error = TARGETS["plain"]
