@@ -99,15 +99,13 @@ def build(name: str, decode: bool = True, layers: Optional[int] = None) -> Tuple
             pooled = clip(ids).text_embeds
             return pipe(prompt_embeds=t5(ids2)[0], pooled_prompt_embeds=pooled, height=64, width=64,
                         num_inference_steps=6, guidance_scale=3.5, output_type="np" if decode else "latent",
-                        max_sequence_length=32,
-                        callback_on_step_end=_step_end)
+                        max_sequence_length=32, callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [clip, t5]}
     if name == "sd3":
         tr = d.SD3Transformer2DModel(sample_size=32, patch_size=2, in_channels=16, num_layers=layers or 4,
-                                     attention_head_dim=16,
-                                     num_attention_heads=4, caption_projection_dim=64, joint_attention_dim=32,
-                                     pooled_projection_dim=64, out_channels=16)
+                                     attention_head_dim=16, num_attention_heads=4, caption_projection_dim=64,
+                                     joint_attention_dim=32, pooled_projection_dim=64, out_channels=16)
         c1, c2, t5, vae = _clip(), _clip(), _t5(), _kl_vae()
         pipe = d.StableDiffusion3Pipeline(scheduler=d.FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=c1,
                                           tokenizer=None, text_encoder_2=c2, tokenizer_2=None, text_encoder_3=t5,
