@@ -41,8 +41,9 @@ ordered AS (
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns ROWS UNBOUNDED PRECEDING)
 ),
 dit_windows AS (
-    SELECT w.rank, w.stage, w.start_ns, s.step, lag(w.stage) OVER r AS before, lag(s.step) OVER r AS step_before,
-           w.start_ns - lag(w.end_ns) OVER r AS gap_ns, w.other_through - lag(w.other_through) OVER r AS between_kernels
+    SELECT w.rank, w.stage, w.start_ns, w.end_ns, s.step, lag(w.stage) OVER r AS before,
+           lag(s.step) OVER r AS step_before, w.start_ns - lag(w.end_ns) OVER r AS gap_ns,
+           w.other_through - lag(w.other_through) OVER r AS between_kernels
     FROM ordered w
     ASOF LEFT JOIN step_windows s ON s.rank = w.rank AND w.start_ns >= s.start_ns
     CROSS JOIN cfg
@@ -50,19 +51,17 @@ dit_windows AS (
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
 ),
 typical AS (
-    SELECT rank, median(end_ns - start_ns) AS forward_ns, any_value(per_step) AS per_step,
-           any_value(between_kernels) AS between_kernels
-    FROM stage_windows w
-    JOIN (SELECT d.rank, median(n) AS per_step, any_value(b.kernels) AS between_kernels
-          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL) d
-          -- (two forwards of unbatched guidance have none between them: the steps' count)
-          LEFT JOIN (SELECT d.rank, median(d.between_kernels) AS kernels FROM dit_windows d, cfg
-                     WHERE d.stage = cfg.dit_stage AND d.before = cfg.dit_stage AND d.between_kernels > 0
-                     GROUP BY ALL) b USING (rank)
-          GROUP BY d.rank) USING (rank)
+    SELECT d.rank, median(d.end_ns - d.start_ns) AS forward_ns, any_value(p.per_step) AS per_step,
+           -- (two forwards of unbatched guidance have none between them: the steps' count)
+           median(d.between_kernels) FILTER (WHERE d.before = cfg.dit_stage AND d.between_kernels > 0)
+               AS between_kernels
+    FROM dit_windows d
+    JOIN (SELECT rank, median(n) AS per_step
+          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
+          GROUP BY rank) p USING (rank)
     CROSS JOIN cfg
-    WHERE w.stage = cfg.dit_stage
-    GROUP BY rank
+    WHERE d.stage = cfg.dit_stage
+    GROUP BY d.rank
 ),
 calls AS (
     SELECT rank, call, count(*) AS windows
