@@ -43,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import duckdb
 
@@ -609,8 +609,9 @@ def _read_events(tail: bytes, close: int, list_at: int) -> Optional[_EventsRead]
         # The first start that events follow from, else the list's: a boundary inside a string, or
         # in the args of an event longer than the reach, is none (a longer reach may hold its start),
         # nor is one between objects with a ph in an event's args (the ']' of their list follows).
+        doomed: Set[int] = set()
         first = next((m.end() for m in BOUNDARY_TEXT.finditer(text)
-                      if _events_follow(decoder, text[m.end():], len(text) - m.end())),
+                      if _events_follow(decoder, text, m.end(), len(text), doomed)),
                      listed[0] if listed else None)
         if first is not None:
             break
@@ -786,28 +787,40 @@ def _event_starts(block: bytes, list_end: int) -> Optional[re.Match]:
     decoder = json.JSONDecoder()
     for m in itertools.islice(EVENT_BOUNDARY.finditer(block), BOUNDARY_TRIES):
         text = block[m.end():m.end() + EVENT_PEEK].decode("utf-8", "surrogateescape")
-        if _events_follow(decoder, text, list_end - m.end()):
+        if _events_follow(decoder, text, 0, list_end - m.end(), set()):
             return m
     return None
 
 
-def _events_follow(decoder: json.JSONDecoder, text: str, list_end: int) -> bool:
-    """Whether ``text`` is events, one after another, each followed by a ',', to the end of the
-    list (at ``list_end``) or of ``text``. Objects with a "ph" in an event's args are followed by
-    the ']' of their own list."""
-    at = 0
+def _events_follow(decoder: json.JSONDecoder, text: str, at: int, list_end: int, doomed: Set[int]) -> bool:
+    """Whether ``text`` from ``at`` is events, one after another, each followed by a ',', to the
+    end of the list (at ``list_end``) or of ``text``. Objects with a "ph" in an event's args are
+    followed by the ']' of their own list. ``doomed``: where events start that were read on to a
+    no before (filled in here): one reached again is a no without reading on, so that trying every
+    boundary of a text reads its events about once (the events followed by more than their list,
+    each boundary had read all those after it: a trace of 300 KB took a minute)."""
+    starts = []
     while True:
         start = SPACE.match(text, at).end()
+        if start in doomed:
+            doomed.update(starts)
+            return False
         try:
             event, end = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):  # one the peek cut is as good as one more event
-            return at > 0 and _object_end(text, start) == (None, None)
-        if not (isinstance(event, dict) and "ph" in event):
+            if starts and _object_end(text, start) == (None, None):
+                return True
+            doomed.update(starts)
             return False
+        if not (isinstance(event, dict) and "ph" in event):
+            doomed.update(starts)
+            return False
+        starts.append(start)
         at = SPACE.match(text, end).end()
         if at >= min(len(text), list_end):
             return True
         if text[at] != ",":
+            doomed.update(starts)
             return False
         at += 1
 
