@@ -5,7 +5,8 @@
 Builds each test pipeline from diffusers' own model classes (small configs, random weights, no
 downloads), profiles 5 pipeline calls with the recipe on the CPU three ways: without module ranges,
 with them (``with_stack=True``), and without them a step per denoising step (``prof.step()`` in the
-pipeline's step callback); then scores the stages npu-tui finds against the truth that forward
+pipeline's step callback); and, that last way, 3 denoising steps inside one call (a schedule that
+skips the first: forwards alone); then scores the stages npu-tui finds against the truth that forward
 hooks on the transformer, the VAE decoder and the text encoders recorded: the share of kernel time
 in its true stage, and the largest error of a DiT category share. Targets: without markers >= 95 %
 and +-0.02, with module ranges >= 99 % and +-0.005. Needs torch, diffusers and transformers (the
@@ -24,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 # how it is profiled -> (right share, DiT share error)
-TARGETS = {"plain": (0.95, 0.02), "modules": (0.99, 0.005), "denoising-steps": (0.95, 0.02)}
+TARGETS = {"plain": (0.95, 0.02), "modules": (0.99, 0.005), "denoising-steps": (0.95, 0.02),
+           "inside-a-call": (0.95, 0.02)}
 
 
 def main() -> int:
@@ -47,8 +49,9 @@ def main() -> int:
                 run = dp.load_run(folder)
             else:
                 shutil.rmtree(folder, ignore_errors=True)
-                run = dp.profile_pipeline(name, folder, modules=variant == "modules",
-                                          per_denoising_step=variant == "denoising-steps")
+                inside = variant == "inside-a-call"
+                run = dp.profile_pipeline(name, folder, modules=variant == "modules", steps=3 if inside else 5,
+                                          per_denoising_step=variant == "denoising-steps", inside_call=inside)
             s = dp.score(open_session(run.path, cache=False).con, run)
             ok = s.right >= want_right and s.dit_share_error <= want_err
             failed += not ok

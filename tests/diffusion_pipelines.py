@@ -264,12 +264,14 @@ def _hook_truth(stages: Dict[str, list]) -> None:
 
 def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5,
                      per_denoising_step: bool = False, decode: bool = True, layers: Optional[int] = None,
-                     cache=None) -> Run:
+                     cache=None, inside_call: bool = False) -> Run:
     """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``;
     ``per_denoising_step``: with prof.step() at each denoising step's end instead of each call's, the
     schedule as long as the calls' denoising steps (the last call's decode runs after it ends);
-    ``decode``, ``layers``: see build; ``cache``: a diffusers cache config the transformer is given
-    (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
+    ``inside_call``: that way, one call's denoising steps after its first, ``steps`` of them (the
+    first, with the text encoders, is the schedule's warm-up; the decode is not reached): forwards
+    alone; ``decode``, ``layers``: see build; ``cache``: a diffusers cache config the transformer is
+    given (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
     import torch
     from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
 
@@ -280,16 +282,19 @@ def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5
     tp = torch.profiler
 
     def profiler(folder: Path, n: int):
+        schedule = (tp.schedule(wait=0, warmup=1, active=n, repeat=1) if inside_call
+                    else _active_schedule(tp.schedule, n))
         return tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=True, with_stack=modules,
-                          schedule=_active_schedule(tp.schedule, n),
-                          on_trace_ready=tp.tensorboard_trace_handler(str(folder)))
+                          schedule=schedule, on_trace_ready=tp.tensorboard_trace_handler(str(folder)))
 
     def step():
         with torch.no_grad():
             call()
 
     out.mkdir(parents=True, exist_ok=True)
-    if per_denoising_step:
+    if inside_call:
+        _profile_inside_call(step, out, steps, profiler)
+    elif per_denoising_step:
         _profile_denoising_steps(step, out, steps, profiler)
     else:
         profile_steps(step, out, steps, Backend("cpu", "cpu", lambda: None, profiler))
@@ -326,6 +331,18 @@ def _profile_denoising_steps(call: Callable[[], None], out: Path, calls: int, pr
                 call()
     finally:
         ON_DENOISING_STEP.clear()
+
+
+def _profile_inside_call(call: Callable[[], None], out: Path, steps: int, profiler) -> None:
+    """2 warm-up calls, then one whose denoising steps each end in prof.step(), ``steps`` of them profiled."""
+    for _ in range(2):
+        call()
+    with profiler(out, steps) as prof:
+        ON_DENOISING_STEP[:] = [prof.step]
+        try:
+            call()
+        finally:
+            ON_DENOISING_STEP.clear()
 
 
 def load_run(out: Path) -> Run:

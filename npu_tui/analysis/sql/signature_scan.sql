@@ -1,13 +1,15 @@
--- per rank and step, the compute kernels in time order with what stage_signature looks for: ci (their number), g (a hash of its type and input shapes and the next two kernels'), attention, VAE-signature and forward-category flags, running counts, running kernel time, the latest end and the latest forward-category kernel so far (stored as a table); a rank of several steps is scanned whole too (part -2)
+-- per rank and step, the compute kernels in time order with what stage_signature looks for: ci (their number), g (a hash of its type and input shapes and the next two kernels'), attention, VAE-signature and forward-category flags, running counts, running kernel time, the latest end and the latest forward-category kernel so far (stored as a table); a rank of several steps is scanned whole too (part -2), with unlike: whether its steps are (text encoders and decodes in a few)
 -- Ranks staged by an override or by markers never use signatures (stage_windows_raw), so they are
 -- left out. All from one sort of the compute kernels.
 -- A step is one pipeline call when the profile follows the recipe, and scanning each on its own
 -- keeps one call's loop from running on into the next's. A user who calls prof.step() at each
 -- denoising step has one forward a step, and only the rank scanned whole shows the loop
 -- (stage_signature chooses between the two). Steps that are calls are alike; such a rank's steps
--- are not: the calls' text encoders and decodes run in a few of them, kernels (type and input
--- shapes) that half its steps or more never run, as many as a VAE needs to be one. A rank whose
--- steps are alike is not scanned whole.
+-- are not when the calls' text encoders and decodes run in a few of them (unlike: kernels, by type
+-- and input shapes, that half its steps or more never run, as many as a VAE needs to be one). A
+-- schedule inside one call records forwards alone, alike too: there only the steps' own loops
+-- tell (blocks, not forwards). Alike steps that mostly decode (a VAE's worth of VAE-signature
+-- kernels) are calls, and are not scanned whole.
 WITH cfg AS (SELECT * FROM rules_stages),
 c AS (
     SELECT c.*, coalesce(c.step, -1) AS part, hash(coalesce(c.type, ''), coalesce(c.input_shapes, '')) AS g1
@@ -24,19 +26,25 @@ unlike AS (
     ), cfg
     GROUP BY rank, cfg.vae_min_kernels HAVING sum(kernels) >= cfg.vae_min_kernels
 ),
+decoding AS (
+    SELECT rank FROM (SELECT rank, step, count(*) FILTER (WHERE vae_sig) AS sig FROM c WHERE step IS NOT NULL GROUP BY ALL),
+                     cfg
+    GROUP BY rank, cfg.vae_min_kernels HAVING 2 * count(*) FILTER (WHERE sig >= cfg.vae_min_kernels) > count(*)
+),
 parts AS (
     SELECT * FROM c
     UNION ALL
-    SELECT * REPLACE (-2 AS part) FROM c WHERE rank IN (SELECT rank FROM unlike)
+    SELECT * REPLACE (-2 AS part) FROM c
+    WHERE rank IN (SELECT rank FROM steps) AND (rank IN (SELECT rank FROM unlike) OR rank NOT IN (SELECT rank FROM decoding))
 ),
 k AS (
-    SELECT c.rank, c.part, c.step, c.start_ns, c.end_ns, c.dur_ns, c.g1,
+    SELECT c.rank, c.part, c.step, c.rank IN (SELECT rank FROM unlike) AS unlike, c.start_ns, c.end_ns, c.dur_ns, c.g1,
            c.category = cfg.attention_category AS fa, c.vae_sig AS sig,
            list_contains(cfg.forward_categories, c.category) AS heavy, c.name AS sort_name, c.stream_id AS sort_stream
     FROM parts c
     CROSS JOIN cfg
 )
-SELECT rank, part, step, row_number_ci AS ci,
+SELECT rank, part, step, unlike, row_number_ci AS ci,
        -- a kernel's token: its type and input shapes with those of the two after it (specific
        -- enough where a trace gives no shapes: a type recurs all over a forward, three in a row not)
        hash(g1, lead(g1, 1) OVER w, lead(g1, 2) OVER w) AS g, g1,

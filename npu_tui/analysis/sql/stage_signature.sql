@@ -281,10 +281,27 @@ windows AS (
     JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
     CROSS JOIN cfg
 ),
--- a rank scanned whole (part -2, its steps unlike: signature_scan) takes those windows when its
--- loops hold about a cycle a step, more than half and fewer than two: prof.step() at each
--- denoising step, where a step holds a forward. Its steps are staged one by one otherwise, each a
--- pipeline call holding every cycle of its loop.
+-- A step's loop is of forwards when it holds a shorter loop (the forward's blocks) and is one (half
+-- a cycle's kernels or more recur a cycle later: a few kernels a block apart in two kinds of block
+-- are none): the step is a pipeline call. Without one its cycles may be the blocks, and the step a
+-- forward: a rank whose steps mostly are is flat.
+nested AS (
+    SELECT p.rank, p.part, count(v.p) > 0 AND any_value(l.kernels) >= 0.5 * any_value(p.p) AS nested
+    FROM period p JOIN best b USING (rank, part)
+    JOIN valid l ON l.rank = p.rank AND l.part = p.part AND l.p = p.p
+    LEFT JOIN valid v ON v.rank = p.rank AND v.part = p.part AND v.p < p.p
+         AND least(v.last_ci, b.last_ci) - greatest(v.first_ci, b.first_ci)
+             >= 0.5 * least(v.last_ci - v.first_ci, b.last_ci - b.first_ci)
+    WHERE p.part <> -2
+    GROUP BY ALL
+),
+flat AS (
+    SELECT rank FROM nested GROUP BY rank HAVING 2 * count(*) FILTER (WHERE nested) < count(*)
+),
+-- A rank scanned whole (part -2: of several steps) takes those windows when its steps are unlike
+-- (signature_scan) or flat, and its loops hold about a cycle a step, more than half and fewer than
+-- two: prof.step() at each denoising step, where a step holds a forward. Its steps are staged one
+-- by one otherwise, each a pipeline call holding every cycle of its loop.
 whole AS (
     SELECT rank
     FROM (SELECT r.rank, r.run, count(*) AS cycles, max(b.step) - min(a.step) + 1 AS steps
@@ -293,6 +310,7 @@ whole AS (
           JOIN k b ON b.rank = r.rank AND b.part = r.part AND b.ci = r.b
           WHERE r.part = -2
           GROUP BY ALL)
+    WHERE rank IN (SELECT rank FROM k WHERE part = -2 AND unlike) OR rank IN (SELECT rank FROM flat)
     GROUP BY rank
     HAVING 2 * sum(cycles) > sum(steps) AND sum(cycles) < 2 * sum(steps)
 )
