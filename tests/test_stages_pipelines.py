@@ -206,6 +206,30 @@ def test_a_step_cache_that_decides_by_threshold_keeps_the_vae(tmp_path):
     assert score.dit_share_error <= TARGETS["plain"][1], (score.found, score.truth)
 
 
+def test_a_step_cache_s_last_cached_forward_is_the_dit_s(tmp_path):
+    """TaylorSeer, a full forward every third step from the fourth: forwards full, full, full,
+    predicted, full, predicted; the loop is its cycles of a full and a predicted forward, and the
+    first full one before them a first cycle that differs in length. The last cycle was cut where
+    that one ends, and each call's last forward (predicted) was Other. Still missed: the full
+    forward before both, a fifth of the DiT's kernels."""
+    import torch
+    from diffusers import TaylorSeerCacheConfig
+
+    cache = TaylorSeerCacheConfig(cache_interval=3, disable_cache_before_step=3, taylor_factors_dtype=torch.float32)
+    run = dp.profile_pipeline("flux", tmp_path / "taylor", layers=4, cache=cache)
+    con = open_session(run.path, cache=False).con
+    dit = sorted((lo, hi) for stage, lo, hi in run.truth if stage == "DiT")
+    decodes = sorted(lo for stage, lo, _ in run.truth if stage == "VAE")
+    lasts = [max(r for r in dit if r[0] < d) for d in decodes]  # each call's last forward
+    assert len(lasts) == 5
+    for lo, hi in lasts:
+        stages = con.execute("SELECT stage, count(*) FROM kernel_stages WHERE start_ns >= ? AND start_ns < ? GROUP BY 1",
+                             [lo, hi]).fetchall()
+        assert dict(stages).get("DiT", 0) >= 0.95 * sum(n for _, n in stages), stages
+    score = dp.score(con, run, by_count=True)
+    assert score.found["VAE"] == pytest.approx(score.truth["VAE"], rel=0.02)
+
+
 def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path):
     """Flux returning its latents undecoded, a step a call: scanned as a whole rank, each call is a
     cycle (its text encoders in it, and no VAE to tell it from a forward), a cycle a step like a

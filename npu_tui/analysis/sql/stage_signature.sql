@@ -199,29 +199,32 @@ loop_span AS MATERIALIZED (
     WINDOW w AS (PARTITION BY rank, part ORDER BY c0)
 ),
 cycle_ranges AS MATERIALIZED (
-    SELECT rank, part, run, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b
+    SELECT rank, part, run, c0 + n * p AS a, least(c0 + (n + 1) * p, c1 + 1) - 1 AS b, false AS before
     FROM (SELECT *, unnest(range(cycles)) AS n FROM loop_span)
     WHERE c0 + n * p <= c1
     UNION ALL
-    SELECT rank, part, run, f0, c0 - 1 FROM loop_span WHERE f0 IS NOT NULL
+    SELECT rank, part, run, f0, c0 - 1, true FROM loop_span WHERE f0 IS NOT NULL
 ),
 -- a cycle's forward ends at its last kernel of the forward categories (proj_out): the guidance and
 -- scheduler arithmetic after it is not the transformer's. The last cycle of a run ends where the
--- others do (their median place): what follows its forward there is the VAE's first convolutions.
+-- others do (their median place; the first's, found before the run, only where there is no other:
+-- it differs in length): what follows its forward there is the VAE's first convolutions.
 forward_ends AS (
     SELECT r.rank, r.part, r.a, e.heavy_through - r.a AS off,
            r.b = max(r.b) OVER (PARTITION BY r.rank, r.part, r.run) AND count(*) OVER (PARTITION BY r.rank, r.part, r.run) > 1
                AS last,
-           r.run
+           r.before, r.run
     FROM cycle_ranges r
     JOIN k e ON e.rank = r.rank AND e.part = r.part AND e.ci = r.b
     WHERE e.heavy_through >= r.a
 ),
 dit AS (
     SELECT f.rank, f.part, a.step, a.start_ns, b.end_through AS end_ns
-    FROM (SELECT *, CASE WHEN last THEN least(off, quantile_disc(off, 0.5) FILTER (WHERE NOT last)
-                                                      OVER (PARTITION BY rank, part, run)) ELSE off END AS end_off
-          FROM forward_ends) f
+    FROM (SELECT *, CASE WHEN last THEN least(off, coalesce(quantile_disc(off, 0.5) FILTER (WHERE NOT last AND NOT before) OVER w,
+                                                            quantile_disc(off, 0.5) FILTER (WHERE NOT last) OVER w))
+                         ELSE off END AS end_off
+          FROM forward_ends
+          WINDOW w AS (PARTITION BY rank, part, run)) f
     JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
     JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.a + f.end_off
 ),
