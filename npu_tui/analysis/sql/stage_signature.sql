@@ -190,7 +190,8 @@ last_match AS (
 -- (a first cycle found before a run is none where it lies in the run before: the last forward of
 -- the pipeline call before, with its VAE and text encoders after it)
 loop_span AS MATERIALIZED (
-    SELECT *, lead(c0) OVER w AS next_c0, lead(f0) OVER w AS next_f0
+    SELECT *, lead(c0) OVER w AS next_c0, lead(f0) OVER w AS next_f0, lead(run) OVER w AS next_run,
+           lag(run) OVER w AS prev_run, lag(c1) OVER w AS prev_c1
     FROM (SELECT * EXCLUDE (f0), CASE WHEN f0 > coalesce(lag(c1) OVER w, -1) THEN f0 END AS f0
           FROM (SELECT l.*, least(coalesce(m.ci, l.c0 + (l.cycles - 1) * l.p - 1), e.last_ci) AS c1, e.last_ci
                 FROM loops l JOIN (SELECT rank, part, max(ci) AS last_ci FROM k GROUP BY ALL) e USING (rank, part)
@@ -231,14 +232,66 @@ dit AS (
 -- after the loop, until the next loop or the step's end: from its first VAE-signature kernel to its last
 sig_kernels AS (SELECT rank, part, ci, sig_through FROM k WHERE sig),
 vae_first AS (
-    SELECT l.rank, l.part, l.run, coalesce(l.next_f0, l.next_c0) AS next_c0, l.last_ci, s.ci AS v0,
+    SELECT l.rank, l.part, l.run, l.next_run, coalesce(l.next_f0, l.next_c0) AS next_c0, l.last_ci, s.ci AS v0,
            s.sig_through AS through0
     FROM loop_span l ASOF JOIN sig_kernels s ON s.rank = l.rank AND s.part = l.part AND s.ci > l.c1
 ),
+-- Forwards of the same transformer before a run's first cycle, its cycles not yet begun (a step
+-- cache's full forwards before the cached ones): the attention kernels of the run's own (type and
+-- input shapes) between the decode after the run before and it, as far back as they follow one
+-- another no further apart than the run's do; from the first of them back over the kernels of the
+-- run's first cycle (the forward's start), to the last kernel of the forward categories before the
+-- run. (Text encoders run attention of other shapes.)
+lead_bounds AS (
+    SELECT l.rank, l.part, l.run, l.c0, l.p, l.c1, coalesce(l.f0, l.c0) AS s, coalesce(v.v0, l.prev_c1, 0) AS after
+    FROM loop_span l LEFT JOIN vae_first v ON v.rank = l.rank AND v.part = l.part AND v.run = l.prev_run
+),
+run_attention AS (
+    SELECT b.rank, b.part, b.run, k.ci, k.g1, k.ci >= b.c0 AS in_cycles
+    FROM lead_bounds b JOIN k ON k.rank = b.rank AND k.part = b.part AND k.fa AND k.ci BETWEEN b.s AND b.c1
+),
+attention_spread AS (
+    SELECT rank, part, run, min(ci) AS first_ci, max(gap) FILTER (WHERE in_cycles) AS gap
+    FROM (SELECT *, lead(ci) OVER (PARTITION BY rank, part, run ORDER BY ci) - ci AS gap FROM run_attention)
+    GROUP BY ALL
+),
+lead_attention AS (
+    SELECT b.rank, b.part, b.run, x.ci,
+           lead(x.ci, 1, a.first_ci) OVER (PARTITION BY b.rank, b.part, b.run ORDER BY x.ci) - x.ci > a.gap AS breaks
+    FROM lead_bounds b
+    JOIN attention_spread a USING (rank, part, run)
+    JOIN k x ON x.rank = b.rank AND x.part = b.part AND x.fa AND x.ci > b.after AND x.ci < b.s
+    SEMI JOIN run_attention r ON r.rank = b.rank AND r.part = b.part AND r.run = b.run AND r.in_cycles AND r.g1 = x.g1
+),
+lead_first AS (
+    SELECT b.*, f.a
+    FROM lead_bounds b
+    JOIN (SELECT rank, part, run, min(ci) FILTER (WHERE ci > coalesce(last_break, -1)) AS a
+          FROM (SELECT *, max(ci) FILTER (WHERE breaks) OVER (PARTITION BY rank, part, run) AS last_break
+                FROM lead_attention)
+          GROUP BY ALL) f USING (rank, part, run)
+    WHERE f.a IS NOT NULL
+),
+cycle_tokens AS (
+    SELECT DISTINCT f.rank, f.part, f.run, k.g1
+    FROM lead_first f JOIN k ON k.rank = f.rank AND k.part = f.part AND k.ci BETWEEN f.c0 AND f.c0 + f.p - 1
+),
+lead_forwards AS (
+    SELECT f.rank, f.part, f.run, coalesce(max(x.ci), f.after) + 1 AS a, any_value(e.heavy_through) AS b
+    FROM lead_first f
+    JOIN k e ON e.rank = f.rank AND e.part = f.part AND e.ci = f.s - 1
+    LEFT JOIN (SELECT f.rank, f.part, f.run, x.ci
+               FROM lead_first f JOIN k x ON x.rank = f.rank AND x.part = f.part AND x.ci > f.after AND x.ci < f.a
+               ANTI JOIN cycle_tokens t ON t.rank = f.rank AND t.part = f.part AND t.run = f.run AND t.g1 = x.g1) x
+      ON x.rank = f.rank AND x.part = f.part AND x.run = f.run
+    GROUP BY f.rank, f.part, f.run, f.after, f.a
+    HAVING any_value(e.heavy_through) >= f.a
+),
 vae_last AS (
     SELECT f.rank, f.part, f.v0, f.through0, s.ci AS v1, s.sig_through AS through1
-    FROM vae_first f ASOF JOIN sig_kernels s
-      ON s.rank = f.rank AND s.part = f.part AND s.ci <= coalesce(f.next_c0 - 1, f.last_ci)
+    FROM (SELECT f.*, coalesce(n.a, f.next_c0) AS bound FROM vae_first f
+          LEFT JOIN lead_forwards n ON n.rank = f.rank AND n.part = f.part AND n.run = f.next_run) f
+    ASOF JOIN sig_kernels s ON s.rank = f.rank AND s.part = f.part AND s.ci <= coalesce(f.bound - 1, f.last_ci)
 ),
 -- the VAE window opens where the kernel before its first one ended: communication launched for it
 -- (a patch-parallel decode gathers the latents first) is the VAE's
@@ -282,6 +335,12 @@ windows AS (
     FROM vae_before v
     JOIN k a ON a.rank = v.rank AND a.part = v.part AND a.ci = v.v0
     JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
+    CROSS JOIN cfg
+    UNION ALL
+    SELECT f.rank, f.part, a.step, cfg.dit_stage, a.start_ns, b.end_through
+    FROM lead_forwards f
+    JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
+    JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.b
     CROSS JOIN cfg
 ),
 -- A step's loop is of forwards when it holds a shorter loop (the forward's blocks) and is one (half
