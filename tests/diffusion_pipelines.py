@@ -78,10 +78,12 @@ def _ids(n: int):
     return torch.randint(0, 1000, (1, n))
 
 
-def build(name: str, decode: bool = True, layers: Optional[int] = None) -> Tuple[Callable[[], object], Dict[str, list]]:
+def build(name: str, decode: bool = True, layers: Optional[int] = None,
+          denoising_steps: Optional[int] = None) -> Tuple[Callable[[], object], Dict[str, list]]:
     """(one pipeline call, {stage: the modules whose forward is that stage}); ``decode=False``: a
     call that returns its latents undecoded (Flux only), as a benchmark of the transformer does;
-    ``layers``: a deeper transformer (Flux: as many double- and single-stream blocks; SD3: blocks)."""
+    ``layers``: a deeper transformer (Flux: as many double- and single-stream blocks; SD3: blocks);
+    ``denoising_steps``: a call's (Flux only; 6 otherwise), a few as a distilled model runs."""
     import torch
     import diffusers as d
 
@@ -98,7 +100,8 @@ def build(name: str, decode: bool = True, layers: Optional[int] = None) -> Tuple
         def step():
             pooled = clip(ids).text_embeds
             return pipe(prompt_embeds=t5(ids2)[0], pooled_prompt_embeds=pooled, height=64, width=64,
-                        num_inference_steps=6, guidance_scale=3.5, output_type="np" if decode else "latent",
+                        num_inference_steps=denoising_steps or 6, guidance_scale=3.5,
+                        output_type="np" if decode else "latent",
                         max_sequence_length=32, callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [clip, t5]}
@@ -264,18 +267,18 @@ def _hook_truth(stages: Dict[str, list]) -> None:
 
 def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5,
                      per_denoising_step: bool = False, decode: bool = True, layers: Optional[int] = None,
-                     cache=None, inside_call: bool = False) -> Run:
+                     cache=None, inside_call: bool = False, denoising_steps: Optional[int] = None) -> Run:
     """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``;
     ``per_denoising_step``: with prof.step() at each denoising step's end instead of each call's, the
     schedule as long as the calls' denoising steps (the last call's decode runs after it ends);
     ``inside_call``: that way, one call's denoising steps after its first, ``steps`` of them (the
     first, with the text encoders, is the schedule's warm-up; the decode is not reached): forwards
-    alone; ``decode``, ``layers``: see build; ``cache``: a diffusers cache config the transformer is
-    given (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
+    alone; ``decode``, ``layers``, ``denoising_steps``: see build; ``cache``: a diffusers cache config
+    the transformer is given (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
     import torch
     from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
 
-    call, stages = build(name, decode, layers)
+    call, stages = build(name, decode, layers, denoising_steps)
     if cache is not None:
         stages["DiT"][0].enable_cache(cache)
     _hook_truth(stages)

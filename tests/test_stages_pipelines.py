@@ -255,6 +255,19 @@ def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path)
     assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
 
 
+def test_calls_of_two_denoising_steps_that_decode_nothing_are_calls(tmp_path):
+    """The same with two denoising steps a call: the loop of each step (its two forwards) was taken
+    for a transformer's blocks alone, its kernels recurring at its period being fewer than half a
+    cycle's, and the rank's steps for forwards: each call one DiT window, text encoders in it (0.82
+    of the time right, 1 forward a call)."""
+    run = dp.profile_pipeline("flux", tmp_path / "flux", decode=False, denoising_steps=2)
+    s = open_session(run.path, cache=False)
+    score = dp.score(s.con, run)
+    right, error = TARGETS["plain"]
+    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(2,)]
+
+
 def test_unbatched_guidance_puts_both_forwards_of_a_step_in_one_window(runs, sessions):
     # Wan runs the transformer twice a step (with and without the prompt): eight forwards in four windows.
     run = runs["wan", "plain"]

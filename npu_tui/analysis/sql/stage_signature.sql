@@ -241,9 +241,10 @@ vae_first AS (
 -- input shapes) between the decode after the run before and it, as far back as they follow one
 -- another no further apart than the run's do; from the first of them back over the kernels of the
 -- run's first cycle (the forward's start), to the last kernel of the forward categories before the
--- run. (Text encoders run attention of other shapes.)
+-- run: one window, however many forwards it holds. (Text encoders run attention of other shapes.)
 lead_bounds AS (
-    SELECT l.rank, l.part, l.run, l.c0, l.p, l.c1, coalesce(l.f0, l.c0) AS s, coalesce(v.v0, l.prev_c1, 0) AS after
+    SELECT l.rank, l.part, l.run, l.c0, l.p, l.c1, coalesce(l.f0, l.c0) AS s,
+           coalesce(CASE WHEN v.v0 < coalesce(l.f0, l.c0) THEN v.v0 END, l.prev_c1, 0) AS after
     FROM loop_span l LEFT JOIN vae_first v ON v.rank = l.rank AND v.part = l.part AND v.run = l.prev_run
 ),
 run_attention AS (
@@ -257,7 +258,8 @@ attention_spread AS (
 ),
 lead_attention AS (
     SELECT b.rank, b.part, b.run, x.ci,
-           lead(x.ci, 1, a.first_ci) OVER (PARTITION BY b.rank, b.part, b.run ORDER BY x.ci) - x.ci > a.gap AS breaks
+           coalesce(lead(x.ci, 1, a.first_ci) OVER (PARTITION BY b.rank, b.part, b.run ORDER BY x.ci) - x.ci > a.gap,
+                    true) AS breaks
     FROM lead_bounds b
     JOIN attention_spread a USING (rank, part, run)
     JOIN k x ON x.rank = b.rank AND x.part = b.part AND x.fa AND x.ci > b.after AND x.ci < b.s
@@ -304,14 +306,16 @@ vae AS (
     CROSS JOIN cfg
     WHERE v.v1 >= v.v0 AND v.through1 - v.through0 + 1 >= cfg.vae_min_kernels
 ),
--- before a step's first loop, a decode of the call before's latents (run after its step ended),
--- or in a step without a loop on a rank with one (the last call's, after the last step): from
--- its first VAE-signature kernel to its last before the loop, when it holds vae_min_kernels of
--- them (the text encoders before a loop hold none)
+-- before a step's first loop (and the forwards before it), a decode of the call before's latents
+-- (run after its step ended), or in a step without a loop on a rank with one (the last call's,
+-- after the last step): from its first VAE-signature kernel to its last before the loop, when it
+-- holds vae_min_kernels of them (the text encoders before a loop hold none)
 vae_before AS (
     SELECT s.rank, s.part, min(s.ci) AS v0, max(s.ci) AS v1
     FROM sig_kernels s
-    LEFT JOIN (SELECT rank, part, min(coalesce(f0, c0)) AS loop_ci FROM loop_span GROUP BY ALL) l USING (rank, part)
+    LEFT JOIN (SELECT rank, part, min(a) AS loop_ci
+               FROM (SELECT rank, part, coalesce(f0, c0) AS a FROM loop_span UNION ALL SELECT rank, part, a FROM lead_forwards)
+               GROUP BY ALL) l USING (rank, part)
     CROSS JOIN cfg
     WHERE s.ci < coalesce(l.loop_ci, s.ci + 1) AND s.rank IN (SELECT rank FROM loop_span)
     GROUP BY s.rank, s.part, cfg.vae_min_kernels
@@ -343,12 +347,14 @@ windows AS (
     JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.b
     CROSS JOIN cfg
 ),
--- A step's loop is of forwards when it holds a shorter loop (the forward's blocks) and is one (half
--- a cycle's kernels or more recur a cycle later: a few kernels a block apart in two kinds of block
--- are none): the step is a pipeline call. Without one its cycles may be the blocks, and the step a
--- forward: a rank whose steps mostly are is flat.
+-- A step's loop is of forwards when it holds a shorter loop (the forward's blocks) and is one: the
+-- kernels recurring at its period reach across half a cycle or more (a few kernels a block apart in
+-- two kinds of block, a period longer than what they reach, are none). The step is a pipeline
+-- call. Without one its cycles may be the blocks, and the step a forward: a rank whose steps
+-- mostly are is flat.
 nested AS (
-    SELECT p.rank, p.part, count(v.p) > 0 AND any_value(l.kernels) >= 0.5 * any_value(p.p) AS nested
+    SELECT p.rank, p.part,
+           count(v.p) > 0 AND any_value(l.last_ci - l.first_ci) >= 0.5 * any_value(p.p) AS nested
     FROM period p JOIN best b USING (rank, part)
     JOIN valid l ON l.rank = p.rank AND l.part = p.part AND l.p = p.p
     LEFT JOIN valid v ON v.rank = p.rank AND v.part = p.part AND v.p < p.p
