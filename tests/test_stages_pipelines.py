@@ -223,16 +223,20 @@ def test_a_step_cache_that_decides_by_threshold_keeps_the_vae(tmp_path):
     assert score.right >= 0.85
 
 
-def test_a_step_cache_s_forwards_outside_its_cycles_are_the_dit_s(tmp_path):
-    """TaylorSeer, a full forward every third step from the fourth: forwards full, full, full,
+@pytest.mark.parametrize("interval,before,after", [(3, 3, None), (2, 2, 4)], ids=["full-first", "full-last"])
+def test_a_step_cache_s_forwards_outside_its_cycles_are_the_dit_s(interval, before, after, tmp_path):
+    """TaylorSeer. A full forward every third step from the fourth: forwards full, full, full,
     predicted, full, predicted; the loop is its cycles of a full and a predicted forward, and the
     second full one a first cycle that differs in length, found before the run. The last cycle
     was cut where that one ends (each call's last forward, predicted, was Other), and the first
-    forward, before both, was Other too (0.72 of the kernels right)."""
+    forward, before both, was Other too (0.72 of the kernels right). Every other step from the
+    third, none from the fifth: full, full, predicted, full, full, full; the last two, after the
+    cycles, were Other (0.72)."""
     import torch
     from diffusers import TaylorSeerCacheConfig
 
-    cache = TaylorSeerCacheConfig(cache_interval=3, disable_cache_before_step=3, taylor_factors_dtype=torch.float32)
+    cache = TaylorSeerCacheConfig(cache_interval=interval, disable_cache_before_step=before,
+                                  disable_cache_after_step=after, taylor_factors_dtype=torch.float32)
     run = dp.profile_pipeline("flux", tmp_path / "taylor", layers=4, cache=cache)
     con = open_session(run.path, cache=False).con
     for which in (lambda f: f[0], lambda f: f[-1]):

@@ -289,6 +289,33 @@ lead_forwards AS (
     GROUP BY f.rank, f.part, f.run, f.after, f.a
     HAVING any_value(e.heavy_through) >= f.a
 ),
+-- And after its last cycle, the same forward (a cache's full forwards after its cached ones), up to
+-- the decode or the next run: the run's attention kernels chained on from its last, a window from
+-- the cycle's end to the last kernel of the forward categories before the next attention could be.
+trail_attention AS (
+    SELECT b.rank, b.part, b.run, b.c1, x.ci, a.gap, bound,
+           coalesce(x.ci - lag(x.ci, 1, a.last_ci) OVER (PARTITION BY b.rank, b.part, b.run ORDER BY x.ci) > a.gap,
+                    true) AS breaks
+    FROM (SELECT l.rank, l.part, l.run, l.c1,
+                 least(coalesce(v.v0, l.last_ci + 1), coalesce(l.next_f0, l.next_c0, l.last_ci + 1)) AS bound
+          FROM loop_span l LEFT JOIN vae_first v USING (rank, part, run)) b
+    JOIN (SELECT rank, part, run, max(ci) AS last_ci, any_value(gap) AS gap
+          FROM run_attention JOIN attention_spread USING (rank, part, run) GROUP BY ALL) a USING (rank, part, run)
+    JOIN k x ON x.rank = b.rank AND x.part = b.part AND x.fa AND x.ci > b.c1 AND x.ci < b.bound
+    SEMI JOIN run_attention r ON r.rank = b.rank AND r.part = b.part AND r.run = b.run AND r.in_cycles AND r.g1 = x.g1
+),
+trail_forwards AS (
+    SELECT t.rank, t.part, t.run, t.c1 + 1 AS a, any_value(e.heavy_through) AS b
+    FROM (SELECT rank, part, run, any_value(c1) AS c1, any_value(gap) AS gap, any_value(bound) AS bound,
+                 max(ci) FILTER (WHERE ci < coalesce(first_break, ci + 1)) AS last_ci
+          FROM (SELECT *, min(ci) FILTER (WHERE breaks) OVER (PARTITION BY rank, part, run) AS first_break
+                FROM trail_attention)
+          GROUP BY ALL) t
+    JOIN k e ON e.rank = t.rank AND e.part = t.part AND e.ci = least(t.bound - 1, t.last_ci + t.gap)
+    WHERE t.last_ci IS NOT NULL
+    GROUP BY ALL
+    HAVING any_value(e.heavy_through) > t.c1
+),
 vae_last AS (
     SELECT f.rank, f.part, f.v0, f.through0, s.ci AS v1, s.sig_through AS through1
     FROM (SELECT f.*, coalesce(n.a, f.next_c0) AS bound FROM vae_first f
@@ -343,6 +370,12 @@ windows AS (
     UNION ALL
     SELECT f.rank, f.part, a.step, cfg.dit_stage, a.start_ns, b.end_through
     FROM lead_forwards f
+    JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
+    JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.b
+    CROSS JOIN cfg
+    UNION ALL
+    SELECT f.rank, f.part, a.step, cfg.dit_stage, a.start_ns, b.end_through
+    FROM trail_forwards f
     JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
     JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.b
     CROSS JOIN cfg
