@@ -246,6 +246,38 @@ def test_a_step_cache_s_forwards_outside_its_cycles_are_the_dit_s(interval, befo
     assert score.found["VAE"] == pytest.approx(score.truth["VAE"], rel=0.02)
 
 
+def test_forwards_after_a_cache_s_cycles_end_at_the_next_call_s_text_encoders(tmp_path):
+    """Latents-only calls under the full-last TaylorSeer cache above, each step opening on a call's
+    first forward: the next call's text encoders end each step (encoded ahead, before
+    prof.step()). The window of the full forwards after the cycles ran on as far as the run's
+    attention kernels can be apart, past a cached forward (without attention): into those text
+    encoders, half the first one's kernels staged DiT."""
+    import json
+
+    import torch
+    from diffusers import TaylorSeerCacheConfig
+
+    cache = TaylorSeerCacheConfig(cache_interval=2, disable_cache_before_step=2, disable_cache_after_step=4,
+                                  taylor_factors_dtype=torch.float32)
+    run = dp.profile_pipeline("flux", tmp_path / "taylor", decode=False, layers=4, cache=cache)
+    (trace,) = run.path.glob("*.pt.trace.json")
+    doc = json.loads(trace.read_text())
+    base = int(doc.get("baseTimeNanoseconds") or 0)
+    firsts = sorted(lo for stage, lo, _ in run.truth if stage == "DiT")
+    steps = sorted((e for e in doc["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")),
+                   key=lambda e: e["ts"])
+    starts = [min(f for f in firsts if f >= (e["ts"] - 1) * 1000 + base) / 1000 - base / 1000 - 1 for e in steps]
+    for e, start, end in zip(steps, starts, starts[1:] + [steps[-1]["ts"] + steps[-1]["dur"]]):
+        e["ts"], e["dur"] = start, end - start - 0.5
+    trace.write_text(json.dumps(doc))
+    con = open_session(run.path, cache=False).con
+    # (the first call's, before the first step opens, are not what this is about)
+    encoders = sorted((lo, hi) for stage, lo, hi in run.truth if stage == "Other" and lo > firsts[0])
+    assert len(encoders) == 8 and all(_staged_dit(con, *r) == 0 for r in encoders)
+    score = dp.score(con, run)
+    assert score.right >= TARGETS["plain"][0] and score.dit_share_error <= TARGETS["plain"][1]
+
+
 def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path):
     """Flux returning its latents undecoded, a step a call: scanned as a whole rank, each call is a
     cycle (its text encoders in it, and no VAE to tell it from a forward), a cycle a step like a

@@ -220,7 +220,7 @@ forward_ends AS (
     WHERE e.heavy_through >= r.a
 ),
 dit AS (
-    SELECT f.rank, f.part, a.step, a.start_ns, b.end_through AS end_ns
+    SELECT f.rank, f.part, f.run, f.a + f.end_off AS end_ci, a.step, a.start_ns, b.end_through AS end_ns
     FROM (SELECT *, CASE WHEN last THEN least(off, coalesce(quantile_disc(off, 0.5) FILTER (WHERE NOT last AND NOT before) OVER w,
                                                             quantile_disc(off, 0.5) FILTER (WHERE NOT last) OVER w))
                          ELSE off END AS end_off
@@ -289,32 +289,51 @@ lead_forwards AS (
     GROUP BY f.rank, f.part, f.run, f.after, f.a
     HAVING any_value(e.heavy_through) >= f.a
 ),
--- And after its last cycle, the same forward (a cache's full forwards after its cached ones), up to
--- the decode or the next run: the run's attention kernels chained on from its last, a window from
--- the cycle's end to the last kernel of the forward categories before the next attention could be.
+-- And after its last cycle's forward, the same forward (a cache's full forwards after its cached
+-- ones), up to the decode or the next run (its forwards before its first cycle too): the run's
+-- attention kernels chained on from its last, a window to the last of them and on to its forward's
+-- end: no further than the run's windows reach past their last attention (the least: a cycle can
+-- end in a forward without attention, a cached one), nor past a kernel its first cycle does not run.
 trail_attention AS (
-    SELECT b.rank, b.part, b.run, b.c1, x.ci, a.gap, bound,
+    SELECT b.rank, b.part, b.run, x.ci, a.gap, b.bound,
            coalesce(x.ci - lag(x.ci, 1, a.last_ci) OVER (PARTITION BY b.rank, b.part, b.run ORDER BY x.ci) > a.gap,
                     true) AS breaks
     FROM (SELECT l.rank, l.part, l.run, l.c1,
-                 least(coalesce(v.v0, l.last_ci + 1), coalesce(l.next_f0, l.next_c0, l.last_ci + 1)) AS bound
-          FROM loop_span l LEFT JOIN vae_first v USING (rank, part, run)) b
+                 least(coalesce(v.v0, l.last_ci + 1), coalesce(n.a, l.next_f0, l.next_c0, l.last_ci + 1)) AS bound
+          FROM loop_span l LEFT JOIN vae_first v USING (rank, part, run)
+          LEFT JOIN lead_forwards n ON n.rank = l.rank AND n.part = l.part AND n.run = l.next_run) b
     JOIN (SELECT rank, part, run, max(ci) AS last_ci, any_value(gap) AS gap
           FROM run_attention JOIN attention_spread USING (rank, part, run) GROUP BY ALL) a USING (rank, part, run)
     JOIN k x ON x.rank = b.rank AND x.part = b.part AND x.fa AND x.ci > b.c1 AND x.ci < b.bound
     SEMI JOIN run_attention r ON r.rank = b.rank AND r.part = b.part AND r.run = b.run AND r.in_cycles AND r.g1 = x.g1
 ),
-trail_forwards AS (
-    SELECT t.rank, t.part, t.run, t.c1 + 1 AS a, any_value(e.heavy_through) AS b
-    FROM (SELECT rank, part, run, any_value(c1) AS c1, any_value(gap) AS gap, any_value(bound) AS bound,
+forward_tails AS (
+    SELECT d.rank, d.part, d.run, max(d.end_ci) AS end_ci, min(d.end_ci - r.ci) AS tail
+    FROM dit d ASOF JOIN run_attention r ON r.rank = d.rank AND r.part = d.part AND r.run = d.run AND r.ci <= d.end_ci
+    GROUP BY ALL
+),
+trail_last AS (
+    SELECT t.rank, t.part, t.run, l.c0, l.p, f.end_ci, least(t.bound - 1, t.last_ci + f.tail) AS reach, t.last_ci
+    FROM (SELECT rank, part, run, any_value(bound) AS bound,
                  max(ci) FILTER (WHERE ci < coalesce(first_break, ci + 1)) AS last_ci
           FROM (SELECT *, min(ci) FILTER (WHERE breaks) OVER (PARTITION BY rank, part, run) AS first_break
                 FROM trail_attention)
           GROUP BY ALL) t
-    JOIN k e ON e.rank = t.rank AND e.part = t.part AND e.ci = least(t.bound - 1, t.last_ci + t.gap)
+    JOIN forward_tails f USING (rank, part, run)
+    JOIN loop_span l USING (rank, part, run)
     WHERE t.last_ci IS NOT NULL
+),
+trail_forwards AS (
+    SELECT t.rank, t.part, t.run, t.end_ci + 1 AS a, any_value(e.heavy_through) AS b
+    FROM trail_last t
+    LEFT JOIN (SELECT t.rank, t.part, t.run, min(x.ci) AS ci
+               FROM trail_last t JOIN k x ON x.rank = t.rank AND x.part = t.part AND x.ci > t.last_ci AND x.ci <= t.reach
+               WHERE x.g1 NOT IN (SELECT c.g1 FROM k c WHERE c.rank = t.rank AND c.part = t.part
+                                  AND c.ci BETWEEN t.c0 AND t.c0 + t.p - 1)
+               GROUP BY ALL) f ON f.rank = t.rank AND f.part = t.part AND f.run = t.run
+    JOIN k e ON e.rank = t.rank AND e.part = t.part AND e.ci = least(t.reach, coalesce(f.ci - 1, t.reach))
     GROUP BY ALL
-    HAVING any_value(e.heavy_through) > t.c1
+    HAVING any_value(e.heavy_through) > t.end_ci
 ),
 vae_last AS (
     SELECT f.rank, f.part, f.v0, f.through0, s.ci AS v1, s.sig_through AS through1
