@@ -8,9 +8,11 @@
 -- must hold attention, no VAE (fewer VAE-signature kernels than vae_min_kernels) and blocks of its
 -- own (block_min_kernels kernels that occur twice in it). The loop is where the most kernels
 -- repeat, and of the periods repeating there the longest: a forward holds its blocks. What
--- runs before the first cycle is the text encoder and set-up (Other); after the last cycle, from
--- the first to the last VAE-signature kernel, the VAE when it holds vae_min_kernels of them (and
--- so before the first cycle: a decode run after the step before ended).
+-- runs before the first cycle is the text encoder and set-up (Other), but for forwards of the
+-- loop's attention outside its cycles (a step cache's full forwards, before or after its cached
+-- ones); after the last cycle, from the first to the last VAE-signature kernel, the VAE when it
+-- holds vae_min_kernels of them (and so before the first cycle: a decode run after the step
+-- before ended).
 -- Without such a loop a step has no windows: a repeated block alone (a ResNet's, an LLM layer's)
 -- is no evidence of a diffusion pipeline.
 WITH cfg AS (SELECT * FROM rules_stages),
