@@ -276,9 +276,10 @@ lead_first AS (
           GROUP BY ALL) f USING (rank, part, run)
     WHERE f.a IS NOT NULL
 ),
+-- (what a run's first cycle runs: kernels of no other are not its forward's)
 cycle_tokens AS (
-    SELECT DISTINCT f.rank, f.part, f.run, k.g1
-    FROM lead_first f JOIN k ON k.rank = f.rank AND k.part = f.part AND k.ci BETWEEN f.c0 AND f.c0 + f.p - 1
+    SELECT DISTINCT l.rank, l.part, l.run, k.g1
+    FROM loop_span l JOIN k ON k.rank = l.rank AND k.part = l.part AND k.ci BETWEEN l.c0 AND l.c0 + l.p - 1
 ),
 lead_forwards AS (
     SELECT f.rank, f.part, f.run, coalesce(max(x.ci), f.after) + 1 AS a, any_value(e.heavy_through) AS b
@@ -315,14 +316,13 @@ forward_tails AS (
     GROUP BY ALL
 ),
 trail_last AS (
-    SELECT t.rank, t.part, t.run, l.c0, l.p, f.end_ci, least(t.bound - 1, t.last_ci + f.tail) AS reach, t.last_ci
+    SELECT t.rank, t.part, t.run, f.end_ci, least(t.bound - 1, t.last_ci + f.tail) AS reach, t.last_ci
     FROM (SELECT rank, part, run, any_value(bound) AS bound,
                  max(ci) FILTER (WHERE ci < coalesce(first_break, ci + 1)) AS last_ci
           FROM (SELECT *, min(ci) FILTER (WHERE breaks) OVER (PARTITION BY rank, part, run) AS first_break
                 FROM trail_attention)
           GROUP BY ALL) t
     JOIN forward_tails f USING (rank, part, run)
-    JOIN loop_span l USING (rank, part, run)
     WHERE t.last_ci IS NOT NULL
 ),
 trail_forwards AS (
@@ -330,8 +330,7 @@ trail_forwards AS (
     FROM trail_last t
     LEFT JOIN (SELECT t.rank, t.part, t.run, min(x.ci) AS ci
                FROM trail_last t JOIN k x ON x.rank = t.rank AND x.part = t.part AND x.ci > t.last_ci AND x.ci <= t.reach
-               WHERE x.g1 NOT IN (SELECT c.g1 FROM k c WHERE c.rank = t.rank AND c.part = t.part
-                                  AND c.ci BETWEEN t.c0 AND t.c0 + t.p - 1)
+               ANTI JOIN cycle_tokens c ON c.rank = t.rank AND c.part = t.part AND c.run = t.run AND c.g1 = x.g1
                GROUP BY ALL) f ON f.rank = t.rank AND f.part = t.part AND f.run = t.run
     JOIN k e ON e.rank = t.rank AND e.part = t.part AND e.ci = least(t.reach, coalesce(f.ci - 1, t.reach))
     GROUP BY ALL
@@ -383,23 +382,15 @@ windows AS (
     UNION ALL
     SELECT rank, part, step, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
     UNION ALL
-    SELECT v.rank, v.part, a.step, cfg.vae_stage, a.start_ns, b.end_through
-    FROM vae_before v
-    JOIN k a ON a.rank = v.rank AND a.part = v.part AND a.ci = v.v0
-    JOIN k b ON b.rank = v.rank AND b.part = v.part AND b.ci = v.v1
-    CROSS JOIN cfg
-    UNION ALL
-    SELECT f.rank, f.part, a.step, cfg.dit_stage, a.start_ns, b.end_through
-    FROM lead_forwards f
-    JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
-    JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.b
-    CROSS JOIN cfg
-    UNION ALL
-    SELECT f.rank, f.part, a.step, cfg.dit_stage, a.start_ns, b.end_through
-    FROM trail_forwards f
-    JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
-    JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.b
-    CROSS JOIN cfg
+    -- (windows from their first kernel to their last, by number)
+    SELECT w.rank, w.part, a.step, w.stage, a.start_ns, b.end_through
+    FROM (SELECT rank, part, cfg.vae_stage AS stage, v0 AS a, v1 AS b FROM vae_before, cfg
+          UNION ALL
+          SELECT rank, part, cfg.dit_stage, a, b FROM lead_forwards, cfg
+          UNION ALL
+          SELECT rank, part, cfg.dit_stage, a, b FROM trail_forwards, cfg) w
+    JOIN k a ON a.rank = w.rank AND a.part = w.part AND a.ci = w.a
+    JOIN k b ON b.rank = w.rank AND b.part = w.part AND b.ci = w.b
 ),
 -- A step's loop is of forwards when it holds a shorter loop (the forward's blocks) and is one: the
 -- kernels recurring at its period reach across half a cycle or more (a few kernels a block apart in
