@@ -24,8 +24,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
   g (token), g1, flags and running counts (ranks without overrides or markers only: the others never
   use signatures)
 - stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows: one per
-  cycle of the denoising loop, one for its forwards before the cycles and one after, the VAE after
-  it; confidence 0..1)
+  cycle of the denoising loop (two where a cycle is two forwards alike: unbatched guidance), one
+  for its forwards before the cycles and one after, the VAE after it; confidence 0..1)
 - stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection;
   single: the whole rank as the default stage, All)
 - kernel_stages: kernel_categories.* + win, stage, window_no

@@ -57,7 +57,9 @@ typical AS (
                AS between_kernels
     FROM dit_windows d
     JOIN (SELECT rank, median(n) AS per_step
-          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
+          -- (the second forward of unbatched guidance, nothing between it and the first, is the same step's)
+          FROM (SELECT d.rank, d.step, count(*) FILTER (WHERE d.before IS DISTINCT FROM cfg.dit_stage OR d.between_kernels > 0) AS n
+                FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
           GROUP BY rank) p USING (rank)
     CROSS JOIN cfg
     WHERE d.stage = cfg.dit_stage

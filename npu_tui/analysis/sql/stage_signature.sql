@@ -1,4 +1,4 @@
--- stage windows from kernel signatures, per rank and step: the denoising loop as the same transformer forward repeated (one window per cycle of the loop), the Conv-led VAE after it; confidence is the share of the loop's kernels that are the same a cycle later
+-- stage windows from kernel signatures, per rank and step: the denoising loop as the same transformer forward repeated (one window per cycle of the loop, two where a cycle is two forwards alike: unbatched guidance), the Conv-led VAE after it; confidence is the share of the loop's kernels that are the same a cycle later
 -- The loop is a run of identical cycles (a forward, or the forwards of one denoising step under
 -- unbatched CFG, with the scheduler's kernels after them). A kernel token (type, input shapes) that
 -- occurs m times a cycle recurs after exactly m occurrences at the cycle's period, in every cycle:
@@ -222,7 +222,7 @@ forward_ends AS (
     WHERE e.heavy_through >= r.a
 ),
 dit AS (
-    SELECT f.rank, f.part, f.run, f.a + f.end_off AS end_ci, a.step, a.start_ns, b.end_through AS end_ns
+    SELECT f.rank, f.part, f.run, f.a, f.a + f.end_off AS end_ci, a.step, a.start_ns, b.end_through AS end_ns
     FROM (SELECT *, CASE WHEN last THEN least(off, coalesce(quantile_disc(off, 0.5) FILTER (WHERE NOT last AND NOT before) OVER w,
                                                             quantile_disc(off, 0.5) FILTER (WHERE NOT last) OVER w))
                          ELSE off END AS end_off
@@ -230,6 +230,29 @@ dit AS (
           WINDOW w AS (PARTITION BY rank, part, run)) f
     JOIN k a ON a.rank = f.rank AND a.part = f.part AND a.ci = f.a
     JOIN k b ON b.rank = f.rank AND b.part = f.part AND b.ci = f.a + f.end_off
+),
+-- Unbatched guidance runs the transformer twice a step, with the prompt and without: a cycle of two
+-- forwards alike, the second f kernels after the first. What a forward runs once (its embeddings,
+-- its output projection) occurs twice a cycle, f and p - f apart; a window whose first f kernels
+-- are those f later (period_support of them, of half a forward or more) and both attending is two
+-- forwards, split there (every kernel of the first up to the second's is its).
+pairs AS (
+    SELECT l.rank, l.part, l.run, mode(least(x.d1, l.p - x.d1)) AS f
+    FROM loop_span l
+    JOIN leads x ON x.rank = l.rank AND x.part = l.part AND x.ci BETWEEN l.c0 AND l.c1 AND x.d2 = l.p
+    GROUP BY ALL
+),
+halves AS (
+    SELECT d.rank, d.part, d.a, d.f
+    FROM k x
+    ASOF JOIN (SELECT * FROM dit JOIN pairs USING (rank, part, run) WHERE f > 0) d
+         ON d.rank = x.rank AND d.part = x.part AND x.ci >= d.a
+    JOIN k y ON y.rank = x.rank AND y.part = x.part AND y.ci = x.ci + d.f
+    CROSS JOIN cfg
+    WHERE x.ci < least(d.a + d.f, d.end_ci - d.f + 1)
+    GROUP BY d.rank, d.part, d.a, d.f, cfg.period_support
+    HAVING count(*) FILTER (WHERE x.g1 = y.g1) >= cfg.period_support * count(*) AND 2 * count(*) >= d.f
+       AND bool_or(x.fa) AND bool_or(y.fa)
 ),
 -- after the loop, until the next loop or the step's end: from its first VAE-signature kernel to its last
 sig_kernels AS (SELECT rank, part, ci, sig_through FROM k WHERE sig),
@@ -378,7 +401,15 @@ confidence AS (
     GROUP BY l.rank, l.part
 ),
 windows AS (
-    SELECT rank, part, step, cfg.dit_stage AS stage, start_ns, end_ns FROM dit, cfg
+    SELECT d.rank, d.part, d.step, cfg.dit_stage AS stage, d.start_ns, coalesce(m.end_through, d.end_ns) AS end_ns
+    FROM dit d LEFT JOIN halves h USING (rank, part, a)
+    LEFT JOIN k m ON m.rank = d.rank AND m.part = d.part AND m.ci = d.a + h.f - 1
+    CROSS JOIN cfg
+    UNION ALL
+    SELECT d.rank, d.part, s.step, cfg.dit_stage, s.start_ns, d.end_ns
+    FROM dit d JOIN halves h USING (rank, part, a)
+    JOIN k s ON s.rank = d.rank AND s.part = d.part AND s.ci = d.a + h.f
+    CROSS JOIN cfg
     UNION ALL
     SELECT rank, part, step, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
     UNION ALL
