@@ -79,11 +79,14 @@ def _ids(n: int):
 
 
 def build(name: str, decode: bool = True, layers: Optional[int] = None,
-          denoising_steps: Optional[int] = None) -> Tuple[Callable[[], object], Dict[str, list]]:
+          denoising_steps: Optional[int] = None, controlnet: bool = False) -> Tuple[Callable[[], object], Dict[str, list]]:
     """(one pipeline call, {stage: the modules whose forward is that stage}); ``decode=False``: a
     call that returns its latents undecoded (Flux only), as a benchmark of the transformer does;
     ``layers``: a deeper transformer (Flux: as many double- and single-stream blocks; SD3: blocks);
-    ``denoising_steps``: a call's (Flux only; 6 otherwise), a few as a distilled model runs."""
+    ``denoising_steps``: a call's (Flux only; 6 otherwise), a few as a distilled model runs;
+    ``controlnet``: a ControlNet of one double-stream block run before the transformer at every
+    denoising step (Flux only; its forwards are the DiT stage's too, and the VAE's encoding of
+    its control image the VAE's)."""
     import torch
     import diffusers as d
 
@@ -93,8 +96,18 @@ def build(name: str, decode: bool = True, layers: Optional[int] = None,
                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
                                       pooled_projection_dim=32, axes_dims_rope=[4, 4, 8])
         clip, t5, vae = _clip(), _t5(), _kl_vae()
-        pipe = d.FluxPipeline(scheduler=d.FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=clip,
-                              tokenizer=None, text_encoder_2=t5, tokenizer_2=None, transformer=tr)
+        parts = dict(scheduler=d.FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=clip, tokenizer=None,
+                     text_encoder_2=t5, tokenizer_2=None, transformer=tr)
+        extra, dit, vae_calls = {}, [tr], [vae.decode]
+        if controlnet:
+            cn = d.FluxControlNetModel(patch_size=1, in_channels=64, num_layers=1, num_single_layers=0,
+                                       attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
+                                       pooled_projection_dim=32, axes_dims_rope=[4, 4, 8])
+            pipe = d.FluxControlNetPipeline(**parts, controlnet=cn)
+            # (the control image is encoded by the VAE, before the loop)
+            extra, dit, vae_calls = {"control_image": torch.rand(1, 3, 64, 64)}, [tr, cn], [vae.decode, vae.encode]
+        else:
+            pipe = d.FluxPipeline(**parts)
         ids, ids2 = _ids(77), _ids(32)
 
         def step():
@@ -102,9 +115,9 @@ def build(name: str, decode: bool = True, layers: Optional[int] = None,
             return pipe(prompt_embeds=t5(ids2)[0], pooled_prompt_embeds=pooled, height=64, width=64,
                         num_inference_steps=denoising_steps or 6, guidance_scale=3.5,
                         output_type="np" if decode else "latent",
-                        max_sequence_length=32, callback_on_step_end=_step_end)
+                        max_sequence_length=32, callback_on_step_end=_step_end, **extra)
 
-        return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [clip, t5]}
+        return step, {"DiT": dit, "VAE": vae_calls, "Other": [clip, t5]}
     if name == "sd3":
         tr = d.SD3Transformer2DModel(sample_size=32, patch_size=2, in_channels=16, num_layers=layers or 4,
                                      attention_head_dim=16, num_attention_heads=4, caption_projection_dim=64,
@@ -267,18 +280,19 @@ def _hook_truth(stages: Dict[str, list]) -> None:
 
 def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5,
                      per_denoising_step: bool = False, decode: bool = True, layers: Optional[int] = None,
-                     cache=None, inside_call: bool = False, denoising_steps: Optional[int] = None) -> Run:
+                     cache=None, inside_call: bool = False, denoising_steps: Optional[int] = None,
+                     controlnet: bool = False) -> Run:
     """Profile ``steps`` calls of the pipeline with the recipe (2 warm-up calls first) into ``out``;
     ``per_denoising_step``: with prof.step() at each denoising step's end instead of each call's, the
     schedule as long as the calls' denoising steps (the last call's decode runs after it ends);
     ``inside_call``: that way, one call's denoising steps after its first, ``steps`` of them (the
     first, with the text encoders, is the schedule's warm-up; the decode is not reached): forwards
-    alone; ``decode``, ``layers``, ``denoising_steps``: see build; ``cache``: a diffusers cache config
+    alone; ``decode``, ``layers``, ``denoising_steps``, ``controlnet``: see build; ``cache``: a diffusers cache config
     the transformer is given (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
     import torch
     from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
 
-    call, stages = build(name, decode, layers, denoising_steps)
+    call, stages = build(name, decode, layers, denoising_steps, controlnet)
     if cache is not None:
         stages["DiT"][0].enable_cache(cache)
     _hook_truth(stages)

@@ -23,14 +23,15 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - signature_scan: per compute kernel in time order: rank, part (its step; -2: the rank whole), step, unlike, ci,
   g (token), g1, flags and running counts (ranks without overrides or markers only: the others never
   use signatures)
-- stage_signature: rank, step, stage, start_ns, end_ns, confidence (kernel-signature windows: one per
-  cycle of the denoising loop (two where a cycle is two forwards alike: unbatched guidance), one
-  for its forwards before the cycles and one after, the VAE after it; confidence 0..1)
-- stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, win (the chosen detection;
-  single: the whole rank as the default stage, All)
+- stage_signature: rank, step, stage, start_ns, end_ns, confidence, forwards (kernel-signature
+  windows: one per cycle of the denoising loop, one for its forwards before the cycles and one
+  after, the VAE after it; confidence 0..1; forwards: a DiT window's, two for a cycle of two alike,
+  unbatched guidance's)
+- stage_windows_raw: rank, stage, start_ns, end_ns, method, confidence, forwards, win (the chosen
+  detection; single: the whole rank as the default stage, All)
 - kernel_stages: kernel_categories.* + win, stage, window_no
 - stage_windows: rank, window_no, stage, start_ns, end_ns, start_us, end_us, wall_us, kernel_count,
-  kernel_time_us, method, confidence
+  kernel_time_us, method, confidence, forwards
 - stage_summary: rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, windows, method, confidence
 - stage_categories: rank, stage, category, time_us, count, share
 - top_operators: rank, stage, category, type, op, input_shapes, count, time_us, max_us, share, time_ns

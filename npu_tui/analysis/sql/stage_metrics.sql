@@ -29,19 +29,20 @@ main_cause AS (
     FROM grouped GROUP BY ALL
 ),
 host_only AS (SELECT rank FROM kernels GROUP BY rank HAVING bool_and(core = 'CPU')),
--- The DiT windows per pipeline call: a call's forwards follow each other closely; the next call's
--- come after its VAE, or after its text encoders (more kernels between them than twice the usual
--- between two forwards, or a gap longer than a forward), or in the next step where a step is a
--- call (its steps hold more than one forward: one with a step per denoising step holds one). So a
--- profile without steps counts them per call too. A whole call runs the most of them (a profile
--- that starts or stops between denoising steps cuts a call short).
+-- The DiT forwards per pipeline call (a window's: two for a cycle of unbatched guidance found by
+-- signatures): a call's windows follow each other closely; the next call's come after its VAE, or
+-- after its text encoders (more kernels between them than twice the usual between two windows, or
+-- a gap longer than a window), or in the next step where a step is a call (its steps hold more
+-- than one window: one with a step per denoising step holds one). So a profile without steps
+-- counts them per call too. A whole call runs the most of them (a profile that starts or stops
+-- between denoising steps cuts a call short).
 ordered AS (
     SELECT w.*, sum(CASE WHEN w.stage = cfg.rest_stage THEN w.kernel_count ELSE 0 END) OVER r AS other_through
     FROM stage_windows w, cfg
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns ROWS UNBOUNDED PRECEDING)
 ),
 dit_windows AS (
-    SELECT w.rank, w.stage, w.start_ns, w.end_ns, s.step, lag(w.stage) OVER r AS before,
+    SELECT w.rank, w.stage, w.start_ns, w.end_ns, w.forwards, s.step, lag(w.stage) OVER r AS before,
            lag(s.step) OVER r AS step_before, w.start_ns - lag(w.end_ns) OVER r AS gap_ns,
            w.other_through - lag(w.other_through) OVER r AS between_kernels
     FROM ordered w
@@ -57,17 +58,15 @@ typical AS (
                AS between_kernels
     FROM dit_windows d
     JOIN (SELECT rank, median(n) AS per_step
-          -- (the second forward of unbatched guidance, nothing between it and the first, is the same step's)
-          FROM (SELECT d.rank, d.step, count(*) FILTER (WHERE d.before IS DISTINCT FROM cfg.dit_stage OR d.between_kernels > 0) AS n
-                FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
+          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
           GROUP BY rank) p USING (rank)
     CROSS JOIN cfg
     WHERE d.stage = cfg.dit_stage
     GROUP BY d.rank
 ),
 calls AS (
-    SELECT rank, call, count(*) AS windows
-    FROM (SELECT d.rank,
+    SELECT rank, call, sum(forwards) AS forwards
+    FROM (SELECT d.rank, d.forwards,
                  sum((d.before IS DISTINCT FROM cfg.dit_stage OR d.gap_ns > t.forward_ns
                       OR d.between_kernels > 2 * t.between_kernels
                       OR d.step IS DISTINCT FROM d.step_before AND t.per_step > 1)::INTEGER)
@@ -76,7 +75,7 @@ calls AS (
           WHERE d.stage = cfg.dit_stage)
     GROUP BY ALL
 ),
-forwards AS (SELECT rank, max(windows) AS windows FROM calls GROUP BY rank)
+forwards AS (SELECT rank, max(forwards) AS forwards FROM calls GROUP BY rank)
 SELECT c.rank, c.stage, 'share' AS metric, c.category, NULL AS cause, c.share AS value,
        coalesce(p.us_per_step, c.time_us / greatest(r.steps, 1)) AS basis_us, NULL::INTEGER AS waited_for
 FROM stage_categories c
@@ -103,7 +102,7 @@ UNION ALL
 SELECT s.rank, s.stage, 'vae_share', NULL, NULL, s.us / nullif(r.step_us, 0), s.us, NULL
 FROM stage_us s JOIN rank_us r USING (rank), cfg WHERE s.stage = cfg.vae_stage
 UNION ALL
-SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.windows, s.us, NULL
+SELECT f.rank, cfg.dit_stage, 'forwards', NULL, NULL, f.forwards, s.us, NULL
 FROM forwards f JOIN rank_us r USING (rank) CROSS JOIN cfg
 LEFT JOIN stage_us s ON s.rank = f.rank AND s.stage = cfg.dit_stage
 UNION ALL

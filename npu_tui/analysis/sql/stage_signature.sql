@@ -1,4 +1,4 @@
--- stage windows from kernel signatures, per rank and step: the denoising loop as the same transformer forward repeated (one window per cycle of the loop, two where a cycle is two forwards alike: unbatched guidance), the Conv-led VAE after it; confidence is the share of the loop's kernels that are the same a cycle later
+-- stage windows from kernel signatures, per rank and step: the denoising loop as the same transformer forward repeated (one window per cycle of the loop, and the forwards it holds: two where a cycle is two forwards alike, unbatched guidance's), the Conv-led VAE after it; confidence is the share of the loop's kernels that are the same a cycle later
 -- The loop is a run of identical cycles (a forward, or the forwards of one denoising step under
 -- unbatched CFG, with the scheduler's kernels after them). A kernel token (type, input shapes) that
 -- occurs m times a cycle recurs after exactly m occurrences at the cycle's period, in every cycle:
@@ -234,18 +234,21 @@ dit AS (
 -- Unbatched guidance runs the transformer twice a step, with the prompt and without: a cycle of two
 -- forwards alike, the second f kernels after the first. What a forward runs once (its embeddings,
 -- its output projection) occurs twice a cycle, f and p - f apart; a window whose first f kernels
--- are those f later (period_support of them, of half a forward or more) and both attending is two
--- forwards, split there (every kernel of the first up to the second's is its).
+-- are those f later (period_support of them, of half a forward or more), both attending and
+-- together most of the cycle (period_support of it: a ControlNet's forward before the
+-- transformer's is alike its start only), holds two forwards. (One window still: the second
+-- forward's start is only as sure as the cycle's phase.)
 pairs AS (
-    SELECT l.rank, l.part, l.run, mode(least(x.d1, l.p - x.d1)) AS f
+    SELECT l.rank, l.part, l.run, l.p, mode(least(x.d1, l.p - x.d1)) AS f
     FROM loop_span l
     JOIN leads x ON x.rank = l.rank AND x.part = l.part AND x.ci BETWEEN l.c0 AND l.c1 AND x.d2 = l.p
     GROUP BY ALL
 ),
 halves AS (
-    SELECT d.rank, d.part, d.a, d.f
+    SELECT d.rank, d.part, d.a
     FROM k x
-    ASOF JOIN (SELECT * FROM dit JOIN pairs USING (rank, part, run) WHERE f > 0) d
+    ASOF JOIN (SELECT d.*, p.f FROM dit d JOIN pairs p USING (rank, part, run), cfg
+               WHERE p.f > 0 AND 2 * p.f >= cfg.period_support * p.p) d
          ON d.rank = x.rank AND d.part = x.part AND x.ci >= d.a
     JOIN k y ON y.rank = x.rank AND y.part = x.part AND y.ci = x.ci + d.f
     CROSS JOIN cfg
@@ -401,25 +404,19 @@ confidence AS (
     GROUP BY l.rank, l.part
 ),
 windows AS (
-    SELECT d.rank, d.part, d.step, cfg.dit_stage AS stage, d.start_ns, coalesce(m.end_through, d.end_ns) AS end_ns
-    FROM dit d LEFT JOIN halves h USING (rank, part, a)
-    LEFT JOIN k m ON m.rank = d.rank AND m.part = d.part AND m.ci = d.a + h.f - 1
-    CROSS JOIN cfg
+    SELECT d.rank, d.part, d.step, cfg.dit_stage AS stage, d.start_ns, d.end_ns,
+           CASE WHEN h.a IS NULL THEN 1 ELSE 2 END AS forwards
+    FROM dit d LEFT JOIN halves h USING (rank, part, a), cfg
     UNION ALL
-    SELECT d.rank, d.part, s.step, cfg.dit_stage, s.start_ns, d.end_ns
-    FROM dit d JOIN halves h USING (rank, part, a)
-    JOIN k s ON s.rank = d.rank AND s.part = d.part AND s.ci = d.a + h.f
-    CROSS JOIN cfg
-    UNION ALL
-    SELECT rank, part, step, cfg.vae_stage, start_ns, end_ns FROM vae, cfg
+    SELECT rank, part, step, cfg.vae_stage, start_ns, end_ns, NULL FROM vae, cfg
     UNION ALL
     -- (windows from their first kernel to their last, by number)
-    SELECT w.rank, w.part, a.step, w.stage, a.start_ns, b.end_through
-    FROM (SELECT rank, part, cfg.vae_stage AS stage, v0 AS a, v1 AS b FROM vae_before, cfg
+    SELECT w.rank, w.part, a.step, w.stage, a.start_ns, b.end_through, w.forwards
+    FROM (SELECT rank, part, cfg.vae_stage AS stage, v0 AS a, v1 AS b, NULL AS forwards FROM vae_before, cfg
           UNION ALL
-          SELECT rank, part, cfg.dit_stage, a, b FROM lead_forwards, cfg
+          SELECT rank, part, cfg.dit_stage, a, b, 1 FROM lead_forwards, cfg
           UNION ALL
-          SELECT rank, part, cfg.dit_stage, a, b FROM trail_forwards, cfg) w
+          SELECT rank, part, cfg.dit_stage, a, b, 1 FROM trail_forwards, cfg) w
     JOIN k a ON a.rank = w.rank AND a.part = w.part AND a.ci = w.a
     JOIN k b ON b.rank = w.rank AND b.part = w.part AND b.ci = w.b
 ),
@@ -460,6 +457,6 @@ whole AS (
 )
 -- (a step without a loop, its VAE alone: the rank's loops' confidence)
 SELECT w.rank, w.step, w.stage, w.start_ns, w.end_ns,
-       least(coalesce(c.confidence, min(c.confidence) OVER (PARTITION BY w.rank)), 1.0) AS confidence
+       least(coalesce(c.confidence, min(c.confidence) OVER (PARTITION BY w.rank)), 1.0) AS confidence, w.forwards
 FROM windows w LEFT JOIN confidence c USING (rank, part)
 WHERE (w.part = -2) = (w.rank IN (SELECT rank FROM whole))
