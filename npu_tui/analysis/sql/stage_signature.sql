@@ -244,12 +244,14 @@ pairs AS (
     JOIN leads x ON x.rank = l.rank AND x.part = l.part AND x.ci BETWEEN l.c0 AND l.c1 AND x.d2 = l.p
     GROUP BY ALL
 ),
+paired AS (
+    SELECT d.*, p.f FROM dit d JOIN pairs p USING (rank, part, run), cfg
+    WHERE p.f > 0 AND 2 * p.f >= cfg.period_support * p.p
+),
 halves AS (
     SELECT d.rank, d.part, d.a
-    FROM k x
-    ASOF JOIN (SELECT d.*, p.f FROM dit d JOIN pairs p USING (rank, part, run), cfg
-               WHERE p.f > 0 AND 2 * p.f >= cfg.period_support * p.p) d
-         ON d.rank = x.rank AND d.part = x.part AND x.ci >= d.a
+    FROM (SELECT * FROM k SEMI JOIN (SELECT DISTINCT rank, part FROM paired) USING (rank, part)) x
+    ASOF JOIN paired d ON d.rank = x.rank AND d.part = x.part AND x.ci >= d.a
     JOIN k y ON y.rank = x.rank AND y.part = x.part AND y.ci = x.ci + d.f
     CROSS JOIN cfg
     WHERE x.ci < least(d.a + d.f, d.end_ci - d.f + 1)
