@@ -29,7 +29,7 @@ SHAPE = {
     "step_account": {"rank": int, "stage": STR, "part": str, "detail": STR, "us_per_step": NUM, "share": NUM,
                      "steps": int, "left_out": int},
     "stages": {"rank": int, "stage": str, "start_us": NUM, "end_us": NUM, "wall_us": NUM,
-               "kernel_time_us": NUM, "kernel_count": int, "method": str},
+               "kernel_time_us": NUM, "kernel_count": int, "method": str, "forwards": (int, type(None))},
     "categories": {"rank": int, "stage": str, "category": str, "time_us": NUM, "count": int, "share": NUM},
     "comm": {"rank": int, "stage": str, "wall_us": NUM, "comm_us": NUM, "exposed_us": NUM, "steps": int,
              "stage_us_per_step": NUM, "comm_us_per_step": NUM, "exposed_us_per_step": NUM, "exposed_share": NUM,

@@ -3,6 +3,7 @@ module ranges, and profiled a step per denoising step, against the truth forward
 The traces are built once per test run, shared by the test workers."""
 
 import fcntl
+import re
 
 import pytest
 
@@ -334,9 +335,15 @@ def test_unbatched_guidance_puts_both_forwards_of_a_step_in_one_window(runs, ses
 @pytest.mark.parametrize("variant", ["plain", "modules"])
 def test_unbatched_guidance_counts_both_forwards_of_a_window(variant, sessions):
     """Each window of Wan's loop holds two forwards (above): they were counted one, 4 forwards a
-    call by signatures where module ranges count 8, and step_cache tests that count."""
+    call by signatures where module ranges count 8, and step_cache tests that count. The report
+    and the Overview show it, beside the DiT stage."""
+    from npu_tui.tui.panes.overview import stages_text
+
     con = sessions["wan", variant].con
     assert con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(8,)]
+    report = sessions["wan", variant].report
+    assert {s["stage"]: s["forwards"] for s in report["stages"]} == {"DiT": 8, "VAE": None, "Other": None}
+    assert re.search(r"\n +DiT +wall .* kernels +[0-9,]+  8 forwards a call\n", stages_text(report).plain)
     per_call = con.execute("SELECT sum(w.forwards) FROM stage_windows w ASOF JOIN step_windows s "
                            "ON s.rank = w.rank AND w.start_ns >= s.start_ns WHERE w.stage = 'DiT' "
                            "GROUP BY s.step").fetchall()

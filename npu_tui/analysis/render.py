@@ -213,7 +213,8 @@ def _document(report: Dict[str, Any], md: bool) -> str:
     rows = [dict(s, confidence=det.get(s["rank"], {}).get("confidence")) for s in report["stages"]]
     out += _table(rows, [("rank", "rank"), ("stage", "stage"), ("wall_us", "wall, total (us)"),
                          ("kernel_time_us", "kernel time, total (us)"), ("kernel_count", "kernels"),
-                         ("method", "method"), ("confidence", "confidence")], md, pct=("confidence",))
+                         ("forwards", "forwards a call"), ("method", "method"), ("confidence", "confidence")], md,
+                  pct=("confidence",))
 
     out += _heading("Stage x category", md)
     cats = [c for c in report["categories"] if c["count"]]

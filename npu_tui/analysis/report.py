@@ -25,8 +25,14 @@ STEPS_SQL = """SELECT b.rank, b.step, b.computing_us, b.comm_not_overlapped_us, 
                       b.bubble_us, b.step_us, b.source, coalesce(f.outlier, false) AS outlier
                FROM step_breakdown b LEFT JOIN step_flags f ON f.rank = b.rank AND f.step IS NOT DISTINCT FROM b.step
                ORDER BY b.rank, b.step"""
-STAGES_SQL = """SELECT rank, stage, start_us, end_us, wall_us, kernel_time_us, kernel_count, method
-                FROM stage_summary"""
+# (forwards: the DiT stage's forwards a pipeline call, a check on what was found: the call's
+# denoising steps, twice under unbatched guidance)
+STAGES_SQL = """SELECT s.rank, s.stage, s.start_us, s.end_us, s.wall_us, s.kernel_time_us, s.kernel_count, s.method,
+                       m.value::INTEGER AS forwards
+                FROM stage_summary s
+                LEFT JOIN stage_metrics m ON m.rank = s.rank AND m.stage = s.stage AND m.metric = 'forwards'
+                LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = s.stage
+                ORDER BY s.rank, o.ord NULLS LAST, s.stage"""
 ACCOUNT_SQL = """SELECT a.rank, a.stage, a.part, a.detail, a.us_per_step, a.share, a.steps, a.left_out
                  FROM step_account_mean a LEFT JOIN rules_order o ON o.kind = 'stage' AND o.name = a.stage
                  ORDER BY a.rank, o.ord NULLS LAST, a.stage, a.part, a.detail"""

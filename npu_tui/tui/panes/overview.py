@@ -208,7 +208,10 @@ def stages_text(report: dict) -> Text:
             text.append(f"rank {rank:<3} ").append(literal(summary.get(rank, s.get("method", "?"))), style="italic")
             text.append(apart_mark(apart, rank) + "\n")
         text.append(f"         {literal(s['stage']):<6} ")
-        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9} in all  kernels {s.get('kernel_count', 0):>7,}\n")
+        text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9} in all  kernels {s.get('kernel_count', 0):>7,}")
+        if s.get("forwards"):
+            text.append(f"  {s['forwards']} forwards a call", style="dim")
+        text.append("\n")
     return text
 
 
