@@ -36,6 +36,8 @@ ABOUT = {
     "wan": "Wan 2.1: video DiT with unbatched CFG (two forwards a step), causal Conv3d VAE, no GroupNorm",
     "cogvideox": "CogVideoX: video DiT with batched CFG, a 3D VAE that takes much of the call",
     "sd": "Stable Diffusion 1.x: a UNet denoiser with batched CFG, AutoencoderKL (markers only)",
+    "qwenimage": "QwenImage: MMDiT with unbatched (true) CFG, the negative prompt shorter than the prompt "
+                 "(each embedded at its own length: the two forwards' text shapes differ)",
     "pixart": "PixArt-α: a DiT with batched CFG, two denoising steps (few: a forward's tail shows), AutoencoderKL",
     "pixart-vae-after": "PixArt-α whose VAE decodes each call's latents after prof.step(): at the next step's start, "
                         "every third step that decode alone",
@@ -179,6 +181,25 @@ def build(name: str, decode: bool = True, layers: Optional[int] = None,
             return pipe(prompt_embeds=t5(ids)[0], negative_prompt_embeds=t5(ids)[0], height=32, width=32,
                         num_frames=9, num_inference_steps=5, guidance_scale=6.0, output_type="np",
                         max_sequence_length=16, callback_on_step_end=_step_end)
+
+        return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [t5]}
+    if name == "qwenimage":  # not in PIPELINES: a test of its own
+        tr = d.QwenImageTransformer2DModel(patch_size=2, in_channels=64, out_channels=16, num_layers=2,
+                                           attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
+                                           axes_dims_rope=(4, 6, 6))
+        vae = d.AutoencoderKLQwenImage(base_dim=4, z_dim=16, dim_mult=[1, 1, 1, 1], num_res_blocks=1,
+                                       temperal_downsample=[False, True, True])
+        t5 = _t5()
+        pipe = d.QwenImagePipeline(scheduler=d.FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=None,
+                                   tokenizer=None, transformer=tr)
+        ids, negative = _ids(16), _ids(7)
+
+        def step():
+            embedded = [t5(i)[0] for i in (ids, negative)]
+            masks = [torch.ones(e.shape[:2], dtype=torch.long) for e in embedded]
+            return pipe(prompt_embeds=embedded[0], prompt_embeds_mask=masks[0], negative_prompt_embeds=embedded[1],
+                        negative_prompt_embeds_mask=masks[1], true_cfg_scale=4.0, height=64, width=64,
+                        num_inference_steps=5, output_type="np", callback_on_step_end=_step_end)
 
         return step, {"DiT": [tr], "VAE": [vae.decode], "Other": [t5]}
     if name in ("pixart", "pixart-vae-after"):  # not in PIPELINES: tests of their own

@@ -199,6 +199,17 @@ def test_stage_override_replaces_detection():
                    ("Other", "override", 1150.0, 1300.0, 2)]
 
 
+def test_a_dit_window_set_by_hand_holds_forwards_not_known():
+    """A window set by hand says nothing of how many forwards it holds (one around a whole loop
+    read "1 forwards a call"): no count, and step_cache does not test one."""
+    from npu_tui.analysis import set_stage_windows
+
+    p = make_profile(_us(KERNELS))
+    set_stage_windows(p.con, [(0, "DiT", 0, 700 * US)])
+    assert rows(p, "SELECT forwards FROM stage_windows WHERE stage = 'DiT'") == [(None,)]
+    assert rows(p, "SELECT value FROM stage_metrics WHERE metric = 'forwards'") == [(None,)]
+
+
 def test_forwards_are_counted_per_step_where_each_step_is_a_call(tmp_path):
     """Two ProfilerSteps, each a call of six marked DiT forwards after a short text encoder and no
     VAE in the profile: the forwards of both steps read as one call's (12, step_cache fired)."""

@@ -343,7 +343,7 @@ def test_unbatched_guidance_counts_both_forwards_of_a_window(variant, sessions):
     assert con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(8,)]
     report = sessions["wan", variant].report
     assert {s["stage"]: s["forwards"] for s in report["stages"]} == {"DiT": 8, "VAE": None, "Other": None}
-    assert re.search(r"\n +DiT +wall .* kernels +[0-9,]+  8 forwards a call\n", stages_text(report).plain)
+    assert re.search(r"\n +DiT +wall .* kernels +[0-9,]+  8 forwards/call\n", stages_text(report).plain)
     per_call = con.execute("SELECT sum(w.forwards) FROM stage_windows w ASOF JOIN step_windows s "
                            "ON s.rank = w.rank AND w.start_ns >= s.start_ns WHERE w.stage = 'DiT' "
                            "GROUP BY s.step").fetchall()
@@ -358,6 +358,19 @@ def test_a_controlnet_before_each_forward_is_no_second_forward(tmp_path):
     run = dp.profile_pipeline("flux", tmp_path / "flux", controlnet=True)
     s = open_session(run.path, cache=False)
     assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    score = dp.score(s.con, run)
+    right, error = TARGETS["plain"]
+    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+
+
+def test_unbatched_guidance_with_a_shorter_negative_prompt_counts_both_forwards(tmp_path):
+    """QwenImage embeds each prompt at its own length: the negative prompt's forward runs the same
+    kernels as the prompt's with other shapes wherever the text goes (every block of an MMDiT).
+    The pair was taken for one forward, and a block's length for the distance between the two
+    (5 forwards a call for 10)."""
+    run = dp.profile_pipeline("qwenimage", tmp_path / "qwen")
+    s = open_session(run.path, cache=False)
+    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(10,)]
     score = dp.score(s.con, run)
     right, error = TARGETS["plain"]
     assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)

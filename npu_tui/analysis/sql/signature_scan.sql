@@ -1,4 +1,4 @@
--- per rank and step, the compute kernels in time order with what stage_signature looks for: ci (their number), g (a hash of its type and input shapes and the next two kernels'), attention, VAE-signature and forward-category flags, running counts, running kernel time, the latest end and the latest forward-category kernel so far (stored as a table); a rank of several steps is scanned whole too (part -2), with unlike: whether its steps are (text encoders and decodes in a few)
+-- per rank and step, the compute kernels in time order with what stage_signature looks for: ci (their number), g (a hash of its type and input shapes and the next two kernels'), t (of its type alone), attention, VAE-signature and forward-category flags, running counts, running kernel time, the latest end and the latest forward-category kernel so far (stored as a table); a rank of several steps is scanned whole too (part -2), with unlike: whether its steps are (text encoders and decodes in a few)
 -- Ranks staged by an override or by markers never use signatures (stage_windows_raw), so they are
 -- left out. All from one sort of the compute kernels.
 -- A step is one pipeline call when the profile follows the recipe, and scanning each on its own
@@ -39,6 +39,7 @@ parts AS (
 ),
 k AS (
     SELECT c.rank, c.part, c.step, c.rank IN (SELECT rank FROM unlike) AS unlike, c.start_ns, c.end_ns, c.dur_ns, c.g1,
+           hash(coalesce(c.type, '')) AS t,
            c.category = cfg.attention_category AS fa, c.vae_sig AS sig,
            list_contains(cfg.forward_categories, c.category) AS heavy, c.name AS sort_name, c.stream_id AS sort_stream
     FROM parts c
@@ -47,7 +48,7 @@ k AS (
 SELECT rank, part, step, unlike, row_number_ci AS ci,
        -- a kernel's token: its type and input shapes with those of the two after it (specific
        -- enough where a trace gives no shapes: a type recurs all over a forward, three in a row not)
-       hash(g1, lead(g1, 1) OVER w, lead(g1, 2) OVER w) AS g, g1,
+       hash(g1, lead(g1, 1) OVER w, lead(g1, 2) OVER w) AS g, g1, t,
        start_ns, end_ns, dur_ns, fa, sig, heavy,
        sum(fa::INTEGER) OVER (w ROWS UNBOUNDED PRECEDING) AS fa_through,
        sum(sig::INTEGER) OVER (w ROWS UNBOUNDED PRECEDING) AS sig_through,

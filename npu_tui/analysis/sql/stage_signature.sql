@@ -233,21 +233,21 @@ dit AS (
 ),
 -- Unbatched guidance runs the transformer twice a step, with the prompt and without: a cycle of two
 -- forwards alike, the second f kernels after the first. What a forward runs once (its embeddings,
--- its output projection) occurs twice a cycle, f and p - f apart; a window whose first f kernels
--- are those f later (period_support of them, of half a forward or more), both attending and
--- together most of the cycle (period_support of it: a ControlNet's forward before the
--- transformer's is alike its start only), holds two forwards. (One window still: the second
--- forward's start is only as sure as the cycle's phase.)
+-- its output projection) occurs twice a cycle, f and p - f apart, the two together most of the
+-- cycle (period_support of it: a ControlNet's forward before the transformer's is alike its
+-- start only). A window whose first f kernels are of the types of those f later (period_support
+-- of them, of half a forward or more; their shapes differ where the negative prompt is of another
+-- length), both halves attending, holds two forwards. (One window still: the second forward's
+-- start is only as sure as the cycle's phase.)
 pairs AS (
     SELECT l.rank, l.part, l.run, l.p, mode(least(x.d1, l.p - x.d1)) AS f
     FROM loop_span l
     JOIN leads x ON x.rank = l.rank AND x.part = l.part AND x.ci BETWEEN l.c0 AND l.c1 AND x.d2 = l.p
+    CROSS JOIN cfg
+    WHERE 2 * least(x.d1, l.p - x.d1) >= cfg.period_support * l.p
     GROUP BY ALL
 ),
-paired AS (
-    SELECT d.*, p.f FROM dit d JOIN pairs p USING (rank, part, run), cfg
-    WHERE p.f > 0 AND 2 * p.f >= cfg.period_support * p.p
-),
+paired AS (SELECT d.*, p.f FROM dit d JOIN pairs p USING (rank, part, run)),
 halves AS (
     SELECT d.rank, d.part, d.a
     FROM (SELECT * FROM k SEMI JOIN (SELECT DISTINCT rank, part FROM paired) USING (rank, part)) x
@@ -256,7 +256,7 @@ halves AS (
     CROSS JOIN cfg
     WHERE x.ci < least(d.a + d.f, d.end_ci - d.f + 1)
     GROUP BY d.rank, d.part, d.a, d.f, cfg.period_support
-    HAVING count(*) FILTER (WHERE x.g1 = y.g1) >= cfg.period_support * count(*) AND 2 * count(*) >= d.f
+    HAVING count(*) FILTER (WHERE x.t = y.t) >= cfg.period_support * count(*) AND 2 * count(*) >= d.f
        AND bool_or(x.fa) AND bool_or(y.fa)
 ),
 -- after the loop, until the next loop or the step's end: from its first VAE-signature kernel to its last

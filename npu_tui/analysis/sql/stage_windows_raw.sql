@@ -1,9 +1,8 @@
--- the windows each rank's stage detection chose (override > markers > signature > single), before kernels are assigned; forwards: the transformer forwards a DiT window holds (a marker's, one; a signature cycle of unbatched guidance's, two)
+-- the windows each rank's stage detection chose (override > markers > signature > single), before kernels are assigned; forwards: the transformer forwards a DiT window holds (a marker's, one; a signature cycle of unbatched guidance's, two; a window set by hand, not known)
 WITH cfg AS (SELECT * FROM rules_stages),
 overridden AS MATERIALIZED (
-    SELECT rank, stage, start_ns, end_ns, 'override' AS method, 1.0 AS confidence,
-           CASE WHEN stage = cfg.dit_stage THEN 1 END AS forwards
-    FROM stage_overrides, cfg
+    SELECT rank, stage, start_ns, end_ns, 'override' AS method, 1.0 AS confidence, NULL::INTEGER AS forwards
+    FROM stage_overrides
 ),
 -- Other ranges (text encoders, the scheduler) only bounded the stage ranges before them: kernels
 -- outside every window are Other anyway.

@@ -210,7 +210,7 @@ def stages_text(report: dict) -> Text:
         text.append(f"         {literal(s['stage']):<6} ")
         text.append(f"wall {fmt_us(s.get('wall_us') or 0.0):>9} in all  kernels {s.get('kernel_count', 0):>7,}")
         if s.get("forwards"):
-            text.append(f"  {s['forwards']} forwards a call", style="dim")
+            text.append(f"  {s['forwards']} forward{'s' if s['forwards'] > 1 else ''}/call", style="dim")
         text.append("\n")
     return text
 
