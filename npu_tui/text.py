@@ -122,12 +122,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], md: bool = Fals
     return [line(heads), line(["-" * w for w in widths])] + [line(row) for row in cells]
 
 
-# Findings' metrics that count something per step; every other metric is a ratio (a share, a spread).
-COUNT_METRICS = {"forwards": "per step"}
+# Findings' metrics that count something (the DiT forwards of a pipeline call, which a step is only
+# where prof.step() runs once a call); every other metric is a ratio (a share, a spread).
+COUNT_METRICS = {"forwards": "per call"}
 
 
 def metric_value(metric: str, value: Any) -> str:
-    """A finding's value or threshold as people read it: a percentage, or a count per step."""
+    """A finding's value or threshold as people read it: a percentage, or a count."""
     if not isinstance(value, (int, float)):
         return literal(value)
     if metric in COUNT_METRICS:
