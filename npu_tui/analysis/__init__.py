@@ -21,8 +21,8 @@ Views (times: *_ns BIGINT, *_us DOUBLE; shares 0..1):
 - stage_markers: rank, stage, name, own, host_start_ns, host_end_ns, start_ns, end_ns, kernels, mapped_by
   (accepted marker ranges, on ranks with a DiT or VAE marker; mapped_by flows | host_ops | launch_order)
 - signature_scan: per compute kernel in time order: rank, part (its step; -2: the rank whole), step, unlike, ci,
-  g (token), g1, flags and running counts (ranks without overrides or markers only: the others never
-  use signatures)
+  g (token), g1, t (its type), flags and running counts (ranks without overrides or markers only:
+  the others never use signatures)
 - stage_signature: rank, step, stage, start_ns, end_ns, confidence, forwards (kernel-signature
   windows: one per cycle of the denoising loop, one for its forwards before the cycles and one
   after, the VAE after it; confidence 0..1; forwards: a DiT window's, two for a cycle of two alike,
