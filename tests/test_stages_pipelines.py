@@ -363,6 +363,15 @@ def test_a_controlnet_before_each_forward_is_no_second_forward(tmp_path):
     assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
 
 
+def test_marked_forwards_of_unbatched_guidance_a_step_per_denoising_step_are_one_call_s(tmp_path):
+    """Wan with module ranges, prof.step() at each denoising step: each step holds its two marked
+    forwards, so the steps were taken for calls of two (2 forwards a call for 8)."""
+    run = dp.profile_pipeline("wan", tmp_path / "wan", modules=True, per_denoising_step=True)
+    s = open_session(run.path, cache=False)
+    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(8,)]
+    assert dp.score(s.con, run).method == "markers"
+
+
 def test_unbatched_guidance_with_a_shorter_negative_prompt_counts_both_forwards(tmp_path):
     """QwenImage embeds each prompt at its own length: the negative prompt's forward runs the same
     kernels as the prompt's with other shapes wherever the text goes (every block of an MMDiT).

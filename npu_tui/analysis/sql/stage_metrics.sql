@@ -51,6 +51,16 @@ dit_windows AS (
     WHERE w.stage <> cfg.rest_stage
     WINDOW r AS (PARTITION BY w.rank ORDER BY w.start_ns, w.end_ns)
 ),
+-- Two DiT windows of a step with nothing between them, and no third, are one denoising step's
+-- forwards under unbatched guidance (marked each): a step of such a pair alone is a denoising step,
+-- not a call. (Marked forwards that all touch, a trace without flows, run on past two.)
+touching AS (
+    SELECT d.rank, d.step, sum((d.before IS DISTINCT FROM cfg.dit_stage OR d.between_kernels > 0
+                                OR d.step IS DISTINCT FROM d.step_before)::INTEGER)
+                               OVER (PARTITION BY d.rank ORDER BY d.start_ns, d.end_ns ROWS UNBOUNDED PRECEDING) AS run
+    FROM dit_windows d, cfg
+    WHERE d.stage = cfg.dit_stage
+),
 typical AS (
     SELECT d.rank, median(d.end_ns - d.start_ns) AS forward_ns, any_value(p.per_step) AS per_step,
            -- (two forwards of unbatched guidance have none between them: the steps' count)
@@ -58,7 +68,9 @@ typical AS (
                AS between_kernels
     FROM dit_windows d
     JOIN (SELECT rank, median(n) AS per_step
-          FROM (SELECT d.rank, d.step, count(*) AS n FROM dit_windows d, cfg WHERE d.stage = cfg.dit_stage GROUP BY ALL)
+          FROM (SELECT rank, step, sum(CASE WHEN windows = 2 THEN 1 ELSE windows END) AS n
+                FROM (SELECT rank, step, run, count(*) AS windows FROM touching GROUP BY ALL)
+                GROUP BY ALL)
           GROUP BY rank) p USING (rank)
     CROSS JOIN cfg
     WHERE d.stage = cfg.dit_stage
