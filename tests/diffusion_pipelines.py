@@ -308,8 +308,9 @@ def profile_pipeline(name: str, out: Path, modules: bool = False, steps: int = 5
     schedule as long as the calls' denoising steps (the last call's decode runs after it ends);
     ``inside_call``: that way, one call's denoising steps after its first, ``steps`` of them (the
     first, with the text encoders, is the schedule's warm-up; the decode is not reached): forwards
-    alone; ``decode``, ``layers``, ``denoising_steps``, ``controlnet``: see build; ``cache``: a diffusers cache config
-    the transformer is given (``enable_cache``: step caching, a DiT's forwards no longer alike)."""
+    alone; ``decode``, ``layers``, ``denoising_steps``, ``controlnet``: see build; ``cache``: a
+    diffusers cache config the transformer is given (``enable_cache``: step caching, a DiT's
+    forwards no longer alike)."""
     import torch
     from npu_tui.collect.recipe import Backend, _active_schedule, profile_steps
 

@@ -47,6 +47,16 @@ def sessions(runs):
     return {key: open_session(run.path, cache=False) for key, run in runs.items()}
 
 
+def _forwards_a_call(con) -> list:
+    """What stage_metrics counts: the DiT forwards of a pipeline call (step_cache's figure)."""
+    return con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall()
+
+
+def _assert_staged_as_plain(score: dp.Score) -> None:
+    right, error = TARGETS["plain"]
+    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+
+
 @pytest.mark.parametrize("name,variant", VARIANTS, ids=[f"{n}-{v}" for n, v in VARIANTS])
 def test_kernel_time_lands_in_its_true_stage(name, variant, runs, sessions):
     s = dp.score(sessions[name, variant].con, runs[name, variant])
@@ -71,14 +81,12 @@ def test_a_profile_without_steps_finds_each_calls_loop_and_counts_forwards_per_c
     doc = json.loads(trace.read_text())
     doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
     trace.write_text(json.dumps(doc))
-    q = "SELECT value FROM stage_metrics WHERE metric = 'forwards'"
-    assert sessions["flux", "plain"].con.execute(q).fetchall() == [(6,)]
+    assert _forwards_a_call(sessions["flux", "plain"].con) == [(6,)]
     s = open_session(folder, cache=False)
     assert s.con.execute("SELECT count(*) FROM step_windows WHERE step IS NOT NULL").fetchone() == (0,)
-    assert s.con.execute(q).fetchall() == [(6,)]
+    assert _forwards_a_call(s.con) == [(6,)]
     score = dp.score(s.con, dp.Run(folder, runs["flux", "plain"].truth))
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    _assert_staged_as_plain(score)
     assert s.con.execute("SELECT stage, count(*) FROM stage_windows WHERE stage <> 'Other' GROUP BY 1 "
                          "ORDER BY 1").fetchall() == [("DiT", 30), ("VAE", 5)]
 
@@ -99,8 +107,7 @@ def test_the_loop_is_found_as_repeated_forwards(name, sessions):
 def test_a_step_per_denoising_step_counts_the_forwards_of_a_call(name, sessions):
     """prof.step() at each denoising step: the forwards of a pipeline call run on across its steps,
     and were counted a step's (1), so step_cache could never fire on such a profile."""
-    q = "SELECT value FROM stage_metrics WHERE metric = 'forwards'"
-    assert sessions[name, "denoising-steps"].con.execute(q).fetchall() == [(FORWARDS[name],)]
+    assert _forwards_a_call(sessions[name, "denoising-steps"].con) == [(FORWARDS[name],)]
 
 
 def test_a_call_cut_short_by_the_profiler_leaves_the_forwards_of_a_whole_one(runs, tmp_path):
@@ -110,7 +117,7 @@ def test_a_call_cut_short_by_the_profiler_leaves_the_forwards_of_a_whole_one(run
     last = profile.con.execute("SELECT max(step) FROM kernels").fetchone()[0]
     profile.con.execute("DELETE FROM kernels WHERE step > ?", [last - 4])
     install_views(profile.con, load_rules())
-    assert profile.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    assert _forwards_a_call(profile.con) == [(6,)]
 
 
 def test_a_profile_that_opens_on_a_call_s_decode_counts_the_whole_call_after_it(runs):
@@ -123,7 +130,7 @@ def test_a_profile_that_opens_on_a_call_s_decode_counts_the_whole_call_after_it(
     profile.con.execute("DELETE FROM kernels WHERE step < 6 OR step > 15")
     install_views(profile.con, load_rules())
     assert profile.con.execute("SELECT outlier FROM step_flags ORDER BY step LIMIT 1").fetchone() == (True,)
-    assert profile.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    assert _forwards_a_call(profile.con) == [(6,)]
 
 
 def test_calls_told_apart_by_their_text_encoders_alone(runs):
@@ -149,7 +156,7 @@ def test_calls_told_apart_by_their_text_encoders_alone(runs):
             continue
         con.execute("UPDATE kernels SET start_ns = start_ns - ? WHERE start_ns >= ?", [hi - lo - kept, hi])
     install_views(con, load_rules())
-    assert con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    assert _forwards_a_call(con) == [(6,)]
 
 
 @pytest.mark.parametrize("name,layers", [("flux", 4), ("sd3", 8)])
@@ -161,10 +168,9 @@ def test_a_deeper_transformer_a_step_per_denoising_step(name, layers, tmp_path):
     run = dp.profile_pipeline(name, tmp_path / name, steps=3, per_denoising_step=True, layers=layers)
     s = open_session(run.path, cache=False)
     score = dp.score(s.con, run)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    _assert_staged_as_plain(score)
     assert score.found["VAE"] == pytest.approx(score.truth["VAE"], rel=0.05)
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(FORWARDS[name],)]
+    assert _forwards_a_call(s.con) == [(FORWARDS[name],)]
 
 
 @pytest.mark.parametrize("name,layers", [("flux", None), ("sd3", 8)])
@@ -175,10 +181,9 @@ def test_forwards_alone_a_step_per_denoising_step(name, layers, tmp_path):
     run = dp.profile_pipeline(name, tmp_path / name, steps=3, layers=layers, inside_call=True)
     s = open_session(run.path, cache=False)
     score = dp.score(s.con, run)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    _assert_staged_as_plain(score)
     assert "VAE" not in score.truth and "VAE" not in score.found
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(3,)]
+    assert _forwards_a_call(s.con) == [(3,)]
 
 
 def test_a_step_cache_of_alternate_forwards_is_staged(tmp_path):
@@ -192,8 +197,7 @@ def test_a_step_cache_of_alternate_forwards_is_staged(tmp_path):
                                             current_timestep_callback=lambda: 500)
     run = dp.profile_pipeline("cogvideox", tmp_path / "pab", cache=cache)
     score = dp.score(open_session(run.path, cache=False).con, run, by_count=True)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    _assert_staged_as_plain(score)
 
 
 def _forwards(run: dp.Run, which) -> list:
@@ -246,7 +250,7 @@ def test_a_step_cache_s_forwards_outside_its_cycles_are_the_dit_s(interval, befo
     for which in (lambda f: f[0], lambda f: f[-1]):
         assert all(_staged_dit(con, *r) >= 0.95 for r in _forwards(run, which))
     score = dp.score(con, run, by_count=True)
-    assert score.right >= TARGETS["plain"][0] and score.dit_share_error <= TARGETS["plain"][1]
+    _assert_staged_as_plain(score)
     assert score.found["VAE"] == pytest.approx(score.truth["VAE"], rel=0.02)
 
 
@@ -279,7 +283,7 @@ def test_forwards_after_a_cache_s_cycles_end_at_the_next_call_s_text_encoders(tm
     encoders = sorted((lo, hi) for stage, lo, hi in run.truth if stage == "Other" and lo > firsts[0])
     assert len(encoders) == 8 and all(_staged_dit(con, *r) == 0 for r in encoders)
     score = dp.score(con, run)
-    assert score.right >= TARGETS["plain"][0] and score.dit_share_error <= TARGETS["plain"][1]
+    _assert_staged_as_plain(score)
 
 
 def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path):
@@ -290,9 +294,8 @@ def test_calls_that_decode_nothing_a_step_each_are_staged_step_by_step(tmp_path)
     run = dp.profile_pipeline("flux", tmp_path / "flux", decode=False)
     s = open_session(run.path, cache=False)
     score = dp.score(s.con, run)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    _assert_staged_as_plain(score)
+    assert _forwards_a_call(s.con) == [(6,)]
 
 
 def test_calls_of_two_denoising_steps_that_decode_nothing_are_calls(tmp_path):
@@ -303,9 +306,8 @@ def test_calls_of_two_denoising_steps_that_decode_nothing_are_calls(tmp_path):
     run = dp.profile_pipeline("flux", tmp_path / "flux", decode=False, denoising_steps=2)
     s = open_session(run.path, cache=False)
     score = dp.score(s.con, run)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(2,)]
+    _assert_staged_as_plain(score)
+    assert _forwards_a_call(s.con) == [(2,)]
 
 
 def test_unbatched_guidance_puts_both_forwards_of_a_step_in_one_window(runs, sessions):
@@ -340,7 +342,7 @@ def test_unbatched_guidance_counts_both_forwards_of_a_window(variant, sessions):
     from npu_tui.tui.panes.overview import stages_text
 
     con = sessions["wan", variant].con
-    assert con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(8,)]
+    assert _forwards_a_call(con) == [(8,)]
     report = sessions["wan", variant].report
     assert {s["stage"]: s["forwards"] for s in report["stages"]} == {"DiT": 8, "VAE": None, "Other": None}
     assert re.search(r"\n +DiT +wall .* kernels +[0-9,]+  8 forwards/call\n", stages_text(report).plain)
@@ -357,10 +359,9 @@ def test_a_controlnet_before_each_forward_is_no_second_forward(tmp_path):
     forwards a call, not 11."""
     run = dp.profile_pipeline("flux", tmp_path / "flux", controlnet=True)
     s = open_session(run.path, cache=False)
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(6,)]
+    assert _forwards_a_call(s.con) == [(6,)]
     score = dp.score(s.con, run)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    _assert_staged_as_plain(score)
 
 
 def test_marked_forwards_of_unbatched_guidance_a_step_per_denoising_step_are_one_call_s(tmp_path):
@@ -368,7 +369,7 @@ def test_marked_forwards_of_unbatched_guidance_a_step_per_denoising_step_are_one
     forwards, so the steps were taken for calls of two (2 forwards a call for 8)."""
     run = dp.profile_pipeline("wan", tmp_path / "wan", modules=True, per_denoising_step=True)
     s = open_session(run.path, cache=False)
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(8,)]
+    assert _forwards_a_call(s.con) == [(8,)]
     assert dp.score(s.con, run).method == "markers"
 
 
@@ -379,10 +380,9 @@ def test_unbatched_guidance_with_a_shorter_negative_prompt_counts_both_forwards(
     (5 forwards a call for 10)."""
     run = dp.profile_pipeline("qwenimage", tmp_path / "qwen")
     s = open_session(run.path, cache=False)
-    assert s.con.execute("SELECT value FROM stage_metrics WHERE metric = 'forwards'").fetchall() == [(10,)]
+    assert _forwards_a_call(s.con) == [(10,)]
     score = dp.score(s.con, run)
-    right, error = TARGETS["plain"]
-    assert score.right >= right and score.dit_share_error <= error, (score.found, score.truth)
+    _assert_staged_as_plain(score)
 
 
 def test_a_groupnorm_free_video_vae_is_found(runs, sessions):
